@@ -1,0 +1,23 @@
+"""ptxjit: run NVIDIA PTX kernels on multi-core CPUs through LLVM."""
+
+from ptxjit.api import Kernel, KernelInfo, Module, ParamInfo
+from ptxjit.errors import (
+    KernelDeadlock,
+    KernelError,
+    KernelTrap,
+    PTXError,
+    PTXSyntaxError,
+    PTXValidationError,
+    UnsupportedInstructionError,
+)
+from ptxjit.jit.translate import cache_stats
+from ptxjit.runtime.launch import set_workers, worker_count
+from ptxjit.runtime.memory import DeviceArray, empty, to_device, zeros
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DeviceArray", "Kernel", "KernelDeadlock", "KernelError", "KernelInfo", "KernelTrap", "Module",
+    "PTXError", "PTXSyntaxError", "PTXValidationError", "ParamInfo", "UnsupportedInstructionError",
+    "cache_stats", "empty", "set_workers", "to_device", "worker_count", "zeros",
+]

@@ -1,0 +1,189 @@
+"""The public API: Module (load PTX), Kernel (launch), and introspection records."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ptxjit.errors import PTXValidationError
+from ptxjit.frontend import ir
+from ptxjit.frontend.parser import parse
+from ptxjit.jit import translate as tr
+from ptxjit.lower.layout import encode_initializer, globals_layout, local_size, param_layout, shared_layout
+from ptxjit.passes.validate import validate
+from ptxjit.runtime import launch
+from ptxjit.runtime.args import pack_arguments
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    name: str
+    type: str
+    size: int
+    align: int
+    offset: int
+    is_pointer_sized: bool
+    array: bool = False
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    name: str
+    params: list[ParamInfo]
+    shared_size: int
+    local_size: int
+    registers: dict[str, int]
+    instructions: dict[str, int]
+    num_instructions: int
+    perf: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    has_dynamic_shared: bool = False
+
+
+def _dims(v, what: str) -> tuple[int, int, int]:
+    if isinstance(v, int | np.integer):
+        v = (int(v),)
+    if not isinstance(v, tuple | list) or not 1 <= len(v) <= 3:
+        raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints, got {v!r}")
+    out = []
+    for x in v:
+        if not isinstance(x, int | np.integer) or isinstance(x, bool):
+            raise TypeError(f"{what} must contain ints, got {v!r}")
+        if x < 1:
+            raise ValueError(f"{what} dimensions must be >= 1, got {tuple(v)!r}")
+        out.append(int(x))
+    while len(out) < 3:
+        out.append(1)
+    return out[0], out[1], out[2]
+
+
+_MANGLED = re.compile(r"_Z(?:N\d*)?(\d+)")
+
+
+def _plain_name(mangled: str) -> str | None:
+    m = _MANGLED.match(mangled)
+    if not m:
+        return None
+    n = int(m.group(1))
+    start = m.end()
+    return mangled[start:start + n]
+
+
+class Module:
+    """A loaded PTX module: parsed and validated; kernels are translated at their first launch."""
+
+    def __init__(self, ptx: str | bytes, name: str = "<ptx>") -> None:
+        if isinstance(ptx, bytes):
+            ptx = ptx.decode("utf-8", errors="replace")
+        if not isinstance(ptx, str):
+            raise TypeError(f"Module() takes PTX text (str or bytes), got {type(ptx).__name__}")
+        self.name = name
+        self.ir: ir.Module = parse(ptx, name)
+        validate(self.ir)
+        self._glay = globals_layout(self.ir)
+        self.globals = np.zeros(self._glay.size, dtype=np.uint8)
+        self._init_globals()
+        self._lock = threading.Lock()
+        self._translations: dict[tuple, tr.Translation] = {}
+        self._functions: dict[str, Kernel] = {}
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Module:
+        p = Path(path)
+        return cls(p.read_text(), str(p))
+
+    def _init_globals(self) -> None:
+        base = self.globals.ctypes.data
+
+        def addr(name: str) -> int:
+            if name in self._glay.offsets:
+                return base + self._glay.offsets[name][1]
+            raise PTXValidationError(None, f"initializer refers to unknown variable '{name}'")
+
+        for v, off in self._glay.inits:
+            data = encode_initializer(v, addr)[: max(v.size, 0) or None]
+            self.globals[off:off + len(data)] = np.frombuffer(data, dtype=np.uint8)
+
+    # ------------------------------------------------------------ introspection
+    @property
+    def kernels(self) -> dict[str, KernelInfo]:
+        return {f.name: self._info(f) for f in self.ir.entries}
+
+    def _info(self, f: ir.Function) -> KernelInfo:
+        lay = param_layout(f.params)
+        params = [ParamInfo(p.name, p.type, max(p.size, p.elem_size), p.alignment, off,
+                            ir.type_size(p.type) == 8 and not p.dims, bool(p.dims))
+                  for p, off in zip(f.params, lay.offsets, strict=True)]
+        sh = shared_layout(self.ir, f)
+        regs = Counter(f.regs.values())
+        mix = Counter(i.opcode for i in f.instructions)
+        return KernelInfo(f.name, params, sh.static_size, local_size(f), dict(regs), dict(mix),
+                          sum(mix.values()), dict(f.perf), sh.dynamic_offset != sh.static_size or any(
+                              v.space == "shared" and v.dims and v.dims[-1] is None
+                              for v in [*self.ir.globals, *f.vars]))
+
+    def get_function(self, name: str) -> Kernel:
+        fn = self._functions.get(name)
+        if fn is not None:
+            return fn
+        entries = {f.name: f for f in self.ir.entries}
+        f = entries.get(name)
+        if f is None:
+            matches = [e for e in entries.values() if _plain_name(e.name) == name]
+            if len(matches) == 1:
+                f = matches[0]
+        if f is None:
+            listing = ", ".join(entries) or "none"
+            raise KeyError(f"no kernel named '{name}' in {self.name}; kernels: {listing}")
+        k = Kernel(self, f)
+        self._functions[name] = k
+        return k
+
+    def translation(self, f: ir.Function) -> tr.Translation:
+        key = (f.name,)
+        with self._lock:
+            t = self._translations.get(key)
+            if t is not None:
+                tr.note_memory_hit()
+                return t
+            t = tr.translate(self.ir, f, self._glay)
+            self._translations[key] = t
+            return t
+
+
+class Kernel:
+    """A kernel of a Module; call it as `kernel(grid, block, args, shared_mem=0)`."""
+
+    def __init__(self, module: Module, fn: ir.Function) -> None:
+        self.module = module
+        self.fn = fn
+        self.name = fn.name
+
+    @property
+    def info(self) -> KernelInfo:
+        return self.module._info(self.fn)
+
+    def __call__(self, grid, block, args=(), shared_mem: int = 0) -> None:
+        g = _dims(grid, "grid")
+        b = _dims(block, "block")
+        nthreads = b[0] * b[1] * b[2]
+        if nthreads > 1024:
+            raise ValueError(f"kernel '{self.name}': block {b} has {nthreads} threads; the limit is 1024")
+        for key in ("reqntid", "maxntid"):
+            lim = self.fn.perf.get(key)
+            if lim:
+                lim3 = tuple(lim) + (1,) * (3 - len(lim))
+                if key == "reqntid" and b != lim3:
+                    raise ValueError(f"kernel '{self.name}' requires block {lim3} (.reqntid), got {b}")
+                if key == "maxntid" and nthreads > lim3[0] * lim3[1] * lim3[2]:
+                    raise ValueError(f"kernel '{self.name}' allows at most {lim3} threads (.maxntid), got {b}")
+        if not isinstance(shared_mem, int | np.integer) or shared_mem < 0:
+            raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
+        params, keep = pack_arguments(self.name, self.fn.params, args)
+        t = self.module.translation(self.fn)
+        launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem))
+        del keep

@@ -1,0 +1,75 @@
+"""Exceptions raised by ptxjit.  Every error names the place it comes from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourcePos:
+    """A position in a PTX file (1-based line and column)."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class PTXError(Exception):
+    """Base class of every ptxjit error about a PTX program."""
+
+
+class PTXSyntaxError(PTXError):
+    """The PTX text does not parse."""
+
+    def __init__(self, pos: SourcePos, message: str, text: str = "") -> None:
+        self.pos = pos
+        self.text = text
+        detail = f"{pos}: syntax error: {message}"
+        if text:
+            detail += f" (at {text!r})"
+        super().__init__(detail)
+
+
+class PTXValidationError(PTXError):
+    """The PTX parses but is not a valid program (undeclared register, unknown label, ...)."""
+
+    def __init__(self, pos: SourcePos | None, message: str) -> None:
+        self.pos = pos
+        super().__init__(f"{pos}: {message}" if pos else message)
+
+
+class UnsupportedInstructionError(PTXError):
+    """The PTX uses an instruction (or modifier combination) ptxjit does not implement."""
+
+    def __init__(self, pos: SourcePos | None, instruction: str, reason: str = "") -> None:
+        self.pos = pos
+        self.instruction = instruction
+        msg = f"{pos}: unsupported instruction '{instruction}'"
+        if reason:
+            msg += f": {reason}"
+        super().__init__(msg)
+
+
+class KernelError(RuntimeError):
+    """A kernel failed while running (trap, deadlock, ...)."""
+
+
+class KernelTrap(KernelError):
+    """A thread executed `trap` (or an equivalent failure such as an illegal branch)."""
+
+    def __init__(self, kernel: str, cta: tuple[int, int, int], thread: tuple[int, int, int],
+                 where: str, reason: str = "trap") -> None:
+        self.kernel = kernel
+        self.cta = cta
+        self.thread = thread
+        self.where = where
+        super().__init__(
+            f"kernel '{kernel}' {reason} in block {cta} thread {thread}" + (f" at {where}" if where else "")
+        )
+
+
+class KernelDeadlock(KernelError):
+    """The threads of a CTA wait at barriers that can never complete."""

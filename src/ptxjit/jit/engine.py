@@ -1,0 +1,66 @@
+"""LLVM JIT: optimize an LLVM module for the host CPU and return native entry points."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+_lock = threading.Lock()
+_state: dict[str, object] = {}
+
+
+def _target_machine() -> llvm.TargetMachine:
+    with _lock:
+        tm = _state.get("tm")
+        if tm is None:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            target = llvm.Target.from_default_triple()
+            tm = target.create_target_machine(
+                cpu=llvm.get_host_cpu_name(),
+                features=llvm.get_host_cpu_features().flatten(),
+                opt=3,
+                reloc="default",
+                codemodel="jitdefault",
+            )
+            _state["tm"] = tm
+        return tm  # type: ignore[return-value]
+
+
+def host_description() -> str:
+    """CPU name and features: part of every translation-cache key."""
+    _target_machine()
+    return f"{llvm.get_host_cpu_name()}|{llvm.get_host_cpu_features().flatten()}|llvm{llvm.llvm_version_info}"
+
+
+WorkerFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+
+
+@dataclass
+class NativeCode:
+    """A compiled kernel: keeps the engine alive as long as the entry point is used."""
+
+    engine: object
+    worker: object  # ctypes function: worker(launch*, worker*)
+    address: int
+
+
+def compile_ir(ir_text: str, entry: str, opt_level: int = 3) -> NativeCode:
+    tm = _target_machine()
+    mod = llvm.parse_assembly(ir_text)
+    mod.triple = tm.triple
+    mod.data_layout = str(tm.target_data)
+    mod.verify()
+    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pb = llvm.create_pass_builder(tm, pto)
+    pm = pb.getModulePassManager()
+    pm.run(mod, pb)
+    engine = llvm.create_mcjit_compiler(mod, tm)
+    engine.finalize_object()
+    addr = engine.get_function_address(entry)
+    return NativeCode(engine, WorkerFn(addr), addr)

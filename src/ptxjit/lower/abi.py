@@ -1,0 +1,63 @@
+"""Memory layouts shared by the generated code and the Python runtime.
+
+A launch is described by one int64 array (`LAUNCH_*` slots) shared by all workers; each worker
+owns another int64 array (`WORKER_*` slots) pointing at its private CTA memory.  Keeping both as
+flat int64 arrays lets NumPy build them and lets generated code reach each slot with one GEP.
+"""
+
+from __future__ import annotations
+
+# ---- launch record (shared by all workers)
+L_PARAMS = 0          # kernel parameter buffer (PTX param layout)
+L_GLOBALS = 1         # module globals / constants buffer
+L_GRID = 2            # 2, 3, 4: nctaid.x/y/z
+L_BLOCK = 5           # 5, 6, 7: ntid.x/y/z
+L_NCTAS = 8
+L_NEXT = 9            # atomic cursor: next CTA index to hand out
+L_BATCH = 10          # CTAs per batch
+L_ERROR = 11          # 0 = ok; else error code (set once, by compare-and-swap)
+L_ERR_CTA = 12        # linear CTA index of the failing thread
+L_ERR_TID = 13        # linear thread index of the failing thread
+L_ERR_WHERE = 14      # instruction id (index into the kernel's location table)
+L_ERR_ARG = 15        # extra datum (e.g. assert message pointer)
+L_DYN_SMEM = 16       # dynamic shared memory bytes
+L_PRINTF = 17         # address of the printf callback
+L_DONE = 18           # CTAs completed (aggregated by workers per batch)
+L_GRIDID = 19
+L_NTHREADS = 20
+L_ERR_FILE = 21       # assert: file name pointer
+L_ERR_LINE = 22       # assert: line
+L_NWORKERS = 23
+L_SIZE = 24
+
+# ---- error codes
+ERR_TRAP = 1
+ERR_ASSERT = 2
+ERR_SELF_LOOP = 3
+ERR_BAD_WARP_SYNC = 4
+
+# ---- worker record (one per worker thread)
+W_SHARED = 0          # shared memory (static + dynamic) of the current CTA
+W_LOCAL = 1           # per-thread local memory, nthreads * local_stride
+W_SAVE = 2            # per-thread register save area, nthreads * save_stride
+W_STATUS = 3          # int32 status per thread (resume code, -1 exited)
+W_WARP = 4            # per-warp collective state, WARP_STRIDE bytes each
+W_CTA = 5             # 5, 6, 7: ctaid.x/y/z of the current CTA
+W_RED_ACC = 8         # 8: popc accumulator, 9: and, 10: or (bar.red)
+W_RED_RES = 11        # 11: popc result, 12: and, 13: or
+W_ID = 14             # worker index (reported as %smid)
+W_SHARED_SIZE = 15
+W_SIZE = 16
+
+# ---- per-warp collective state
+WARP_MASK = 0         # u32: lanes that arrived at the warp point being released
+WARP_ROUND = 4        # u32: release counter; parity selects the exchange buffer
+WARP_XBUF = 16        # i64 xbuf[2][32]
+WARP_STRIDE = 16 + 2 * 32 * 8
+
+# ---- thread status / resume codes
+STATUS_START = 0
+STATUS_EXITED = -1
+RESUME_TRAP = -2
+RELEASED = 0x40000000  # set on a waiting thread's code when its barrier is released
+WARP_POINT = 1         # low bit of a yield code: warp-level point (else CTA barrier)

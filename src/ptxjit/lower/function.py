@@ -1,0 +1,410 @@
+"""Lowering of one PTX function body to one LLVM function.
+
+`FnLowering` owns the LLVM builder and everything rules need: typed operand reads and writes,
+address computation per state space, labels, guards, yields (suspension points for barriers and
+warp collectives) and traps.  Rules (lower/rules/*) only call these helpers.
+
+A kernel body is lowered to `i32 body(i64* launch, i64* worker, i32 tlin, i32 resume)`: it runs
+one GPU thread from `resume` until it exits (returns 0) or reaches a suspension point (returns
+that point's code after saving its registers).  A device function is lowered to
+`void f(i64* launch, i64* worker, i32 tlin, i8* param0, ..., i8* ret0, ...)`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from llvmlite import ir as ll
+
+from ptxjit.errors import UnsupportedInstructionError
+from ptxjit.frontend import ir
+from ptxjit.lower import abi
+from ptxjit.lower.types import I1, I8, I32, I64, PTR, const_int, is_float_ll, lltype
+
+if TYPE_CHECKING:
+    from ptxjit.lower.module import ModuleCodegen
+
+SPECIAL_REGS = {
+    "%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid",
+    "%gridid", "%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi",
+    "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge",
+    "%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size", "%warpsize", "%envreg",
+}
+
+
+def is_special(name: str) -> bool:
+    return name.split(".")[0] in SPECIAL_REGS or name.startswith("%envreg")
+
+
+class FnLowering:
+    def __init__(self, cg: ModuleCodegen, fn: ir.Function, llfn: ll.Function, is_kernel: bool) -> None:
+        self.cg = cg
+        self.fn = fn
+        self.llfn = llfn
+        self.is_kernel = is_kernel
+        self.launch, self.worker, self.tlin = llfn.args[0], llfn.args[1], llfn.args[2]
+        self.entry = llfn.append_basic_block("entry")
+        self.b = ll.IRBuilder(self.entry)
+        self.regs: dict[str, ll.AllocaInstr] = {}
+        self.reg_types: dict[str, str] = dict(fn.regs)
+        self.labels: dict[str, ll.Block] = {}
+        self.var_ptrs: dict[str, ll.Value] = {}  # function-scope .param/.local variables
+        self.cur: ir.Instr | None = None
+        self.yield_blocks: list[tuple[int, ll.Block]] = []
+        # register save area layout (used at suspension points): one slot per register
+        self.save_slots: dict[str, int] = {}
+        self.save_stride = 0
+        for name, t in fn.regs.items():
+            size = max(8, ir.type_size(t))
+            self.save_slots[name] = _align(self.save_stride, size)
+            self.save_stride = self.save_slots[name] + size
+        self.save_stride = _align(self.save_stride, 16)
+
+    # ------------------------------------------------------------------ setup
+    def lower(self) -> None:
+        b = self.b
+        fn = self.fn
+        for name, t in fn.regs.items():
+            self.regs[name] = b.alloca(lltype(t), name=name.lstrip("%").replace("$", "_"))
+        self._setup_vars()
+        for st in fn.body or ():
+            if isinstance(st, ir.Label):
+                if st.name in self.labels:
+                    raise UnsupportedInstructionError(st.pos, st.name + ":", "label defined twice")
+                self.labels[st.name] = self.llfn.append_basic_block(st.name.replace("$", "_"))
+        start = self.llfn.append_basic_block("start")
+        dispatch_from = b.block
+        b.position_at_end(start)
+        for st in fn.body or ():
+            if isinstance(st, ir.Label):
+                target = self.labels[st.name]
+                if not b.block.is_terminated:
+                    b.branch(target)
+                b.position_at_end(target)
+                continue
+            if b.block.is_terminated:
+                b.position_at_end(self.llfn.append_basic_block("dead"))
+            self.lower_instr(st)
+        if not b.block.is_terminated:
+            self.emit_return()
+        # entry dispatch: kernels resume at the point their code names
+        b.position_at_end(dispatch_from)
+        if self.is_kernel and self.yield_blocks:
+            sw = b.switch(self.llfn.args[3], start)
+            for code, blk in self.yield_blocks:
+                sw.add_case(const_int(I32, code), blk)
+        else:
+            b.branch(start)
+
+    def _setup_vars(self) -> None:
+        b = self.b
+        fn = self.fn
+        local_off = 0
+        local_vars = []
+        for v in fn.vars:
+            if v.space == "param":
+                slot = b.alloca(ll.ArrayType(I8, max(v.size, 1)), name=v.name.replace("$", "_"))
+                slot.align = max(v.alignment, 8)
+                self.var_ptrs[v.name] = b.bitcast(slot, PTR)
+            elif v.space == "local":
+                local_off = _align(local_off, v.alignment)
+                local_vars.append((v, local_off))
+                local_off += v.size
+        if self.is_kernel:
+            if local_off:
+                base = b.load(b.gep(self.worker, [const_int(I32, abi.W_LOCAL)]))
+                thread_off = b.mul(b.zext(self.tlin, I64), const_int(I64, self.cg.local_stride(fn)))
+                tptr = b.inttoptr(b.add(base, thread_off), PTR)
+                self.thread_local = tptr
+                for v, off in local_vars:
+                    self.var_ptrs[v.name] = b.gep(tptr, [const_int(I64, off)])
+        else:
+            for v, _off in local_vars:
+                slot = b.alloca(ll.ArrayType(I8, max(v.size, 1)), name=v.name.replace("$", "_"))
+                slot.align = max(v.alignment, 16)
+                self.var_ptrs[v.name] = b.bitcast(slot, PTR)
+            for i, p in enumerate(fn.params):
+                self.var_ptrs[p.name] = self.llfn.args[3 + i]
+            for i, r in enumerate(fn.rets):
+                self.var_ptrs[r.name] = self.llfn.args[3 + len(fn.params) + i]
+
+    # ------------------------------------------------------------------ instructions
+    def lower_instr(self, ins: ir.Instr) -> None:
+        from ptxjit.lower.rules import RULES
+
+        self.cur = ins
+        r = RULES.get(ins.opcode)
+        if r is None:
+            raise UnsupportedInstructionError(ins.pos, ins.text, "no rule for this opcode")
+        if r.yields and not self.is_kernel:
+            raise UnsupportedInstructionError(
+                ins.pos, ins.text, "barriers and warp collectives inside non-inlined device functions")
+        if ins.guard is None or r.handles_guard:
+            r.lower(self, ins)
+            return
+        b = self.b
+        then = self.llfn.append_basic_block("guarded")
+        cont = self.llfn.append_basic_block("cont")
+        b.cbranch(self.read_pred(ins.guard), then, cont)
+        b.position_at_end(then)
+        r.lower(self, ins)
+        if not b.block.is_terminated:
+            b.branch(cont)
+        b.position_at_end(cont)
+
+    def unsupported(self, reason: str) -> UnsupportedInstructionError:
+        ins = self.cur
+        assert ins is not None
+        return UnsupportedInstructionError(ins.pos, ins.text, reason)
+
+    # ------------------------------------------------------------------ launch/worker slots
+    def launch_slot(self, idx: int) -> ll.Value:
+        return self.b.load(self.b.gep(self.launch, [const_int(I32, idx)]))
+
+    def worker_slot(self, idx: int) -> ll.Value:
+        return self.b.load(self.b.gep(self.worker, [const_int(I32, idx)]))
+
+    def shared_base(self) -> ll.Value:
+        return self.worker_slot(abi.W_SHARED)
+
+    # ------------------------------------------------------------------ operands
+    def read(self, op, t: str) -> ll.Value:
+        """Read `op` as PTX type `t`, giving a value of LLVM type lltype(t)."""
+        want = lltype(t)
+        if isinstance(op, ir.Reg):
+            if op.name in self.regs:
+                v = self.b.load(self.regs[op.name])
+                v = self.convert_bits(v, want, t.startswith("s"))
+                if op.neg:
+                    v = self.b.not_(v)
+                return v
+            if is_special(op.name):
+                return self.convert_bits(self.special(op.name), want, False)
+            raise self.unsupported(f"undeclared register {op.name}")
+        if isinstance(op, ir.Imm):
+            if t in ("f32", "f64"):
+                return ll.Constant(want, float(op.value))
+            if t == "pred":
+                return const_int(I1, 1 if op.value else 0)
+            return const_int(want, op.value)
+        if isinstance(op, ir.FImm):
+            if t in ("f32", "f64"):
+                width = 32 if t == "f32" else 64
+                if op.bits is not None and op.width == width:
+                    return self.b.bitcast(const_int(ll.IntType(width), op.bits), want)
+                return ll.Constant(want, op.value)
+            if t in ("f16", "bf16"):
+                from ptxjit.lower.rules.half import float_to_bits16
+
+                return const_int(I16_, float_to_bits16(op.value, t))
+            if op.bits is not None:
+                return self.convert_bits(const_int(ll.IntType(op.width), op.bits), want, False)
+            return const_int(want, int(op.value))
+        if isinstance(op, ir.Sym):
+            return self.convert_bits(self.symbol_value(op), want, False)
+        raise self.unsupported(f"operand {op!r} cannot be read as .{t}")
+
+    def read_pred(self, op: ir.Reg) -> ll.Value:
+        return self.read(op, "pred")
+
+    def write(self, op, value: ll.Value, t: str) -> None:
+        """Write `value` (LLVM type lltype(t)) to register `op`, extending/truncating to its width."""
+        if isinstance(op, ir.Reg):
+            if op.name == "_":
+                return
+            slot = self.regs.get(op.name)
+            if slot is None:
+                raise self.unsupported(f"undeclared destination register {op.name}")
+            self.b.store(self.convert_bits(value, slot.type.pointee, t.startswith("s")), slot)
+            return
+        raise self.unsupported(f"destination {op!r} is not a register")
+
+    def reg_type(self, op) -> str | None:
+        if isinstance(op, ir.Reg):
+            return self.reg_types.get(op.name)
+        return None
+
+    def convert_bits(self, v: ll.Value, want: ll.Type, signed: bool) -> ll.Value:
+        """Reinterpret/resize a register value, as PTX does between typed instructions and registers."""
+        have = v.type
+        if have == want:
+            return v
+        b = self.b
+        if have == I1:
+            return self.convert_bits(b.zext(v, I32), want, False)
+        if want == I1:
+            if is_float_ll(have):
+                v = b.bitcast(v, ll.IntType(_bits(have)))
+            return b.icmp_unsigned("!=", v, ll.Constant(v.type, 0))
+        hw, ww = _bits(have), _bits(want)
+        if is_float_ll(have):
+            v = b.bitcast(v, ll.IntType(hw))
+        if hw < ww:
+            v = b.sext(v, ll.IntType(ww)) if signed else b.zext(v, ll.IntType(ww))
+        elif hw > ww:
+            v = b.trunc(v, ll.IntType(ww))
+        if is_float_ll(want):
+            v = b.bitcast(v, want)
+        return v
+
+    # ------------------------------------------------------------------ symbols and addresses
+    def symbol_value(self, sym: ir.Sym) -> ll.Value:
+        """The value of a symbol used as an operand: its address in its own state space (i64)."""
+        b = self.b
+        name = sym.name
+        if name in self.var_ptrs:
+            v = b.ptrtoint(self.var_ptrs[name], I64)
+        else:
+            space, off = self.cg.symbol(name, self.fn, self.cur)
+            if space == "shared":
+                v = const_int(I64, off)
+            elif space in ("global", "const"):
+                v = b.add(self.launch_slot(abi.L_GLOBALS), const_int(I64, off))
+            elif space == "kparam":
+                v = b.add(self.launch_slot(abi.L_PARAMS), const_int(I64, off))
+            else:
+                raise self.unsupported(f"cannot take the address of '{name}'")
+        if sym.offset:
+            v = b.add(v, const_int(I64, sym.offset))
+        return v
+
+    def address(self, addr: ir.Addr, space: str) -> ll.Value:
+        """A host pointer (i8*) for address operand `addr` in state space `space` ('' = generic)."""
+        b = self.b
+        base = addr.base
+        if base is None:
+            v = const_int(I64, addr.offset)
+            if space == "shared":
+                v = b.add(self.shared_base(), v)
+            return b.inttoptr(v, PTR)
+        if isinstance(base, ir.Sym):
+            name = base.name
+            if name in self.var_ptrs:
+                p = self.var_ptrs[name]
+                return b.gep(p, [const_int(I64, addr.offset)]) if addr.offset else p
+            v = self.symbol_value(ir.Sym(name, addr.offset))
+        else:
+            v = self.read(base, "u64")
+            if addr.offset:
+                v = b.add(v, const_int(I64, addr.offset))
+        if space == "shared":
+            rt = self.reg_type(base) if isinstance(base, ir.Reg) else None
+            if rt is not None and ir.type_size(rt) == 4:
+                v = b.and_(v, const_int(I64, 0xFFFFFFFF))
+            v = b.add(self.shared_base(), v)
+        return b.inttoptr(v, PTR)
+
+    def typed_ptr(self, p: ll.Value, t: ll.Type) -> ll.Value:
+        return self.b.bitcast(p, t.as_pointer())
+
+    # ------------------------------------------------------------------ special registers
+    def special(self, name: str) -> ll.Value:
+        from ptxjit.lower.rules.special import special_register
+
+        return special_register(self, name)
+
+    def lane(self) -> ll.Value:
+        return self.b.and_(self.tlin, const_int(I32, 31))
+
+    # ------------------------------------------------------------------ control
+    def label_block(self, name: str) -> ll.Block:
+        blk = self.labels.get(name)
+        if blk is None:
+            raise self.unsupported(f"unknown label '{name}'")
+        return blk
+
+    def emit_return(self) -> None:
+        if self.is_kernel:
+            self.b.ret(const_int(I32, 0))
+        else:
+            self.b.ret_void()
+
+    def trap(self, code: int, arg: ll.Value | None = None) -> None:
+        """Record the first error of the launch (which thread, where) and stop this thread."""
+        b = self.b
+        ins_id = self.cg.location_id(self.cur)
+        err = b.gep(self.launch, [const_int(I32, abi.L_ERROR)])
+        res = b.cmpxchg(err, const_int(I64, 0), const_int(I64, code), "seq_cst", "seq_cst")
+        won = b.extract_value(res, 1)
+        with b.if_then(won):
+            b.store(self._linear_cta(), b.gep(self.launch, [const_int(I32, abi.L_ERR_CTA)]))
+            b.store(b.zext(self.tlin, I64), b.gep(self.launch, [const_int(I32, abi.L_ERR_TID)]))
+            b.store(const_int(I64, ins_id), b.gep(self.launch, [const_int(I32, abi.L_ERR_WHERE)]))
+            if arg is not None:
+                b.store(arg, b.gep(self.launch, [const_int(I32, abi.L_ERR_ARG)]))
+        if self.is_kernel:
+            b.ret(const_int(I32, abi.RESUME_TRAP))
+        else:
+            b.ret_void()
+
+    def _linear_cta(self) -> ll.Value:
+        b = self.b
+        cx, cy, cz = (self.worker_slot(abi.W_CTA + i) for i in range(3))
+        gx, gy = self.launch_slot(abi.L_GRID), self.launch_slot(abi.L_GRID + 1)
+        return b.add(cx, b.mul(gx, b.add(cy, b.mul(gy, cz))))
+
+    def check_error_after_call(self) -> None:
+        """After a device-function call: if the callee trapped, unwind this thread too."""
+        b = self.b
+        err = self.launch_slot(abi.L_ERROR)
+        failed = b.icmp_unsigned("!=", err, const_int(I64, 0))
+        with b.if_then(failed, likely=False):
+            if self.is_kernel:
+                b.ret(const_int(I32, abi.RESUME_TRAP))
+            else:
+                b.ret_void()
+
+    # ------------------------------------------------------------------ suspension points
+    def yield_point(self, warp_level: bool) -> None:
+        """Suspend the thread: save registers, return a resume code; continue in the resume block."""
+        b = self.b
+        code = ((len(self.yield_blocks) + 1) << 1) | (abi.WARP_POINT if warp_level else 0)
+        save = self._save_area()
+        for name, slot in self.regs.items():
+            off = self._save_slot(name)
+            p = self.typed_ptr(b.gep(save, [const_int(I64, off)]), slot.type.pointee)
+            b.store(b.load(slot), p)
+        b.ret(const_int(I32, code))
+        resume = self.llfn.append_basic_block(f"resume{code}")
+        b.position_at_end(resume)
+        save = self._save_area()
+        for name, slot in self.regs.items():
+            off = self._save_slot(name)
+            p = self.typed_ptr(b.gep(save, [const_int(I64, off)]), slot.type.pointee)
+            b.store(b.load(p), slot)
+        self.yield_blocks.append((code, resume))
+
+    def _save_slot(self, name: str) -> int:
+        return self.save_slots[name]
+
+    def _save_area(self) -> ll.Value:
+        b = self.b
+        base = self.worker_slot(abi.W_SAVE)
+        stride = const_int(I64, self.save_stride)
+        return b.inttoptr(b.add(base, b.mul(b.zext(self.tlin, I64), stride)), PTR)
+
+    def warp_state(self) -> ll.Value:
+        """i8* to this thread's warp collective state."""
+        b = self.b
+        base = self.worker_slot(abi.W_WARP)
+        warp = b.zext(b.lshr(self.tlin, const_int(I32, 5)), I64)
+        return b.inttoptr(b.add(base, b.mul(warp, const_int(I64, abi.WARP_STRIDE))), PTR)
+
+
+I16_ = ll.IntType(16)
+
+
+def _bits(t: ll.Type) -> int:
+    if isinstance(t, ll.IntType):
+        return t.width
+    if isinstance(t, ll.FloatType):
+        return 32
+    if isinstance(t, ll.DoubleType):
+        return 64
+    if isinstance(t, ll.HalfType):
+        return 16
+    raise TypeError(t)
+
+
+def _align(x: int, a: int) -> int:
+    return (x + a - 1) // a * a

@@ -1,0 +1,302 @@
+"""Lowering of one kernel (and the device functions it calls) to an LLVM module.
+
+The module exports `ptxjit_worker(i64* launch, i64* worker)`: a worker grabs batches of CTAs from
+the launch's atomic cursor and runs each CTA with the CTA scheduler, which runs the kernel body
+as a loop over the CTA's threads between suspension points (barriers, warp collectives).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from ptxjit.errors import PTXValidationError, UnsupportedInstructionError
+from ptxjit.frontend import ir
+from ptxjit.lower import abi
+from ptxjit.lower.function import FnLowering
+from ptxjit.lower.layout import GlobalsLayout, param_layout, shared_layout
+from ptxjit.lower.layout import local_size as fn_local_size
+from ptxjit.lower.types import I1, I32, I64, PTR, VOID, const_int
+
+WORKER_SYMBOL = "ptxjit_worker"
+EXTERN_FUNCS = {"vprintf", "__assertfail", "malloc", "free", "__nv_assertfail"}
+
+
+class ModuleCodegen:
+    def __init__(self, module: ir.Module, kernel: ir.Function, globals_layout: GlobalsLayout) -> None:
+        self.module = module
+        self.kernel = kernel
+        self.glay = globals_layout
+        self.llmod = ll.Module(name=kernel.name)
+        self.kparams = {p.name: off for p, off in zip(kernel.params, param_layout(kernel.params).offsets,
+                                                      strict=True)}
+        self.shared = shared_layout(module, kernel)
+        self.locations: list[ir.Instr] = []
+        self._loc_ids: dict[int, int] = {}
+        self.funcs: dict[str, ll.Function] = {}
+        self.pending: list[ir.Function] = []
+        self.body_save_stride = 0
+
+    # ------------------------------------------------------------------ queries used by FnLowering
+    def symbol(self, name: str, fn: ir.Function, ins: ir.Instr | None) -> tuple[str, int]:
+        if fn is self.kernel and name in self.kparams:
+            return "kparam", self.kparams[name]
+        if name in self.shared.offsets:
+            return "shared", self.shared.offsets[name]
+        if name in self.glay.offsets:
+            return self.glay.offsets[name]
+        raise PTXValidationError(ins.pos if ins else fn.pos, f"unknown symbol '{name}' in function '{fn.name}'")
+
+    def location_id(self, ins: ir.Instr | None) -> int:
+        if ins is None:
+            return -1
+        key = id(ins)
+        if key not in self._loc_ids:
+            self._loc_ids[key] = len(self.locations)
+            self.locations.append(ins)
+        return self._loc_ids[key]
+
+    def intrinsic(self, name: str, ret: ll.Type, args: list[ll.Type], exact: bool = False) -> ll.Function:
+        """Declare (once) an LLVM intrinsic; overloaded names get the first argument's type suffix."""
+        if not exact:
+            t = args[0] if args else ret
+            name = f"{name}.{_type_suffix(t)}"
+        return self.extern_function(name, ret, args)
+
+    def extern_function(self, name: str, ret: ll.Type, args: list[ll.Type]) -> ll.Function:
+        g = self.llmod.globals.get(name)
+        if g is None:
+            g = ll.Function(self.llmod, ll.FunctionType(ret, args), name=name)
+        return g
+
+    def local_stride(self, fn: ir.Function) -> int:
+        return fn_local_size(fn)
+
+    def device_function(self, name: str, ins: ir.Instr) -> ll.Function:
+        f = self.funcs.get(name)
+        if f is not None:
+            return f
+        target = self.module.functions.get(name)
+        if target is None:
+            raise UnsupportedInstructionError(ins.pos, ins.text, f"call to unknown function '{name}'")
+        if target.body is None:
+            raise UnsupportedInstructionError(ins.pos, ins.text, f"call to external function '{name}'")
+        nargs = len(target.params) + len(target.rets)
+        fnty = ll.FunctionType(VOID, [I64.as_pointer(), I64.as_pointer(), I32] + [PTR] * nargs)
+        f = ll.Function(self.llmod, fnty, name="dev." + name)
+        f.linkage = "internal"
+        self.funcs[name] = f
+        self.pending.append(target)
+        return f
+
+    # ------------------------------------------------------------------ build
+    def build(self) -> ll.Module:
+        i64p = I64.as_pointer()
+        body_ty = ll.FunctionType(I32, [i64p, i64p, I32, I32])
+        body = ll.Function(self.llmod, body_ty, name="body")
+        body.linkage = "internal"
+        lw = FnLowering(self, self.kernel, body, is_kernel=True)
+        lw.lower()
+        self.body_save_stride = lw.save_stride
+        self.has_yields = bool(lw.yield_blocks)
+        while self.pending:
+            fn = self.pending.pop()
+            FnLowering(self, fn, self.funcs[fn.name], is_kernel=False).lower()
+        cta = self._build_cta_scheduler(body, self.has_yields)
+        self._build_worker(cta)
+        return self.llmod
+
+    # ------------------------------------------------------------------ CTA scheduler
+    def _build_cta_scheduler(self, body: ll.Function, has_yields: bool) -> ll.Function:
+        i64p = I64.as_pointer()
+        f = ll.Function(self.llmod, ll.FunctionType(I32, [i64p, i64p, I32]), name="run_cta")
+        f.linkage = "internal"
+        L, W, n = f.args
+        b = ll.IRBuilder(f.append_basic_block("entry"))
+        c0, c1 = const_int(I32, 0), const_int(I32, 1)
+        trap_blk = f.append_basic_block("trapped")
+        if not has_yields:
+            # no suspension points: each thread runs start to finish, one after another
+            with _for_range(b, c0, n) as t:
+                r = b.call(body, [L, W, t, c0])
+                bad = b.icmp_signed("==", r, const_int(I32, abi.RESUME_TRAP))
+                ok = f.append_basic_block("ok")
+                b.cbranch(bad, trap_blk, ok)
+                b.position_at_end(ok)
+            b.ret(c0)
+            b.position_at_end(trap_blk)
+            b.ret(const_int(I32, -1))
+            return f
+
+        status = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_STATUS)])), PTR), I32.as_pointer())
+        warp_base = b.load(b.gep(W, [const_int(I32, abi.W_WARP)]))
+        with _for_range(b, c0, n) as t:
+            b.store(c0, b.gep(status, [t]))
+        nwarps = b.lshr(b.add(n, const_int(I32, 31)), const_int(I32, 5))
+        any_bar = b.alloca(I1)
+        main = f.append_basic_block("main")
+        b.branch(main)
+        b.position_at_end(main)
+        b.store(const_int(I1, 0), any_bar)
+        released = const_int(I32, abi.RELEASED)
+        with _for_range(b, c0, nwarps) as w:
+            lo = b.mul(w, const_int(I32, 32))
+            hi_raw = b.add(lo, const_int(I32, 32))
+            hi = b.select(b.icmp_unsigned("<", hi_raw, n), hi_raw, n)
+            warp_loop = f.append_basic_block("warp_loop")
+            b.branch(warp_loop)
+            b.position_at_end(warp_loop)
+            # run every runnable lane of this warp until it suspends or exits
+            with _for_range(b, lo, hi) as t:
+                sp = b.gep(status, [t])
+                s = b.load(sp)
+                nonneg = b.icmp_signed(">=", s, c0)
+                runnable = b.or_(b.icmp_signed("==", s, c0), b.icmp_unsigned("!=", b.and_(s, released), c0))
+                with b.if_then(b.and_(nonneg, runnable)):
+                    r = b.call(body, [L, W, t, b.and_(s, const_int(I32, ~abi.RELEASED))])
+                    bad = b.icmp_signed("==", r, const_int(I32, abi.RESUME_TRAP))
+                    ok = f.append_basic_block("ok")
+                    b.cbranch(bad, trap_blk, ok)
+                    b.position_at_end(ok)
+                    b.store(b.select(b.icmp_signed("==", r, c0), const_int(I32, abi.STATUS_EXITED), r), sp)
+            # lanes waiting at a warp point: release them together
+            mask_slot = b.alloca(I32)
+            b.store(c0, mask_slot)
+            with _for_range(b, lo, hi) as t:
+                s = b.load(b.gep(status, [t]))
+                waiting = b.and_(b.icmp_signed(">", s, c0), b.icmp_unsigned("==", b.and_(s, released), c0))
+                at_warp = b.and_(waiting, b.icmp_unsigned("!=", b.and_(s, c1), c0))
+                at_bar = b.and_(waiting, b.icmp_unsigned("==", b.and_(s, c1), c0))
+                bit = b.shl(c1, b.sub(t, lo))
+                m = b.load(mask_slot)
+                b.store(b.select(at_warp, b.or_(m, bit), m), mask_slot)
+                with b.if_then(at_bar):
+                    b.store(const_int(I1, 1), any_bar)
+            mask = b.load(mask_slot)
+            has_warp = b.icmp_unsigned("!=", mask, c0)
+            release_warp = f.append_basic_block("release_warp")
+            warp_done = f.append_basic_block("warp_done")
+            b.cbranch(has_warp, release_warp, warp_done)
+            b.position_at_end(release_warp)
+            ws = b.inttoptr(b.add(warp_base, b.mul(b.zext(w, I64), const_int(I64, abi.WARP_STRIDE))), PTR)
+            mp = b.bitcast(b.gep(ws, [const_int(I32, abi.WARP_MASK)]), I32.as_pointer())
+            rp = b.bitcast(b.gep(ws, [const_int(I32, abi.WARP_ROUND)]), I32.as_pointer())
+            b.store(mask, mp)
+            b.store(b.add(b.load(rp), c1), rp)
+            with _for_range(b, lo, hi) as t:
+                bit = b.and_(b.lshr(mask, b.sub(t, lo)), c1)
+                with b.if_then(b.icmp_unsigned("!=", bit, c0)):
+                    sp = b.gep(status, [t])
+                    b.store(b.or_(b.load(sp), released), sp)
+            b.branch(warp_loop)
+            b.position_at_end(warp_done)
+        done = f.append_basic_block("all_exited")
+        release = f.append_basic_block("release_barrier")
+        b.cbranch(b.load(any_bar), release, done)
+        b.position_at_end(release)
+        for k, ident in enumerate((0, 1, 0)):
+            acc = b.gep(W, [const_int(I32, abi.W_RED_ACC + k)])
+            b.store(b.load(acc), b.gep(W, [const_int(I32, abi.W_RED_RES + k)]))
+            b.store(const_int(I64, ident), acc)
+        with _for_range(b, c0, n) as t:
+            sp = b.gep(status, [t])
+            s = b.load(sp)
+            with b.if_then(b.icmp_signed(">", s, c0)):
+                b.store(b.or_(s, released), sp)
+        b.branch(main)
+        b.position_at_end(done)
+        b.ret(c0)
+        b.position_at_end(trap_blk)
+        b.ret(const_int(I32, -1))
+        return f
+
+    # ------------------------------------------------------------------ worker loop
+    def _build_worker(self, cta: ll.Function) -> None:
+        i64p = I64.as_pointer()
+        f = ll.Function(self.llmod, ll.FunctionType(VOID, [i64p, i64p]), name=WORKER_SYMBOL)
+        L, W = f.args
+        b = ll.IRBuilder(f.append_basic_block("entry"))
+
+        def slot(rec, idx):
+            return b.gep(rec, [const_int(I32, idx)])
+
+        nthreads = b.trunc(b.load(slot(L, abi.L_NTHREADS)), I32)
+        nctas = b.load(slot(L, abi.L_NCTAS))
+        batch = b.load(slot(L, abi.L_BATCH))
+        gx = b.load(slot(L, abi.L_GRID))
+        gy = b.load(slot(L, abi.L_GRID + 1))
+        loop = f.append_basic_block("grab")
+        exit_blk = f.append_basic_block("exit")
+        b.branch(loop)
+        b.position_at_end(loop)
+        err = b.load(slot(L, abi.L_ERROR), )
+        work = f.append_basic_block("work")
+        b.cbranch(b.icmp_unsigned("!=", err, const_int(I64, 0)), exit_blk, work)
+        b.position_at_end(work)
+        start = b.atomic_rmw("add", slot(L, abi.L_NEXT), batch, "monotonic")
+        have = f.append_basic_block("have")
+        b.cbranch(b.icmp_signed(">=", start, nctas), exit_blk, have)
+        b.position_at_end(have)
+        end_raw = b.add(start, batch)
+        end = b.select(b.icmp_signed("<", end_raw, nctas), end_raw, nctas)
+        with _for_range(b, start, end) as c:
+            b.store(b.urem(c, gx), slot(W, abi.W_CTA))
+            q = b.udiv(c, gx)
+            b.store(b.urem(q, gy), slot(W, abi.W_CTA + 1))
+            b.store(b.udiv(q, gy), slot(W, abi.W_CTA + 2))
+            for k, ident in enumerate((0, 1, 0)):
+                b.store(const_int(I64, ident), slot(W, abi.W_RED_ACC + k))
+            r = b.call(cta, [L, W, nthreads])
+            ok = f.append_basic_block("cta_ok")
+            b.cbranch(b.icmp_signed("!=", r, const_int(I32, 0)), exit_blk, ok)
+            b.position_at_end(ok)
+        b.atomic_rmw("add", slot(L, abi.L_DONE), b.sub(end, start), "monotonic")
+        b.branch(loop)
+        b.position_at_end(exit_blk)
+        b.ret_void()
+
+
+def _type_suffix(t: ll.Type) -> str:
+    if isinstance(t, ll.IntType):
+        return f"i{t.width}"
+    if isinstance(t, ll.FloatType):
+        return "f32"
+    if isinstance(t, ll.DoubleType):
+        return "f64"
+    if isinstance(t, ll.HalfType):
+        return "f16"
+    if isinstance(t, ll.VectorType):
+        return f"v{t.count}{_type_suffix(t.element)}"
+    raise TypeError(f"no intrinsic suffix for {t}")
+
+
+class _for_range:
+    """`with _for_range(b, start, end) as i:` emits a counted loop; the body goes inside the block."""
+
+    def __init__(self, b: ll.IRBuilder, start: ll.Value, end: ll.Value) -> None:
+        self.b = b
+        self.start = start
+        self.end = end
+
+    def __enter__(self) -> ll.Value:
+        b = self.b
+        f = b.function
+        self.pre = b.block
+        self.head = f.append_basic_block("for.head")
+        self.body = f.append_basic_block("for.body")
+        self.exit = f.append_basic_block("for.end")
+        b.branch(self.head)
+        b.position_at_end(self.head)
+        self.i = b.phi(self.start.type)
+        self.i.add_incoming(self.start, self.pre)
+        b.cbranch(b.icmp_signed("<", self.i, self.end), self.body, self.exit)
+        b.position_at_end(self.body)
+        return self.i
+
+    def __exit__(self, *exc) -> None:
+        if exc[0] is not None:
+            return
+        b = self.b
+        nxt = b.add(self.i, ll.Constant(self.i.type, 1))
+        self.i.add_incoming(nxt, b.block)
+        b.branch(self.head)
+        b.position_at_end(self.exit)

@@ -1,0 +1,73 @@
+"""atom and red: atomic read-modify-write on global and shared memory (real atomics across workers)."""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from ptxjit.frontend.ir import Instr
+from ptxjit.lower.function import FnLowering
+from ptxjit.lower.rules.memory import space_of
+from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.types import lltype
+
+ATOM_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")
+
+
+def _op(ins: Instr) -> str:
+    for m in ins.mods:
+        if m in ATOM_OPS:
+            return m
+    raise ValueError(f"{ins.pos}: {ins.text}: no atomic operation")
+
+
+def _check_atom(ins: Instr) -> str | None:
+    if not any(m in ATOM_OPS for m in ins.mods):
+        return "missing operation (.add, .cas, ...)"
+    ts = ins.types()
+    if not ts:
+        return "missing type"
+    t = ts[-1]
+    op = next(m for m in ins.mods if m in ATOM_OPS)
+    if t in ("f16", "bf16", "f16x2", "bf16x2", "b128") or any(m in ("v2", "v4", "v8") for m in ins.mods):
+        return f"atomic on .{t} is not supported"
+    if t in ("f32", "f64") and op not in ("add", "exch", "min", "max"):
+        return f"atom.{op} is not defined for .{t}"
+    return None
+
+
+def _rmw_name(op: str, t: str) -> str:
+    if op == "add":
+        return "fadd" if t.startswith("f") else "add"
+    if op in ("min", "max"):
+        if t.startswith("f"):
+            return "fmin" if op == "min" else "fmax"
+        return op if t.startswith("s") else "u" + op
+    return {"inc": "uinc_wrap", "dec": "udec_wrap", "and": "and", "or": "or", "xor": "xor", "exch": "xchg"}[op]
+
+
+def atomic(lw: FnLowering, ins: Instr, addr_op, operands: list) -> ll.Value:
+    b = lw.b
+    t = ins.types()[-1]
+    op = _op(ins)
+    ptr = lw.typed_ptr(lw.address(addr_op, space_of(ins)), lltype(t))
+    if op == "cas":
+        cmp, new = lw.read(operands[0], t), lw.read(operands[1], t)
+        if t.startswith("f"):
+            raise lw.unsupported("atom.cas on floats")
+        res = b.cmpxchg(ptr, cmp, new, "seq_cst", "seq_cst")
+        return b.extract_value(res, 0)
+    v = lw.read(operands[0], t)
+    return b.atomic_rmw(_rmw_name(op, t), ptr, v, "seq_cst")
+
+
+@rule("atom", family="atomic", check=_check_atom)
+def lower_atom(lw: FnLowering, ins: Instr) -> None:
+    """atom.space.op.type d, [a], b[, c]: returns the old value."""
+    old = atomic(lw, ins, ins.operands[1], ins.operands[2:])
+    lw.write(ins.operands[0], old, ins.types()[-1])
+
+
+@rule("red", family="atomic", check=_check_atom)
+def lower_red(lw: FnLowering, ins: Instr) -> None:
+    """red.space.op.type [a], b: atomic reduction without result."""
+    atomic(lw, ins, ins.operands[0], ins.operands[1:])

@@ -1,0 +1,132 @@
+"""Control flow: bra, call (with the PTX parameter ABI), ret, exit, trap; CUDA printf and assert."""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from ptxjit.frontend import ir
+from ptxjit.frontend.ir import Instr
+from ptxjit.lower import abi
+from ptxjit.lower.function import FnLowering
+from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.types import I32, I64, PTR, const_int, lltype
+
+
+@rule("bra", "brx", family="control", handles_guard=True)
+def lower_bra(lw: FnLowering, ins: Instr) -> None:
+    """bra[.uni] label, optionally guarded by @p / @!p."""
+    b = lw.b
+    if ins.opcode == "brx":
+        raise lw.unsupported("indirect branches (brx.idx) are not supported")
+    target = ins.operands[0]
+    if not isinstance(target, ir.Sym):
+        raise lw.unsupported("branch target must be a label")
+    blk = lw.label_block(target.name)
+    if ins.guard is None:
+        b.branch(blk)
+        return
+    fall = lw.llfn.append_basic_block("fallthrough")
+    b.cbranch(lw.read_pred(ins.guard), blk, fall)
+    b.position_at_end(fall)
+
+
+@rule("ret", family="control")
+def lower_ret(lw: FnLowering, ins: Instr) -> None:
+    """ret: leave the function (the kernel: the thread exits)."""
+    lw.emit_return()
+
+
+@rule("exit", family="control")
+def lower_exit(lw: FnLowering, ins: Instr) -> None:
+    """exit: the thread exits."""
+    if not lw.is_kernel:
+        raise lw.unsupported("exit inside a device function is not supported")
+    lw.emit_return()
+
+
+@rule("trap", family="control")
+def lower_trap(lw: FnLowering, ins: Instr) -> None:
+    """trap: abort the launch with an error naming the kernel, block, thread and source line."""
+    lw.trap(abi.ERR_TRAP)
+
+
+def _split_call(ins: Instr) -> tuple[tuple, ir.Sym | ir.Reg, tuple]:
+    ops = list(ins.operands)
+    rets: tuple = ()
+    args: tuple = ()
+    if ops and isinstance(ops[0], ir.CallList):
+        rets = ops.pop(0).items
+    if not ops:
+        raise ValueError("call without a target")
+    target = ops.pop(0)
+    if ops and isinstance(ops[0], ir.CallList):
+        args = ops.pop(0).items
+    return rets, target, args
+
+
+def _check_call(ins: Instr) -> str | None:
+    try:
+        _rets, target, _args = _split_call(ins)
+    except ValueError as e:
+        return str(e)
+    if not isinstance(target, ir.Sym):
+        return "indirect calls through function pointers are not supported"
+    return None
+
+
+def _param_ptr(lw: FnLowering, op) -> ll.Value:
+    """Pointer to the storage of one call argument (a .param variable, or a temporary)."""
+    b = lw.b
+    if isinstance(op, ir.Sym):
+        p = lw.var_ptrs.get(op.name)
+        if p is None:
+            raise lw.unsupported(f"call argument '{op.name}' is not a .param variable")
+        return p
+    t = lw.reg_type(op) or "b64"
+    v = lw.read(op, t)
+    with b.goto_entry_block():
+        slot = b.alloca(lltype(t))
+    b.store(v, slot)
+    return b.bitcast(slot, PTR)
+
+
+def _load_u64(lw: FnLowering, p: ll.Value) -> ll.Value:
+    return lw.b.load(lw.typed_ptr(p, I64))
+
+
+@rule("call", family="control", check=_check_call)
+def lower_call(lw: FnLowering, ins: Instr) -> None:
+    """call[.uni] (rets), f, (args): device functions, recursion; vprintf, __assertfail, malloc, free."""
+    b = lw.b
+    rets, target, args = _split_call(ins)
+    name = target.name
+    arg_ptrs = [_param_ptr(lw, a) for a in args]
+    ret_ptrs = [_param_ptr(lw, r) for r in rets]
+    if name == "vprintf":
+        fnty = ll.FunctionType(I32, [PTR, PTR])
+        cb = b.inttoptr(lw.launch_slot(abi.L_PRINTF), fnty.as_pointer())
+        fmt = b.inttoptr(_load_u64(lw, arg_ptrs[0]), PTR)
+        data = b.inttoptr(_load_u64(lw, arg_ptrs[1]), PTR) if len(arg_ptrs) > 1 else ll.Constant(PTR, None)
+        r = b.call(cb, [fmt, data])
+        if ret_ptrs:
+            b.store(r, lw.typed_ptr(ret_ptrs[0], I32))
+        return
+    if name in ("__assertfail", "__nv_assertfail"):
+        b.store(_load_u64(lw, arg_ptrs[1]), b.gep(lw.launch, [const_int(I32, abi.L_ERR_FILE)]))
+        line = b.zext(b.load(lw.typed_ptr(arg_ptrs[2], I32)), I64)
+        b.store(line, b.gep(lw.launch, [const_int(I32, abi.L_ERR_LINE)]))
+        lw.trap(abi.ERR_ASSERT, _load_u64(lw, arg_ptrs[0]))
+        b.position_at_end(lw.llfn.append_basic_block("after_assert"))
+        return
+    if name == "malloc":
+        fn = lw.cg.extern_function("malloc", PTR, [I64])
+        p = b.call(fn, [_load_u64(lw, arg_ptrs[0])])
+        b.store(b.ptrtoint(p, I64), lw.typed_ptr(ret_ptrs[0], I64))
+        return
+    if name == "free":
+        fn = lw.cg.extern_function("free", ll.VoidType(), [PTR])
+        b.call(fn, [b.inttoptr(_load_u64(lw, arg_ptrs[0]), PTR)])
+        return
+    callee = lw.cg.device_function(name, ins)
+    b.call(callee, [lw.launch, lw.worker, lw.tlin, *arg_ptrs, *ret_ptrs])
+    lw.check_error_after_call()

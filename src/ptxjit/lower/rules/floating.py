@@ -1,0 +1,337 @@
+"""f32/f64 arithmetic: IEEE ops with PTX's rounding modes, .ftz, .sat, NaN rules and approximations.
+
+Directed rounding (.rz/.rm/.rp) is exact: the round-to-nearest result is corrected by one ulp
+using the sign of the exact error, which error-free transformations (TwoSum, fma residuals) give.
+f32 results that are NaN are canonicalized to 0x7FFFFFFF, as the GPU does.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from ptxjit.frontend.ir import Instr
+from ptxjit.lower.function import FnLowering
+from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.types import F32, F64, I1, I32, I64, const_int
+
+ROUND_MODES = ("rn", "rz", "rm", "rp")
+F32_CANON_NAN = 0x7FFFFFFF
+
+
+def _ft(ins: Instr) -> str:
+    return ins.types()[-1]
+
+
+def _ity(v: ll.Value) -> ll.IntType:
+    return I32 if v.type == F32 else I64
+
+
+def intr(lw: FnLowering, name: str, args: list[ll.Value], ret: ll.Type | None = None) -> ll.Value:
+    return lw.b.call(lw.cg.intrinsic(name, ret or args[0].type, [a.type for a in args]), args)
+
+
+def fconst(t: ll.Type, v: float) -> ll.Constant:
+    return ll.Constant(t, v)
+
+
+def is_nan(lw: FnLowering, x: ll.Value) -> ll.Value:
+    return lw.b.fcmp_unordered("uno", x, x)
+
+
+def canon_nan(lw: FnLowering, x: ll.Value) -> ll.Value:
+    if x.type != F32:
+        return x
+    b = lw.b
+    nan = b.bitcast(const_int(I32, F32_CANON_NAN), F32)
+    return b.select(is_nan(lw, x), nan, x)
+
+
+def ftz(lw: FnLowering, x: ll.Value) -> ll.Value:
+    """Flush a subnormal f32 to a zero of the same sign."""
+    if x.type != F32:
+        return x
+    b = lw.b
+    ax = intr(lw, "llvm.fabs", [x])
+    sub = b.fcmp_ordered("<", ax, fconst(F32, 1.1754943508222875e-38))
+    zero = intr(lw, "llvm.copysign", [fconst(F32, 0.0), x])
+    return b.select(sub, zero, x)
+
+
+def saturate(lw: FnLowering, x: ll.Value) -> ll.Value:
+    """Clamp to [0, 1]; NaN -> 0."""
+    b = lw.b
+    t = x.type
+    lo = b.select(b.fcmp_unordered("ult", x, fconst(t, 0.0)), fconst(t, 0.0), x)  # NaN -> 0 too
+    return b.select(b.fcmp_ordered(">", lo, fconst(t, 1.0)), fconst(t, 1.0), lo)
+
+
+def next_toward(lw: FnLowering, x: ll.Value, up: ll.Value) -> ll.Value:
+    """nextUp(x) if `up` else nextDown(x) (x finite or infinite, not NaN)."""
+    b = lw.b
+    it = _ity(x)
+    bits = b.bitcast(x, it)
+    one = ll.Constant(it, 1)
+    # magnitude grows when moving away from zero in x's direction
+    neg = b.icmp_signed("<", bits, ll.Constant(it, 0))
+    is_zero = b.fcmp_ordered("==", x, fconst(x.type, 0.0))
+    away = b.xor(up, neg)  # moving up on a positive number, or down on a negative
+    stepped = b.select(away, b.add(bits, one), b.sub(bits, one))
+    tiny = b.select(up, one, b.or_(one, ll.Constant(it, 1 << (it.width - 1))))
+    r = b.select(is_zero, tiny, stepped)
+    return b.bitcast(r, x.type)
+
+
+def directed(lw: FnLowering, r: ll.Value, err_pos: ll.Value, err_neg: ll.Value, mode: str) -> ll.Value:
+    """Correct the round-to-nearest result r given the sign of (exact - r)."""
+    b = lw.b
+    if mode == "rn":
+        return r
+    if mode == "rp":
+        adj = err_pos
+        up = const_int(I1, 1)
+    elif mode == "rm":
+        adj = err_neg
+        up = const_int(I1, 0)
+    else:  # rz: move toward zero when r overshoots in magnitude
+        rneg = b.fcmp_ordered("<", r, fconst(r.type, 0.0))
+        adj = b.select(rneg, err_pos, err_neg)
+        up = rneg
+    adj = b.and_(adj, b.not_(is_nan(lw, r)))
+    return b.select(adj, next_toward(lw, r, up), r)
+
+
+def _err_signs(lw: FnLowering, e: ll.Value) -> tuple[ll.Value, ll.Value]:
+    b = lw.b
+    z = fconst(e.type, 0.0)
+    return b.fcmp_ordered(">", e, z), b.fcmp_ordered("<", e, z)
+
+
+def rounded_binop(lw: FnLowering, op: str, a: ll.Value, c: ll.Value, mode: str) -> ll.Value:
+    b = lw.b
+    if op == "add":
+        r = b.fadd(a, c)
+    elif op == "sub":
+        r = b.fsub(a, c)
+        c = b.fneg(c)
+    elif op == "mul":
+        r = b.fmul(a, c)
+    else:
+        r = b.fdiv(a, c)
+    if mode == "rn":
+        return r
+    if op in ("add", "sub"):
+        # TwoSum: the exact error of r = a + c
+        bv = b.fsub(r, a)
+        av = b.fsub(r, bv)
+        e = b.fadd(b.fsub(a, av), b.fsub(c, bv))
+        fin = b.fcmp_ordered("<", intr(lw, "llvm.fabs", [r]), fconst(r.type, float("inf")))
+        e = b.select(fin, e, fconst(r.type, 0.0))
+    elif op == "mul":
+        e = intr(lw, "llvm.fma", [a, c, b.fneg(r)])
+    else:
+        # remainder a - r*c has the sign of (exact - r) * sign(c)
+        rem = intr(lw, "llvm.fma", [b.fneg(r), c, a])
+        e = b.select(b.fcmp_ordered("<", c, fconst(c.type, 0.0)), b.fneg(rem), rem)
+    pos, neg = _err_signs(lw, e)
+    return _overflow_fix(lw, directed(lw, r, pos, neg, mode), r, a, c, op, mode)
+
+
+def _overflow_fix(lw, res, r, a, c, op, mode):
+    # an infinite round-to-nearest result from finite operands overflowed: directed modes clamp
+    b = lw.b
+    t = r.type
+    inf = fconst(t, float("inf"))
+    big = fconst(t, 3.4028234663852886e38 if t == F32 else 1.7976931348623157e308)
+    finite_in = b.and_(b.fcmp_ordered("<", intr(lw, "llvm.fabs", [a]), inf),
+                       b.fcmp_ordered("<", intr(lw, "llvm.fabs", [c]), inf))
+    if op == "div":
+        finite_in = b.and_(finite_in, b.fcmp_ordered("!=", c, fconst(t, 0.0)))
+    overflow = b.and_(finite_in, b.fcmp_ordered("==", intr(lw, "llvm.fabs", [r]), inf))
+    neg = b.fcmp_ordered("<", r, fconst(t, 0.0))
+    if mode == "rz":
+        clamp = const_int(I1, 1)
+    elif mode == "rm":
+        clamp = b.not_(neg)
+    else:
+        clamp = neg
+    clamped = intr(lw, "llvm.copysign", [big, r])
+    return b.select(b.and_(overflow, clamp), clamped, res)
+
+
+def rounded_fma(lw: FnLowering, a: ll.Value, c: ll.Value, d: ll.Value, mode: str) -> ll.Value:
+    r = intr(lw, "llvm.fma", [a, c, d])
+    if mode == "rn" or r.type != F32:
+        return r
+    b = lw.b
+    # exact in f64: a*c is exact; s + e is the exact sum (TwoSum)
+    a64, c64, d64 = (b.fpext(x, F64) for x in (a, c, d))
+    p = b.fmul(a64, c64)
+    s = b.fadd(p, d64)
+    bv = b.fsub(s, p)
+    av = b.fsub(s, bv)
+    e = b.fadd(b.fsub(p, av), b.fsub(d64, bv))
+    resid = b.fadd(b.fsub(s, b.fpext(r, F64)), e)
+    pos, neg = _err_signs(lw, resid)
+    return _overflow_fix(lw, directed(lw, r, pos, neg, mode), r, a, c, "mul", mode)
+
+
+def _mode(ins: Instr) -> str:
+    return next((m for m in ins.mods if m in ROUND_MODES), "rn")
+
+
+def check_float(ins: Instr) -> str | None:
+    t = ins.types()[-1]
+    if t not in ("f32", "f64"):
+        return f"type .{t} is not supported for {ins.opcode}"
+    if ins.opcode == "fma" and t == "f64" and _mode(ins) != "rn":
+        return "directed rounding of fma.f64 is not supported"
+    return None
+
+
+def lower_float_arith(lw: FnLowering, ins: Instr) -> None:
+    """Float forms of add/sub/mul/mad/fma/div/abs/neg/min/max (called by the shared-opcode rules)."""
+    b = lw.b
+    t = _ft(ins)
+    op = ins.opcode
+    flush = ins.has("ftz") and t == "f32"
+    srcs = [lw.read(o, t) for o in ins.operands[1:]]
+    if flush:
+        srcs = [ftz(lw, s) for s in srcs]
+    mode = _mode(ins)
+    if op in ("add", "sub", "mul"):
+        r = canon_nan(lw, rounded_binop(lw, op, srcs[0], srcs[1], mode))
+    elif op in ("fma", "mad"):
+        r = canon_nan(lw, rounded_fma(lw, srcs[0], srcs[1], srcs[2], mode))
+    elif op == "div":
+        r = canon_nan(lw, rounded_binop(lw, "div", srcs[0], srcs[1], mode))
+    elif op == "abs":
+        r = intr(lw, "llvm.fabs", [srcs[0]])
+    elif op == "neg":
+        r = b.fneg(srcs[0])
+    elif op in ("min", "max"):
+        r = _minmax(lw, op, srcs[0], srcs[1], ins.has("NaN"))
+    else:
+        raise lw.unsupported("float form")
+    if flush:
+        r = ftz(lw, r)
+    if ins.has("sat"):
+        r = saturate(lw, r)
+    lw.write(ins.operands[0], r, t)
+
+
+def _minmax(lw: FnLowering, op: str, a: ll.Value, c: ll.Value, propagate_nan: bool) -> ll.Value:
+    b = lw.b
+    t = a.type
+    if propagate_nan:
+        name = "llvm.minimum" if op == "min" else "llvm.maximum"
+    else:
+        name = "llvm.minimumnum" if op == "min" else "llvm.maximumnum"
+    r = intr(lw, name, [a, c])
+    return canon_nan(lw, r) if t == F32 else r
+
+
+def _check_fma(ins: Instr) -> str | None:
+    t = ins.types()[-1]
+    if t in ("f16", "bf16", "f16x2", "bf16x2"):
+        return None
+    return check_float(ins)
+
+
+@rule("fma", family="float", check=_check_fma)
+def lower_fma(lw: FnLowering, ins: Instr) -> None:
+    """fma.rn/.rz/.rm/.rp f32/f64 (half types dispatch)."""
+    t = _ft(ins)
+    if t in ("f16", "bf16", "f16x2", "bf16x2"):
+        from ptxjit.lower.rules import half
+
+        half.lower_half_arith(lw, ins)
+        return
+    lower_float_arith(lw, ins)
+
+
+@rule("rcp", "sqrt", "rsqrt", family="float", check=check_float)
+def lower_rcp_sqrt(lw: FnLowering, ins: Instr) -> None:
+    """rcp/sqrt (.rn exact with directed modes; .approx) and rsqrt.approx."""
+    b = lw.b
+    t = _ft(ins)
+    x = lw.read(ins.operands[1], t)
+    flush = ins.has("ftz") and t == "f32"
+    if flush:
+        x = ftz(lw, x)
+    mode = _mode(ins)
+    one = fconst(x.type, 1.0)
+    if ins.opcode == "rcp":
+        r = rounded_binop(lw, "div", one, x, mode) if not ins.has("approx") else b.fdiv(one, x)
+    elif ins.opcode == "sqrt":
+        r = intr(lw, "llvm.sqrt", [x])
+        if mode != "rn" and not ins.has("approx"):
+            e = intr(lw, "llvm.fma", [b.fneg(r), r, x])
+            pos, neg = _err_signs(lw, e)
+            r = directed(lw, r, pos, neg, mode)
+    else:
+        r = b.fdiv(one, intr(lw, "llvm.sqrt", [x]))
+    r = canon_nan(lw, r)
+    if flush:
+        r = ftz(lw, r)
+    lw.write(ins.operands[0], r, t)
+
+
+_UNARY = {"sin": "llvm.sin", "cos": "llvm.cos", "lg2": "llvm.log2", "ex2": "llvm.exp2"}
+
+
+@rule("sin", "cos", "lg2", "ex2", "tanh", family="float")
+def lower_transcendental(lw: FnLowering, ins: Instr) -> None:
+    """sin/cos/lg2/ex2/tanh .approx: computed with the host libm (at least as accurate as the GPU)."""
+    t = _ft(ins)
+    if t in ("f16", "bf16", "f16x2", "bf16x2"):
+        from ptxjit.lower.rules import half
+
+        half.lower_half_unary(lw, ins)
+        return
+    x = lw.read(ins.operands[1], t)
+    flush = ins.has("ftz") and t == "f32"
+    if flush:
+        x = ftz(lw, x)
+    if ins.opcode == "tanh":
+        fn = lw.cg.extern_function("tanhf" if t == "f32" else "tanh", x.type, [x.type])
+        r = lw.b.call(fn, [x])
+    else:
+        r = intr(lw, _UNARY[ins.opcode], [x])
+    r = canon_nan(lw, r)
+    if flush:
+        r = ftz(lw, r)
+    lw.write(ins.operands[0], r, t)
+
+
+@rule("copysign", family="float")
+def lower_copysign(lw: FnLowering, ins: Instr) -> None:
+    """copysign d, a, b: b's magnitude with a's sign."""
+    t = _ft(ins)
+    a = lw.read(ins.operands[1], t)
+    c = lw.read(ins.operands[2], t)
+    lw.write(ins.operands[0], intr(lw, "llvm.copysign", [c, a]), t)
+
+
+@rule("testp", family="float")
+def lower_testp(lw: FnLowering, ins: Instr) -> None:
+    """testp.finite/infinite/number/notanumber/normal/subnormal."""
+    b = lw.b
+    t = _ft(ins)
+    x = lw.read(ins.operands[1], t)
+    ax = intr(lw, "llvm.fabs", [x])
+    inf = fconst(x.type, float("inf"))
+    tiny = fconst(x.type, 1.1754943508222875e-38 if t == "f32" else 2.2250738585072014e-308)
+    test = next(m for m in ins.mods if m in ("finite", "infinite", "number", "notanumber", "normal", "subnormal"))
+    if test == "finite":
+        r = b.fcmp_ordered("<", ax, inf)
+    elif test == "infinite":
+        r = b.fcmp_ordered("==", ax, inf)
+    elif test == "number":
+        r = b.fcmp_ordered("ord", x, x)
+    elif test == "notanumber":
+        r = is_nan(lw, x)
+    elif test == "normal":
+        r = b.and_(b.fcmp_ordered(">=", ax, tiny), b.fcmp_ordered("<", ax, inf))
+    else:
+        r = b.and_(b.fcmp_ordered("<", ax, tiny), b.fcmp_ordered(">", ax, fconst(x.type, 0.0)))
+    lw.write(ins.operands[0], r, "pred")

@@ -1,0 +1,207 @@
+"""Data movement: ld, st, ldu, mov, cvta, isspacep, cp.async, prefetch and fences."""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from ptxjit.frontend import ir
+from ptxjit.frontend.ir import Instr, type_size
+from ptxjit.lower import abi
+from ptxjit.lower.function import FnLowering
+from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.types import I8, I32, I64, PTR, const_int, lltype
+
+SPACES = ("global", "shared", "local", "const", "param")
+
+
+def space_of(ins: Instr) -> str:
+    for m in ins.mods:
+        if m in SPACES:
+            return m
+        if m.startswith("shared::"):
+            return "shared"
+    return ""
+
+
+def _vec(ins: Instr) -> int:
+    for m in ins.mods:
+        if m in ("v2", "v4", "v8"):
+            return int(m[1:])
+    return 1
+
+
+def _check_ldst(ins: Instr) -> str | None:
+    ts = ins.types()
+    if not ts:
+        return "missing type"
+    if ts[-1] == "b128":
+        return ".b128 loads/stores are not supported"
+    return None
+
+
+def _ordering(ins: Instr) -> str | None:
+    if ins.has("acquire") or ins.has("release"):
+        return "acquire" if ins.opcode == "ld" else "release"
+    if ins.has("relaxed"):
+        return "monotonic"
+    return None
+
+
+@rule("ld", "ldu", family="memory", check=_check_ldst)
+def lower_ld(lw: FnLowering, ins: Instr) -> None:
+    """ld/ldu in every state space, scalar and .v2/.v4 (cache qualifiers are hints: ignored)."""
+    b = lw.b
+    t = ins.types()[-1]
+    n = _vec(ins)
+    elt = lltype(t)
+    size = type_size(t)
+    base = lw.address(ins.operands[1], space_of(ins))
+    dsts = ins.operands[0].items if isinstance(ins.operands[0], ir.Vec) else (ins.operands[0],)
+    order = _ordering(ins)
+    if n == 1:
+        p = lw.typed_ptr(base, elt)
+        if ins.has("volatile") and order is None:
+            order = "monotonic"  # volatile: re-read every time (spin loops on flags)
+        if order is not None and isinstance(elt, ll.IntType):
+            v = b.load_atomic(p, order, size)
+        else:
+            v = b.load(p, align=size)
+        lw.write(dsts[0], v, t)
+        return
+    vt = ll.VectorType(elt, n)
+    v = b.load(lw.typed_ptr(base, vt), align=size * n)
+    for i, dst in enumerate(dsts):
+        lw.write(dst, b.extract_element(v, const_int(I32, i)), t)
+
+
+@rule("st", family="memory", check=_check_ldst)
+def lower_st(lw: FnLowering, ins: Instr) -> None:
+    """st in every state space, scalar and .v2/.v4."""
+    b = lw.b
+    t = ins.types()[-1]
+    n = _vec(ins)
+    elt = lltype(t)
+    size = type_size(t)
+    base = lw.address(ins.operands[0], space_of(ins))
+    src = ins.operands[1]
+    order = _ordering(ins)
+    if n == 1:
+        v = lw.read(src, t)
+        p = lw.typed_ptr(base, elt)
+        if order is not None and isinstance(elt, ll.IntType):
+            b.store_atomic(v, p, order, size)
+        else:
+            b.store(v, p, align=size)
+        return
+    vt = ll.VectorType(elt, n)
+    vec = ll.Constant(vt, ll.Undefined)
+    for i, item in enumerate(src.items):
+        vec = b.insert_element(vec, lw.read(item, t), const_int(I32, i))
+    b.store(vec, lw.typed_ptr(base, vt), align=size * n)
+
+
+@rule("mov", family="memory")
+def lower_mov(lw: FnLowering, ins: Instr) -> None:
+    """mov: registers, immediates, addresses of variables, and vector pack/unpack."""
+    b = lw.b
+    t = ins.types()[-1]
+    d, a = ins.operands[0], ins.operands[1]
+    if isinstance(a, ir.Vec):  # pack {lo, ..., hi} into one wide register
+        parts = a.items
+        pw = 8 * type_size(t) // len(parts)
+        wt = ll.IntType(8 * type_size(t))
+        acc = ll.Constant(wt, 0)
+        for i, p in enumerate(parts):
+            v = lw.read(p, f"b{pw}")
+            acc = b.or_(acc, b.shl(b.zext(v, wt) if pw < wt.width else v, ll.Constant(wt, pw * i)))
+        lw.write(d, acc, t if not t.startswith("f") else f"b{wt.width}")
+        return
+    if isinstance(d, ir.Vec):  # unpack
+        parts = d.items
+        wt = ll.IntType(8 * type_size(t))
+        pw = wt.width // len(parts)
+        v = lw.read(a, f"b{wt.width}")
+        for i, p in enumerate(parts):
+            lw.write(p, b.trunc(b.lshr(v, ll.Constant(wt, pw * i)), ll.IntType(pw)), f"b{pw}")
+        return
+    lw.write(d, lw.read(a, t), t)
+
+
+@rule("cvta", family="memory")
+def lower_cvta(lw: FnLowering, ins: Instr) -> None:
+    """cvta[.to].space: shared addresses are offsets in the CTA's shared window; others are host addresses."""
+    b = lw.b
+    t = ins.types()[-1]
+    v = b.zext(lw.read(ins.operands[1], t), I64) if t.endswith("32") else lw.read(ins.operands[1], "u64")
+    if space_of(ins) == "shared":
+        base = lw.shared_base()
+        v = b.sub(v, base) if ins.has("to") else b.add(v, base)
+    lw.write(ins.operands[0], v, "u64" if not t.endswith("32") else "u64")
+
+
+@rule("isspacep", family="memory")
+def lower_isspacep(lw: FnLowering, ins: Instr) -> None:
+    """isspacep.space p, a: does generic address a point into that state space?"""
+    b = lw.b
+    a = lw.read(ins.operands[1], "u64")
+    sp = space_of(ins)
+    shared_off = b.sub(a, lw.shared_base())
+    in_shared = b.icmp_unsigned("<", shared_off, lw.worker_slot(abi.W_SHARED_SIZE))
+    tl = getattr(lw, "thread_local", None)
+    if tl is not None:
+        loff = b.sub(a, b.ptrtoint(tl, I64))
+        in_local = b.icmp_unsigned("<", loff, const_int(I64, lw.cg.local_stride(lw.fn)))
+    else:
+        in_local = const_int(ll.IntType(1), 0)
+    if sp == "shared":
+        r = in_shared
+    elif sp == "local":
+        r = in_local
+    elif sp in ("global", "const"):
+        r = b.not_(b.or_(in_shared, in_local))
+    else:
+        r = const_int(ll.IntType(1), 0)
+    lw.write(ins.operands[0], r, "pred")
+
+
+@rule("prefetch", "prefetchu", "applypriority", "discard", "pmevent", "brkpt", "nanosleep",
+      "griddepcontrol", "setmaxnreg", family="hint")
+def lower_hint(lw: FnLowering, ins: Instr) -> None:
+    """Hints with no effect on results on a CPU: emit nothing."""
+
+
+@rule("membar", "fence", family="memory")
+def lower_fence(lw: FnLowering, ins: Instr) -> None:
+    """membar/fence: a sequentially consistent fence (orders this worker's memory operations)."""
+    lw.b.fence("seq_cst")
+
+
+@rule("cp", family="memory")
+def lower_cp(lw: FnLowering, ins: Instr) -> None:
+    """cp.async (global -> shared) executed synchronously; commit/wait groups are then no-ops."""
+    b = lw.b
+    if ins.mods[:1] != ("async",):
+        raise lw.unsupported("only cp.async is supported")
+    if "commit_group" in ins.mods or "wait_group" in ins.mods or "wait_all" in ins.mods or not ins.operands:
+        return
+    if "bulk" in ins.mods:
+        raise lw.unsupported("cp.async.bulk is not supported")
+    dst = lw.address(ins.operands[0], "shared")
+    src = lw.address(ins.operands[1], "global")
+    size_op = ins.operands[2]
+    if not isinstance(size_op, ir.Imm):
+        raise lw.unsupported("cp.async size must be an immediate")
+    size = size_op.value
+    n_src = None
+    if len(ins.operands) > 3 and lw.reg_type(ins.operands[3]) != "pred":
+        n_src = lw.read(ins.operands[3], "u32")  # src-size: the rest is zero-filled
+    memcpy = lw.cg.intrinsic("llvm.memcpy.p0.p0.i64", ll.VoidType(), [PTR, PTR, I64, ll.IntType(1)], exact=True)
+    memset = lw.cg.intrinsic("llvm.memset.p0.i64", ll.VoidType(), [PTR, I8, I64, ll.IntType(1)], exact=True)
+    if n_src is None:
+        b.call(memcpy, [dst, src, const_int(I64, size), const_int(ll.IntType(1), 0)])
+        return
+    n = b.zext(n_src, I64)
+    n = b.select(b.icmp_unsigned(">", n, const_int(I64, size)), const_int(I64, size), n)
+    b.call(memcpy, [dst, src, n, const_int(ll.IntType(1), 0)])
+    b.call(memset, [b.gep(dst, [n]), const_int(I8, 0), b.sub(const_int(I64, size), n),
+                    const_int(ll.IntType(1), 0)])

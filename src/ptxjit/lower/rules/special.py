@@ -1,0 +1,72 @@
+"""Special registers (%tid, %ctaid, %laneid, %clock64, ...)."""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from ptxjit.lower import abi
+from ptxjit.lower.types import I32, I64, const_int
+
+_AXIS = {"x": 0, "y": 1, "z": 2, "w": 3}
+
+
+def special_register(lw, name: str) -> ll.Value:
+    b = lw.b
+    base, _, comp = name.partition(".")
+    axis = _AXIS.get(comp, 0)
+
+    def launch32(idx: int) -> ll.Value:
+        return b.trunc(lw.launch_slot(idx), I32)
+
+    if base == "%tid":
+        if axis == 3:
+            return const_int(I32, 0)
+        nx, ny = launch32(abi.L_BLOCK), launch32(abi.L_BLOCK + 1)
+        t = lw.tlin
+        if axis == 0:
+            return b.urem(t, nx)
+        if axis == 1:
+            return b.urem(b.udiv(t, nx), ny)
+        return b.udiv(t, b.mul(nx, ny))
+    if base == "%ntid":
+        return launch32(abi.L_BLOCK + axis) if axis < 3 else const_int(I32, 0)
+    if base == "%ctaid":
+        return b.trunc(lw.worker_slot(abi.W_CTA + axis), I32) if axis < 3 else const_int(I32, 0)
+    if base == "%nctaid":
+        return launch32(abi.L_GRID + axis) if axis < 3 else const_int(I32, 0)
+    if base == "%laneid":
+        return lw.lane()
+    if base == "%warpid":
+        return b.lshr(lw.tlin, const_int(I32, 5))
+    if base == "%nwarpid":
+        return b.lshr(b.add(launch32(abi.L_NTHREADS), const_int(I32, 31)), const_int(I32, 5))
+    if base == "%warpsize":
+        return const_int(I32, 32)
+    if base.startswith("%lanemask_"):
+        lane = b.zext(lw.lane(), I64)
+        one = const_int(I64, 1)
+        eq = b.shl(one, lane)
+        lt = b.sub(eq, one)
+        le = b.sub(b.shl(const_int(I64, 2), lane), one)
+        v = {"eq": eq, "lt": lt, "le": le, "gt": b.not_(le), "ge": b.not_(lt)}[base[len("%lanemask_"):]]
+        return b.trunc(v, I32)
+    if base in ("%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
+        c = b.call(lw.cg.intrinsic("llvm.readcyclecounter", I64, [], exact=True), [])
+        if base in ("%clock", "%globaltimer_lo"):
+            return b.trunc(c, I32)
+        if base in ("%clock_hi", "%globaltimer_hi"):
+            return b.trunc(b.lshr(c, const_int(I64, 32)), I32)
+        return c
+    if base == "%smid":
+        return b.trunc(lw.worker_slot(abi.W_ID), I32)
+    if base == "%nsmid":
+        return launch32(abi.L_NWORKERS)
+    if base == "%gridid":
+        return lw.launch_slot(abi.L_GRIDID)
+    if base == "%dynamic_smem_size":
+        return launch32(abi.L_DYN_SMEM)
+    if base in ("%total_smem_size", "%aggr_smem_size"):
+        return b.trunc(lw.worker_slot(abi.W_SHARED_SIZE), I32)
+    if base.startswith("%envreg"):
+        return const_int(I32, 0)
+    raise lw.unsupported(f"special register {name}")

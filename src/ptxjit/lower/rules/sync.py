@@ -1,0 +1,223 @@
+"""CTA barriers and warp collectives, built on suspension points.
+
+A thread reaching a barrier saves its registers and returns to the CTA scheduler, which resumes
+all threads once every live thread waits (exited threads count as arrived).  A warp collective
+first publishes the thread's operand in its warp's exchange buffer (double-buffered by release
+round), suspends, and after the scheduler releases the warp's lanes together reads the other
+lanes' operands; `arrived` (the lanes released together) plays the role of the active mask.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from ptxjit.frontend import ir
+from ptxjit.frontend.ir import Instr
+from ptxjit.lower import abi
+from ptxjit.lower.function import FnLowering
+from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.types import I1, I32, I64, const_int
+
+
+# ---------------------------------------------------------------- CTA barriers
+
+
+@rule("bar", "barrier", family="sync", yields=True)
+def lower_bar(lw: FnLowering, ins: Instr) -> None:
+    """bar/barrier .sync/.arrive/.red.{popc,and,or} (ids and counts accepted); bar.warp.sync."""
+    if ins.has("warp"):
+        lw.yield_point(warp_level=True)
+        return
+    if ins.has("red"):
+        _bar_red(lw, ins)
+        return
+    lw.yield_point(warp_level=False)
+
+
+def _bar_red(lw: FnLowering, ins: Instr) -> None:
+    b = lw.b
+    pred = lw.read_pred(ins.operands[-1])
+    p64 = b.zext(pred, I64)
+    slots = [b.gep(lw.worker, [const_int(I32, abi.W_RED_ACC + k)]) for k in range(3)]
+    b.store(b.add(b.load(slots[0]), p64), slots[0])
+    b.store(b.and_(b.load(slots[1]), p64), slots[1])
+    b.store(b.or_(b.load(slots[2]), p64), slots[2])
+    lw.yield_point(warp_level=False)
+    if ins.has("popc"):
+        lw.write(ins.operands[0], b.trunc(lw.worker_slot(abi.W_RED_RES), I32), "u32")
+    else:
+        k = 1 if ins.has("and") else 2
+        r = b.icmp_unsigned("!=", lw.worker_slot(abi.W_RED_RES + k), const_int(I64, 0))
+        lw.write(ins.operands[0], r, "pred")
+
+
+# ---------------------------------------------------------------- warp exchange helpers
+
+
+class _Exchange:
+    """Publishes this lane's value, suspends, then reads the other lanes' values."""
+
+    def __init__(self, lw: FnLowering, value: ll.Value | None) -> None:
+        b = lw.b
+        self.lw = lw
+        ws = lw.warp_state()
+        rnd = b.load(lw.typed_ptr(b.gep(ws, [const_int(I32, abi.WARP_ROUND)]), I32))
+        if value is not None:
+            v64 = b.zext(value, I64) if value.type.width < 64 else value
+            b.store(v64, self._slot(ws, b.and_(rnd, const_int(I32, 1)), lw.lane()))
+        lw.yield_point(warp_level=True)
+        ws = lw.warp_state()
+        self.ws = ws
+        rnd = b.load(lw.typed_ptr(b.gep(ws, [const_int(I32, abi.WARP_ROUND)]), I32))
+        self.parity = b.and_(b.sub(rnd, const_int(I32, 1)), const_int(I32, 1))
+        self.arrived = b.load(lw.typed_ptr(b.gep(ws, [const_int(I32, abi.WARP_MASK)]), I32))
+
+    def _slot(self, ws: ll.Value, parity: ll.Value, lane: ll.Value) -> ll.Value:
+        b = self.lw.b
+        idx = b.add(b.mul(parity, const_int(I32, 32)), lane)
+        off = b.add(const_int(I32, abi.WARP_XBUF), b.mul(idx, const_int(I32, 8)))
+        return self.lw.typed_ptr(b.gep(ws, [off]), I64)
+
+    def value_of(self, lane: ll.Value) -> ll.Value:
+        return self.lw.b.load(self._slot(self.ws, self.parity, lane))
+
+
+def _members(lw: FnLowering, ex: _Exchange, ins: Instr, mask_index: int) -> ll.Value:
+    if len(ins.operands) > mask_index:
+        return lw.b.and_(ex.arrived, lw.read(ins.operands[mask_index], "b32"))
+    return ex.arrived
+
+
+def _dst(op) -> tuple[ir.Reg, ir.Reg | None]:
+    if isinstance(op, ir.Pair):
+        return op.first, op.second
+    return op, None
+
+
+# ---------------------------------------------------------------- shfl
+
+
+@rule("shfl", family="warp", yields=True)
+def lower_shfl(lw: FnLowering, ins: Instr) -> None:
+    """shfl[.sync].up/down/bfly/idx.b32 d[|p], a, b, c[, membermask] with clamp and segment mask."""
+    b = lw.b
+    a = lw.read(ins.operands[1], "b32")
+    ex = _Exchange(lw, a)
+    lane = lw.lane()
+    bval = b.and_(lw.read(ins.operands[2], "b32"), const_int(I32, 31))
+    c = lw.read(ins.operands[3], "b32")
+    cval = b.and_(c, const_int(I32, 31))
+    segmask = b.and_(b.lshr(c, const_int(I32, 8)), const_int(I32, 31))
+    max_lane = b.or_(b.and_(lane, segmask), b.and_(cval, b.not_(segmask)))
+    min_lane = b.and_(lane, segmask)
+    if ins.has("up"):
+        j = b.sub(lane, bval)
+        ok = b.icmp_signed(">=", j, max_lane)
+    elif ins.has("down"):
+        j = b.add(lane, bval)
+        ok = b.icmp_signed("<=", j, max_lane)
+    elif ins.has("bfly"):
+        j = b.xor(lane, bval)
+        ok = b.icmp_signed("<=", j, max_lane)
+    else:
+        j = b.or_(min_lane, b.and_(bval, b.not_(segmask)))
+        ok = b.icmp_signed("<=", j, max_lane)
+    src = b.select(ok, b.and_(j, const_int(I32, 31)), lane)
+    v = b.trunc(ex.value_of(src), I32)
+    d, p = _dst(ins.operands[0])
+    lw.write(d, v, "b32")
+    if p is not None:
+        lw.write(p, ok, "pred")
+
+
+# ---------------------------------------------------------------- vote / match / redux
+
+
+def _ballot(lw: FnLowering, ex: _Exchange, members: ll.Value, test) -> ll.Value:
+    """Bitmask of member lanes for which test(value_of(lane)) holds."""
+    b = lw.b
+    acc = const_int(I32, 0)
+    for i in range(32):
+        v = ex.value_of(const_int(I32, i))
+        bit = b.zext(test(v), I32)
+        acc = b.or_(acc, b.shl(bit, const_int(I32, i)))
+    return b.and_(acc, members)
+
+
+@rule("vote", family="warp", yields=True)
+def lower_vote(lw: FnLowering, ins: Instr) -> None:
+    """vote[.sync].all/any/uni.pred and vote[.sync].ballot.b32."""
+    b = lw.b
+    pred = lw.read_pred(ins.operands[1])
+    ex = _Exchange(lw, b.zext(pred, I64))
+    members = _members(lw, ex, ins, 2)
+    ballot = _ballot(lw, ex, members, lambda v: b.icmp_unsigned("!=", v, const_int(I64, 0)))
+    zero = const_int(I32, 0)
+    if ins.has("ballot"):
+        lw.write(ins.operands[0], ballot, "b32")
+        return
+    if ins.has("all"):
+        r = b.icmp_unsigned("==", ballot, members)
+    elif ins.has("any"):
+        r = b.icmp_unsigned("!=", ballot, zero)
+    else:
+        r = b.or_(b.icmp_unsigned("==", ballot, zero), b.icmp_unsigned("==", ballot, members))
+    lw.write(ins.operands[0], r, "pred")
+
+
+@rule("match", family="warp", yields=True)
+def lower_match(lw: FnLowering, ins: Instr) -> None:
+    """match.any/all.sync.b32/.b64 d[|p], a, membermask."""
+    b = lw.b
+    t = ins.types()[-1]
+    a = lw.read(ins.operands[1], t)
+    ex = _Exchange(lw, a)
+    members = _members(lw, ex, ins, 2)
+    own = b.zext(a, I64) if a.type.width < 64 else a
+    same = _ballot(lw, ex, members, lambda v: b.icmp_unsigned("==", v, own))
+    d, p = _dst(ins.operands[0])
+    if ins.has("any"):
+        lw.write(d, same, "b32")
+        return
+    all_eq = b.icmp_unsigned("==", same, members)
+    lw.write(d, b.select(all_eq, members, const_int(I32, 0)), "b32")
+    if p is not None:
+        lw.write(p, all_eq, "pred")
+
+
+@rule("redux", family="warp", yields=True)
+def lower_redux(lw: FnLowering, ins: Instr) -> None:
+    """redux.sync.add/min/max/and/or/xor.u32/.s32/.b32 d, a, membermask."""
+    b = lw.b
+    t = ins.types()[-1]
+    a = lw.read(ins.operands[1], t)
+    ex = _Exchange(lw, a)
+    members = _members(lw, ex, ins, 2)
+    signed = t.startswith("s")
+    op = next(m for m in ins.mods if m in ("add", "min", "max", "and", "or", "xor"))
+    ident = {"add": 0, "and": -1, "or": 0, "xor": 0,
+             "min": 0x7FFFFFFF if signed else -1, "max": -0x80000000 if signed else 0}[op]
+    acc = const_int(I32, ident)
+    for i in range(32):
+        v = b.trunc(ex.value_of(const_int(I32, i)), I32)
+        if op == "add":
+            nv = b.add(acc, v)
+        elif op in ("and", "or", "xor"):
+            nv = {"and": b.and_, "or": b.or_, "xor": b.xor}[op](acc, v)
+        else:
+            lt = b.icmp_signed("<", v, acc) if signed else b.icmp_unsigned("<", v, acc)
+            take = lt if op == "min" else b.not_(b.or_(lt, b.icmp_unsigned("==", v, acc)))
+            nv = b.select(take, v, acc)
+        member = b.icmp_unsigned("!=", b.and_(members, const_int(I32, 1 << i)), const_int(I32, 0))
+        acc = b.select(member, nv, acc)
+    lw.write(ins.operands[0], acc, t)
+
+
+@rule("activemask", family="warp", yields=True)
+def lower_activemask(lw: FnLowering, ins: Instr) -> None:
+    """activemask.b32 d: the lanes of the warp that reach this point together."""
+    ex = _Exchange(lw, None)
+    lw.write(ins.operands[0], ex.arrived, "b32")
+
+
+__all__ = ["I1"]
