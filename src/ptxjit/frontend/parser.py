@@ -336,6 +336,9 @@ class _Parser:
                 return r
         return name
 
+    def is_reg(self, name: str) -> bool:
+        return self.func is not None and name in self.func.regs
+
     def parse_body(self, fn: ir.Function) -> None:
         self.func = fn
         self.scopes = [{}]
@@ -493,7 +496,7 @@ class _Parser:
             if self.accept("|"):
                 second = self.expect_kind("ident", "a predicate register after '|'")
                 return ir.Pair(ir.Reg(name), ir.Reg(self.resolve(second[1])))
-            if name.startswith("%") or name == "_":
+            if name.startswith("%") or name == "_" or self.is_reg(name):
                 return ir.Reg(name)
             if self.at("+") and self.peek(1)[0] == "int":
                 self.next()
@@ -526,7 +529,7 @@ class _Parser:
         if tok[0] == "ident":
             self.next()
             name = self.resolve(tok[1])
-            base = ir.Reg(name) if name.startswith("%") else ir.Sym(name)
+            base = ir.Reg(name) if name.startswith("%") or self.is_reg(name) else ir.Sym(name)
         elif tok[0] == "int" or tok[1] == "-":
             offset = self.expect_int()
         else:
@@ -534,5 +537,12 @@ class _Parser:
         while self.at("+") or self.at("-"):
             sign = -1 if self.next()[1] == "-" else 1
             offset += sign * self.expect_int()
+        if self.accept(","):
+            # texture/surface operands: [tex, {coords}] - kept as a list for the rule to judge
+            items = [ir.Addr(base, offset), self.parse_operand()]
+            while self.accept(","):
+                items.append(self.parse_operand())
+            self.expect("]")
+            return ir.Vec(tuple(items))
         self.expect("]")
         return ir.Addr(base, offset)

@@ -13,21 +13,21 @@ _state: dict[str, object] = {}
 
 
 def _target_machine() -> llvm.TargetMachine:
+    """A new host target machine.  Each MCJIT engine takes ownership of (and frees) its own, so
+    target machines are never shared between engines."""
     with _lock:
-        tm = _state.get("tm")
-        if tm is None:
+        if not _state.get("initialized"):
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
-            target = llvm.Target.from_default_triple()
-            tm = target.create_target_machine(
-                cpu=llvm.get_host_cpu_name(),
-                features=llvm.get_host_cpu_features().flatten(),
-                opt=3,
-                reloc="default",
-                codemodel="jitdefault",
-            )
-            _state["tm"] = tm
-        return tm  # type: ignore[return-value]
+            _state["initialized"] = True
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(),
+        features=llvm.get_host_cpu_features().flatten(),
+        opt=3,
+        reloc="default",
+        codemodel="jitdefault",
+    )
 
 
 def host_description() -> str:

@@ -10,13 +10,6 @@ import numpy as np
 from ptxjit.frontend import ir
 from ptxjit.lower.layout import param_layout
 
-_INT_RANGES = {
-    "u8": (0, 2**8 - 1), "s8": (-(2**7), 2**7 - 1), "b8": (-(2**7), 2**8 - 1),
-    "u16": (0, 2**16 - 1), "s16": (-(2**15), 2**15 - 1), "b16": (-(2**15), 2**16 - 1),
-    "u32": (0, 2**32 - 1), "s32": (-(2**31), 2**31 - 1), "b32": (-(2**31), 2**32 - 1),
-    "u64": (0, 2**64 - 1), "s64": (-(2**63), 2**63 - 1), "b64": (-(2**63), 2**64 - 1),
-    "pred": (0, 1),
-}
 
 
 def _describe(v: object) -> str:
@@ -87,7 +80,9 @@ def _encode(kernel: str, i: int, p: ir.VarDecl, v: object, keep: list) -> bytes:
         raise TypeError(f"{where}: expected an integer, got float {v!r}")
     if not isinstance(v, int | np.integer):
         raise TypeError(f"{where}: expected an integer or an array, got {_describe(v)}")
-    lo, hi = _INT_RANGES.get(t, (-(2 ** (8 * size - 1)), 2 ** (8 * size) - 1))
+    # nvcc declares C `int` parameters as .u32 (and `char` as .u8): PTX integer parameter types do not
+    # say the signedness, so accept the two's-complement range of the width, signed or unsigned.
+    lo, hi = (0, 1) if t == "pred" else (-(2 ** (8 * size - 1)), 2 ** (8 * size) - 1)
     iv = int(v)
     if not lo <= iv <= hi:
         raise TypeError(f"{where}: value {iv} is out of range [{lo}, {hi}]")

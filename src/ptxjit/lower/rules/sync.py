@@ -173,6 +173,7 @@ def lower_match(lw: FnLowering, ins: Instr) -> None:
     a = lw.read(ins.operands[1], t)
     ex = _Exchange(lw, a)
     members = _members(lw, ex, ins, 2)
+    a = lw.read(ins.operands[1], t)  # re-read after the suspension point
     own = b.zext(a, I64) if a.type.width < 64 else a
     same = _ballot(lw, ex, members, lambda v: b.icmp_unsigned("==", v, own))
     d, p = _dst(ins.operands[0])

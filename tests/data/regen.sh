@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Regenerate the PTX used by the error/API tests (needs nvcc).
+set -euo pipefail
+cd "$(dirname "$0")"
+nvcc -ptx -arch=sm_80 -lineinfo -O3 errors.cu -o errors.ptx
+nvcc -ptx -arch=sm_80 -O3 mangled.cu -o mangled.ptx

@@ -1,0 +1,95 @@
+"""The public API: Module, introspection, launch shapes, device-style buffers, workers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxjit
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+@pytest.fixture(scope="module")
+def demo() -> ptxjit.Module:
+    return ptxjit.Module.from_file(EXAMPLES / "demo_kernels.ptx")
+
+
+def test_introspection(demo):
+    ks = demo.kernels
+    assert set(ks) == {"saxpy", "sum_reduce", "matmul", "hello"}
+    sax = ks["saxpy"]
+    assert [p.type for p in sax.params] == ["u32", "f32", "u64", "u64"]
+    assert [p.offset for p in sax.params] == [0, 4, 8, 16]
+    assert ks["matmul"].shared_size == 2 * 16 * 16 * 4
+    assert ks["sum_reduce"].shared_size == 256 * 4
+    assert ks["sum_reduce"].instructions["bar"] >= 1
+    assert ks["saxpy"].local_size == 0
+
+
+def test_text_and_bytes_and_path(demo):
+    text = (EXAMPLES / "demo_kernels.ptx").read_text()
+    assert set(ptxjit.Module(text).kernels) == set(ptxjit.Module(text.encode()).kernels)
+    with pytest.raises(TypeError):
+        ptxjit.Module(123)
+
+
+def test_zero_copy_and_device_arrays(demo):
+    n = 1000
+    x = ptxjit.to_device(np.arange(n, dtype=np.float32))
+    y = ptxjit.zeros(n, np.float32)
+    demo.get_function("saxpy")((n + 127) // 128, 128, (n, 2.0, x, y))
+    np.testing.assert_array_equal(y.copy_to_host(), 2.0 * np.arange(n, dtype=np.float32))
+    e = ptxjit.empty((4, 4), np.float64)
+    assert e.shape == (4, 4) and e.dtype == np.float64
+
+
+def test_grid_tuple_and_numpy_scalars(demo):
+    n = 64
+    A = np.random.default_rng(0).random((n, n), dtype=np.float32)
+    B = np.eye(n, dtype=np.float32) * 2
+    C = np.zeros((n, n), np.float32)
+    demo.get_function("matmul")((n // 16, n // 16, 1), [16, 16], (A, B, C, np.int32(n)))
+    np.testing.assert_array_equal(C, A * 2)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_worker_counts_give_same_result(demo, workers):
+    ptxjit.set_workers(workers)
+    try:
+        x = np.random.default_rng(workers).random(100_000, dtype=np.float32)
+        out = np.zeros(1, np.float32)
+        demo.get_function("sum_reduce")(40, 256, (x, out, x.size))
+        np.testing.assert_allclose(out[0], x.astype(np.float64).sum(), rtol=1e-5)
+    finally:
+        ptxjit.set_workers(None)
+
+
+def test_translation_is_cached(demo):
+    k = demo.get_function("saxpy")
+    x = np.ones(10, np.float32)
+    y = np.zeros(10, np.float32)
+    k(1, 32, (10, 1.0, x, y))
+    before = ptxjit.cache_stats()
+    k(3, 32, (10, 1.0, x, y))
+    after = ptxjit.cache_stats()
+    assert after["translations"] == before["translations"]
+    assert after["memory_hits"] == before["memory_hits"] + 1
+
+
+def test_printf_goes_to_stdout(demo, capfd):
+    demo.get_function("hello")(3, 64, (7,))
+    lines = sorted(capfd.readouterr().out.strip().splitlines())
+    assert lines == [f"hello from block {b}: the answer is 7" for b in range(3)]
+
+
+def test_plain_name_lookup_of_mangled_kernel():
+    src = Path(__file__).parent / "data" / "mangled.ptx"
+    mod = ptxjit.Module.from_file(src)
+    k = mod.get_function("scale")
+    assert k.name.startswith("_Z")
+    v = np.arange(8, dtype=np.int32)
+    k(1, 8, (v, 3))
+    np.testing.assert_array_equal(v, np.arange(8) * 3)

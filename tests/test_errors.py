@@ -1,0 +1,124 @@
+"""Bad input gets a clear error naming the place; the process survives and keeps working."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxjit
+from tests.ptxsnip import snippet_kernel
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def errmod() -> ptxjit.Module:
+    return ptxjit.Module.from_file(DATA / "errors.ptx")
+
+
+def test_syntax_error_names_file_line_col():
+    ptx = snippet_kernel("    add.s32 %r1, %r2 %r3;", [("u64", "out")])
+    with pytest.raises(ptxjit.PTXSyntaxError) as ei:
+        ptxjit.Module(ptx, "bad.ptx")
+    msg = str(ei.value)
+    line = next(i for i, t in enumerate(ptx.splitlines(), 1) if "add.s32" in t)
+    assert f"bad.ptx:{line}:" in msg
+    assert "expected" in msg and "%r3" in msg
+
+
+def test_unexpected_character_and_eof():
+    with pytest.raises(ptxjit.PTXSyntaxError, match=r"x\.ptx:1:1"):
+        ptxjit.Module("# not ptx", "x.ptx")
+    with pytest.raises(ptxjit.PTXSyntaxError, match="end of file"):
+        ptxjit.Module(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() {\n ret;\n", "y.ptx")
+
+
+def test_unsupported_instruction_is_refused_at_load():
+    body = "    tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tex0, {%f5, %f6}];"
+    ptx = snippet_kernel(body, [("u64", "out")])
+    with pytest.raises(ptxjit.UnsupportedInstructionError) as ei:
+        ptxjit.Module(ptx, "tex.ptx")
+    line = next(i for i, t in enumerate(ptx.splitlines(), 1) if "tex.2d" in t)
+    assert f"tex.ptx:{line}:" in str(ei.value)
+    assert "tex.2d.v4.f32.f32" in str(ei.value)
+
+
+def test_unsupported_modifier_combination():
+    ptx = snippet_kernel("    atom.global.add.noftz.f16 %h1, [%rd1], %h2;", [("u64", "out")])
+    with pytest.raises(ptxjit.UnsupportedInstructionError, match="f16"):
+        ptxjit.Module(ptx, "a.ptx")
+
+
+def test_undeclared_register_and_unknown_label():
+    with pytest.raises(ptxjit.PTXValidationError, match="%zz9"):
+        ptxjit.Module(snippet_kernel("    mov.u32 %zz9, 1;", [("u64", "out")]))
+    with pytest.raises(ptxjit.PTXValidationError, match="unknown label"):
+        ptxjit.Module(snippet_kernel("    bra $L_nowhere;", [("u64", "out")]))
+
+
+def test_unknown_kernel_lists_kernels(errmod):
+    with pytest.raises(KeyError) as ei:
+        errmod.get_function("nope")
+    assert "trap_at" in str(ei.value) and "check_positive" in str(ei.value)
+
+
+def test_wrong_argument_count_and_types(errmod):
+    k = errmod.get_function("trap_at")
+    out = np.zeros(64, np.int32)
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        k(1, 64, (out, 0))
+    with pytest.raises(TypeError, match="trap_at_param_1"):
+        k(1, 64, (out, 1.5, 0))
+    with pytest.raises(TypeError, match="trap_at_param_2.*out of range"):
+        k(1, 64, (out, 0, 2**40))
+    with pytest.raises(TypeError, match="trap_at_param_1.*pointer"):
+        k(1, 64, (out, out, 0))
+    with pytest.raises(TypeError, match="trap_at_param_0"):
+        k(1, 64, ("hello", 0, 0))
+    with pytest.raises(ValueError, match="1024"):
+        k(1, 2048, (out, 0, 0))
+    with pytest.raises(TypeError):
+        k((1, 2, 3, 4), 64, (out, 0, 0))
+
+
+def test_trap_names_kernel_block_thread_and_line(errmod):
+    k = errmod.get_function("trap_at")
+    out = np.zeros(4 * 64, np.int32)
+    with pytest.raises(ptxjit.KernelTrap) as ei:
+        k(4, 64, (out, 2, 17))
+    e = ei.value
+    assert e.kernel == "trap_at" and e.cta == (2, 0, 0) and e.thread == (17, 0, 0)
+    assert "errors.ptx:" in str(e) and "trap" in str(e)
+    # the process and the module keep working after a trap
+    out[:] = 0
+    k(4, 64, (out, 99, 0))
+    assert (out == 1).all()
+
+
+def test_assert_failure_reports_message(errmod):
+    k = errmod.get_function("check_positive")
+    v = np.ones(100, np.int32)
+    k(1, 128, (v, 100))
+    v[37] = -5
+    with pytest.raises(ptxjit.KernelTrap) as ei:
+        k(1, 128, (v, 100))
+    assert "v[i] > 0" in str(ei.value)
+    assert ei.value.thread == (37, 0, 0)
+    assert "errors.cu" in str(ei.value)
+
+
+def test_struct_by_value_and_small_scalars(errmod):
+    out = np.zeros(1, np.float64)
+    pair = struct.pack("<ifd", 3, 0.5, 0.25)
+    errmod.get_function("by_value")(1, 1, (pair, out))
+    assert out[0] == 3.75
+    with pytest.raises(TypeError, match="16 bytes"):
+        errmod.get_function("by_value")(1, 1, (b"\0" * 8, out))
+    f = np.zeros(4, np.float32)
+    errmod.get_function("scalars")(1, 1, (-7, 65535, -(2**40), 1.5, f))
+    np.testing.assert_array_equal(f, np.array([-7, 65535, -(2.0**40), 1.5], np.float32))
+    with pytest.raises(TypeError, match="scalars_param_0.*out of range"):
+        errmod.get_function("scalars")(1, 1, (300, 0, 0, 0.0, f))
