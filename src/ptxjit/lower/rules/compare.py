@@ -7,9 +7,9 @@ from llvmlite import ir as ll
 from ptxjit.frontend.ir import Instr, is_float_type
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules.floating import ftz
-from ptxjit.lower.rules.half import half_lanes_as_f64
+from ptxjit.lower.rules.half import half_lanes_as_f64, pack_halves
 from ptxjit.lower.rules.registry import rule
-from ptxjit.lower.types import F32, I1, I32, const_int
+from ptxjit.lower.types import F32, I1, I16, I32, const_int
 
 INT_CMP = {"eq": ("==", None), "ne": ("!=", None), "lt": ("<", None), "le": ("<=", None), "gt": (">", None),
            "ge": (">=", None), "lo": ("<", "u"), "ls": ("<=", "u"), "hi": (">", "u"), "hs": (">=", "u")}
@@ -112,14 +112,12 @@ def lower_set(lw: FnLowering, ins: Instr) -> None:
         outs.append(p)
     if dt == "f32":
         v = b.select(outs[0], ll.Constant(F32, 1.0), ll.Constant(F32, 0.0))
-    elif dt in HALF:
-        one = 0x3F80 if dt.startswith("bf16") else 0x3C00
-        from ptxjit.lower.rules.half import pack_halves
-
-        from ptxjit.lower.types import I16
+    elif dt in HALF or len(outs) == 2:
+        # per 16-bit lane: 1.0 in the half format, or all ones for an integer destination
+        one = 0xFFFF if dt not in HALF else 0x3F80 if dt.startswith("bf16") else 0x3C00
         halves = [b.select(p, const_int(I16, one), const_int(I16, 0)) for p in outs]
         v = pack_halves(lw, halves)
-        dt = "b32" if dt.endswith("x2") else "b16"
+        dt = "b32" if len(outs) == 2 else "b16"
     else:
         v = b.sext(outs[0], I32)
     lw.write(ins.operands[0], v, dt)

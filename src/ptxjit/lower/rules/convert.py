@@ -9,7 +9,7 @@ from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules.floating import canon_nan, directed, ftz, intr, saturate
 from ptxjit.lower.rules.half import decode, encode, fmt_of
 from ptxjit.lower.rules.registry import rule
-from ptxjit.lower.types import F32, F64, I32, const_int, lltype
+from ptxjit.lower.types import F32, F64, I32, I64, const_int, lltype
 
 HALF = ("f16", "bf16")
 INT_ROUND = {"rni": "llvm.roundeven", "rzi": "llvm.trunc", "rmi": "llvm.floor", "rpi": "llvm.ceil"}
@@ -25,10 +25,6 @@ def _check_cvt(ins: Instr) -> str | None:
         return None if st == "f32" else f"cvt to .{dt} from .{st}"
     if dt == "tf32" or st == "tf32":
         return "tf32 conversions are not supported"
-    if is_float_type(dt) and not is_float_type(st):
-        mode = next((m for m in ins.mods if m in FLOAT_ROUND), "rn")
-        if mode not in ("rn",) and dt not in HALF:
-            return f"integer to float conversion with .{mode} rounding is not supported"
     return None
 
 
@@ -79,7 +75,7 @@ def lower_cvt(lw: FnLowering, ins: Instr) -> None:
     if is_float_type(dt):
         ft = lltype(dt)
         if not src_float:
-            v = b.sitofp(src, ft) if st.startswith("s") else b.uitofp(src, ft)
+            v = _int_to_float(lw, src, st.startswith("s"), ft, fmode)
         else:
             v = _float_to_float(lw, src, ft, fmode)
             if imode is not None:
@@ -106,6 +102,23 @@ def lower_cvt(lw: FnLowering, ins: Instr) -> None:
 
 def _fsuffix(t: ll.Type) -> str:
     return "f32" if t == F32 else "f64"
+
+
+def _int_to_float(lw: FnLowering, x: ll.Value, signed: bool, ft: ll.Type, mode: str) -> ll.Value:
+    """Integer -> f32/f64 with any rounding mode: round to nearest, then correct by the sign of the
+    exact error x - r, computed exactly as (hi * 2**32 - r) + lo in f64."""
+    b = lw.b
+    r = b.sitofp(x, ft) if signed else b.uitofp(x, ft)
+    if mode in ("rn", "rna"):
+        return r
+    x64 = b.sext(x, I64) if signed and x.type.width < 64 else b.zext(x, I64) if x.type.width < 64 else x
+    hi = b.ashr(x64, ll.Constant(I64, 32)) if signed else b.lshr(x64, ll.Constant(I64, 32))
+    lo = b.and_(x64, ll.Constant(I64, 0xFFFFFFFF))
+    hi_f = b.fmul(b.sitofp(hi, F64) if signed else b.uitofp(hi, F64), ll.Constant(F64, 2.0**32))
+    r64 = b.fpext(r, F64) if ft == F32 else r
+    err = b.fadd(b.fsub(hi_f, r64), b.uitofp(lo, F64))
+    z = ll.Constant(F64, 0.0)
+    return directed(lw, r, b.fcmp_ordered(">", err, z), b.fcmp_ordered("<", err, z), mode)
 
 
 def _float_to_float(lw: FnLowering, x: ll.Value, ft: ll.Type, mode: str) -> ll.Value:

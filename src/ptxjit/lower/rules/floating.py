@@ -92,8 +92,9 @@ def directed(lw: FnLowering, r: ll.Value, err_pos: ll.Value, err_neg: ll.Value, 
     elif mode == "rm":
         adj = err_neg
         up = const_int(I1, 0)
-    else:  # rz: move toward zero when r overshoots in magnitude
-        rneg = b.fcmp_ordered("<", r, fconst(r.type, 0.0))
+    else:  # rz: move toward zero when r overshoots in magnitude (sign bit: -0 counts as negative)
+        it = _ity(r)
+        rneg = b.icmp_signed("<", b.bitcast(r, it), ll.Constant(it, 0))
         adj = b.select(rneg, err_pos, err_neg)
         up = rneg
     adj = b.and_(adj, b.not_(is_nan(lw, r)))
@@ -106,34 +107,112 @@ def _err_signs(lw: FnLowering, e: ll.Value) -> tuple[ll.Value, ll.Value]:
     return b.fcmp_ordered(">", e, z), b.fcmp_ordered("<", e, z)
 
 
+def _two_sum(lw: FnLowering, x: ll.Value, y: ll.Value) -> tuple[ll.Value, ll.Value]:
+    """s + e == x + y exactly (Knuth's TwoSum)."""
+    b = lw.b
+    s = b.fadd(x, y)
+    bv = b.fsub(s, x)
+    av = b.fsub(s, bv)
+    return s, b.fadd(b.fsub(x, av), b.fsub(y, bv))
+
+
+def _is_pos_zero(lw: FnLowering, x: ll.Value) -> ll.Value:
+    it = _ity(x)
+    return lw.b.icmp_unsigned("==", lw.b.bitcast(x, it), ll.Constant(it, 0))
+
+
+def _zero_sign_rm(lw: FnLowering, r: ll.Value, x: ll.Value, y: ll.Value,
+                  exact_zero: ll.Value | None = None) -> ll.Value:
+    """IEEE: an exact zero sum x + y is -0 under round-toward-minus, unless both addends are +0."""
+    b = lw.b
+    it = _ity(r)
+    if exact_zero is None:  # for a sum of two values of r's format, r == 0 only when exact
+        exact_zero = b.fcmp_ordered("==", r, fconst(r.type, 0.0))
+    both_pos_zero = b.and_(_is_pos_zero(lw, x), _is_pos_zero(lw, y))
+    neg_zero = b.bitcast(ll.Constant(it, 1 << (it.width - 1)), r.type)
+    return b.select(b.and_(exact_zero, b.not_(both_pos_zero)), neg_zero, r)
+
+
+def _scale_up_if_tiny(lw: FnLowering, x: ll.Value) -> tuple[ll.Value, ll.Value]:
+    """(x * k, k) with k = 2**600 when |x| < 2**-400, else k = 1 (exact either way)."""
+    b = lw.b
+    tiny = b.fcmp_ordered("<", intr(lw, "llvm.fabs", [x]), fconst(F64, 2.0**-400))
+    k = b.select(tiny, fconst(F64, 2.0**600), fconst(F64, 1.0))
+    return b.fmul(x, k), k
+
+
+def _f64_mul_error(lw: FnLowering, a: ll.Value, c: ll.Value, r: ll.Value) -> ll.Value:
+    """A value with the sign of (a*c - r).  For tiny products the fma residual is not exact, so tiny
+    operands are scaled up first (exactly) and r is scaled alike."""
+    b = lw.b
+    direct = intr(lw, "llvm.fma", [a, c, b.fneg(r)])
+    a2, ka = _scale_up_if_tiny(lw, a)
+    c2, kc = _scale_up_if_tiny(lw, c)
+    ph = b.fmul(a2, c2)
+    pl = intr(lw, "llvm.fma", [a2, c2, b.fneg(ph)])
+    scaled = b.fadd(b.fsub(ph, b.fmul(b.fmul(r, ka), kc)), pl)
+    tiny = b.fcmp_ordered("<", intr(lw, "llvm.fabs", [r]), fconst(F64, 2.0**-960))
+    return b.select(tiny, scaled, direct)
+
+
+def _f64_div_error(lw: FnLowering, a: ll.Value, c: ll.Value, r: ll.Value) -> ll.Value:
+    """A value with the sign of (a/c - r), exact also for subnormal quotients (scaled by 2**200)."""
+    b = lw.b
+    # the residual a - r*c is exact unless it falls into the subnormal range: scale a and r up then
+    tiny = b.or_(b.fcmp_ordered("<", intr(lw, "llvm.fabs", [r]), fconst(F64, 2.0**-960)),
+                 b.fcmp_ordered("<", intr(lw, "llvm.fabs", [a]), fconst(F64, 2.0**-800)))
+    k = b.select(tiny, fconst(F64, 2.0**200), fconst(F64, 1.0))
+    rem = intr(lw, "llvm.fma", [b.fneg(b.fmul(r, k)), c, b.fmul(a, k)])
+    return b.select(b.fcmp_ordered("<", c, fconst(F64, 0.0)), b.fneg(rem), rem)
+
+
+def _f32_from_exact(lw: FnLowering, s: ll.Value, e: ll.Value, mode: str) -> ll.Value:
+    """Round the exact value s + e (f64, |e| tiny against s) to f32 with a directed mode."""
+    b = lw.b
+    r = b.fptrunc(s, F32)
+    d = b.fsub(s, b.fpext(r, F64))
+    z = fconst(F64, 0.0)
+    d_zero = b.fcmp_ordered("==", d, z)
+    pos = b.or_(b.fcmp_ordered(">", d, z), b.and_(d_zero, b.fcmp_ordered(">", e, z)))
+    neg = b.or_(b.fcmp_ordered("<", d, z), b.and_(d_zero, b.fcmp_ordered("<", e, z)))
+    return directed(lw, r, pos, neg, mode)
+
+
 def rounded_binop(lw: FnLowering, op: str, a: ll.Value, c: ll.Value, mode: str) -> ll.Value:
     b = lw.b
-    if op == "add":
-        r = b.fadd(a, c)
-    elif op == "sub":
-        r = b.fsub(a, c)
+    if op == "sub":
         c = b.fneg(c)
-    elif op == "mul":
-        r = b.fmul(a, c)
-    else:
-        r = b.fdiv(a, c)
+        op = "add"
     if mode == "rn":
-        return r
-    if op in ("add", "sub"):
-        # TwoSum: the exact error of r = a + c
-        bv = b.fsub(r, a)
-        av = b.fsub(r, bv)
-        e = b.fadd(b.fsub(a, av), b.fsub(c, bv))
-        fin = b.fcmp_ordered("<", intr(lw, "llvm.fabs", [r]), fconst(r.type, float("inf")))
-        e = b.select(fin, e, fconst(r.type, 0.0))
-    elif op == "mul":
-        e = intr(lw, "llvm.fma", [a, c, b.fneg(r)])
+        return {"add": b.fadd, "mul": b.fmul, "div": b.fdiv}[op](a, c)
+    if a.type == F32:
+        # exact (or exactly bracketed) in f64, then one directed rounding to f32
+        a64, c64 = b.fpext(a, F64), b.fpext(c, F64)
+        if op == "add":
+            s, e = _two_sum(lw, a64, c64)
+        elif op == "mul":
+            s, e = b.fmul(a64, c64), fconst(F64, 0.0)
+        else:
+            s = b.fdiv(a64, c64)
+            rem = intr(lw, "llvm.fma", [b.fneg(s), c64, a64])
+            e = b.select(b.fcmp_ordered("<", c64, fconst(F64, 0.0)), b.fneg(rem), rem)
+        r = _f32_from_exact(lw, s, e, mode)
     else:
-        # remainder a - r*c has the sign of (exact - r) * sign(c)
-        rem = intr(lw, "llvm.fma", [b.fneg(r), c, a])
-        e = b.select(b.fcmp_ordered("<", c, fconst(c.type, 0.0)), b.fneg(rem), rem)
-    pos, neg = _err_signs(lw, e)
-    return _overflow_fix(lw, directed(lw, r, pos, neg, mode), r, a, c, op, mode)
+        if op == "add":
+            r, e = _two_sum(lw, a, c)
+            fin = b.fcmp_ordered("<", intr(lw, "llvm.fabs", [r]), fconst(r.type, float("inf")))
+            e = b.select(fin, e, fconst(r.type, 0.0))
+        elif op == "mul":
+            r = b.fmul(a, c)
+            e = _f64_mul_error(lw, a, c, r)
+        else:
+            r = b.fdiv(a, c)
+            e = _f64_div_error(lw, a, c, r)
+        pos, neg = _err_signs(lw, e)
+        r = _overflow_fix(lw, directed(lw, r, pos, neg, mode), r, a, c, op, mode)
+    if op == "add" and mode == "rm":
+        r = _zero_sign_rm(lw, r, a, c)
+    return r
 
 
 def _overflow_fix(lw, res, r, a, c, op, mode):
@@ -160,19 +239,43 @@ def _overflow_fix(lw, res, r, a, c, op, mode):
 
 def rounded_fma(lw: FnLowering, a: ll.Value, c: ll.Value, d: ll.Value, mode: str) -> ll.Value:
     r = intr(lw, "llvm.fma", [a, c, d])
-    if mode == "rn" or r.type != F32:
+    if mode == "rn":
         return r
     b = lw.b
-    # exact in f64: a*c is exact; s + e is the exact sum (TwoSum)
-    a64, c64, d64 = (b.fpext(x, F64) for x in (a, c, d))
-    p = b.fmul(a64, c64)
-    s = b.fadd(p, d64)
-    bv = b.fsub(s, p)
-    av = b.fsub(s, bv)
-    e = b.fadd(b.fsub(p, av), b.fsub(d64, bv))
-    resid = b.fadd(b.fsub(s, b.fpext(r, F64)), e)
-    pos, neg = _err_signs(lw, resid)
-    return _overflow_fix(lw, directed(lw, r, pos, neg, mode), r, a, c, "mul", mode)
+    z = fconst(F64, 0.0)
+    if r.type == F32:
+        # a*c is exact in f64; TwoSum makes s + e the exact result
+        a64, c64, d64 = (b.fpext(x, F64) for x in (a, c, d))
+        p = b.fmul(a64, c64)
+        s, e = _two_sum(lw, p, d64)
+        r = _f32_from_exact(lw, s, e, mode)
+        exact_zero = b.and_(b.fcmp_ordered("==", s, z), b.fcmp_ordered("==", e, z))
+        return _zero_sign_rm(lw, r, p, d64, exact_zero) if mode == "rm" else r
+    # f64: a*c = ph + pl exactly; (ph + d) = s1 + e1 exactly; error sign from the pieces
+    ph = b.fmul(a, c)
+    pl = intr(lw, "llvm.fma", [a, c, b.fneg(ph)])
+    s1, e1 = _two_sum(lw, ph, d)
+    err_normal = b.fadd(b.fadd(b.fsub(s1, r), e1), pl)
+    # tiny products: pl is not exact; compare (d - r) + a*c in a domain scaled up exactly
+    a2, ka = _scale_up_if_tiny(lw, a)
+    c2, kc = _scale_up_if_tiny(lw, c)
+    ph2 = b.fmul(a2, c2)
+    pl2 = intr(lw, "llvm.fma", [a2, c2, b.fneg(ph2)])
+    dr, dr_lo = _two_sum(lw, d, b.fneg(r))  # d - r == dr + dr_lo exactly
+    big_dr = b.fcmp_ordered(">", intr(lw, "llvm.fabs", [dr]), fconst(F64, 2.0**-300))
+    scaled = b.fadd(b.fmul(b.fmul(dr, ka), kc), ph2)
+    scaled = b.fadd(b.fadd(scaled, b.fmul(b.fmul(dr_lo, ka), kc)), pl2)
+    err_tiny = b.select(big_dr, dr, scaled)
+    tiny = b.fcmp_ordered("<", intr(lw, "llvm.fabs", [ph]), fconst(F64, 2.0**-900))
+    err = b.select(tiny, err_tiny, err_normal)
+    fin = b.fcmp_ordered("<", intr(lw, "llvm.fabs", [r]), fconst(F64, float("inf")))
+    err = b.select(fin, err, z)
+    pos, neg = _err_signs(lw, err)
+    res = _overflow_fix(lw, directed(lw, r, pos, neg, mode), r, a, c, "mul", mode)
+    if mode == "rm":
+        exact_zero = b.and_(b.fcmp_ordered("==", r, z), b.fcmp_ordered("==", err, z))
+        res = _zero_sign_rm(lw, res, ph, d, exact_zero)
+    return res
 
 
 def _mode(ins: Instr) -> str:
@@ -183,8 +286,6 @@ def check_float(ins: Instr) -> str | None:
     t = ins.types()[-1]
     if t not in ("f32", "f64"):
         return f"type .{t} is not supported for {ins.opcode}"
-    if ins.opcode == "fma" and t == "f64" and _mode(ins) != "rn":
-        return "directed rounding of fma.f64 is not supported"
     return None
 
 
@@ -265,9 +366,14 @@ def lower_rcp_sqrt(lw: FnLowering, ins: Instr) -> None:
     elif ins.opcode == "sqrt":
         r = intr(lw, "llvm.sqrt", [x])
         if mode != "rn" and not ins.has("approx"):
-            e = intr(lw, "llvm.fma", [b.fneg(r), r, x])
-            pos, neg = _err_signs(lw, e)
-            r = directed(lw, r, pos, neg, mode)
+            if x.type == F32:
+                x64 = b.fpext(x, F64)
+                s64 = intr(lw, "llvm.sqrt", [x64])
+                r = _f32_from_exact(lw, s64, intr(lw, "llvm.fma", [b.fneg(s64), s64, x64]), mode)
+            else:
+                e = intr(lw, "llvm.fma", [b.fneg(r), r, x])
+                pos, neg = _err_signs(lw, e)
+                r = directed(lw, r, pos, neg, mode)
     else:
         r = b.fdiv(one, intr(lw, "llvm.sqrt", [x]))
     r = canon_nan(lw, r)
@@ -331,7 +437,9 @@ def lower_testp(lw: FnLowering, ins: Instr) -> None:
     elif test == "notanumber":
         r = is_nan(lw, x)
     elif test == "normal":
-        r = b.and_(b.fcmp_ordered(">=", ax, tiny), b.fcmp_ordered("<", ax, inf))
+        # PTX counts +-0 as normal
+        r = b.and_(b.or_(b.fcmp_ordered(">=", ax, tiny), b.fcmp_ordered("==", ax, fconst(x.type, 0.0))),
+                   b.fcmp_ordered("<", ax, inf))
     else:
         r = b.and_(b.fcmp_ordered("<", ax, tiny), b.fcmp_ordered(">", ax, fconst(x.type, 0.0)))
     lw.write(ins.operands[0], r, "pred")

@@ -192,7 +192,7 @@ def lower_half_arith(lw: FnLowering, ins: Instr) -> None:
         elif op == "mul":
             r = b.fmul(vals[0], vals[1])
         elif op in ("fma", "mad"):
-            r = b.call(lw.cg.intrinsic("llvm.fma", F64, [F64] * 3), vals)
+            r = _fma_round_to_odd(lw, *vals)
         else:  # min / max
             name = {"min": "llvm.minimumnum", "max": "llvm.maximumnum"}[op]
             if ins.has("NaN"):
@@ -204,6 +204,24 @@ def lower_half_arith(lw: FnLowering, ins: Instr) -> None:
             r = saturate(lw, r)
         out.append(encode(lw, r, fmt, "rn", relu=ins.has("relu"), flush=flush))
     lw.write(ins.operands[0], _pack(lw, out), rt)
+
+
+def _fma_round_to_odd(lw: FnLowering, a: ll.Value, c: ll.Value, d: ll.Value) -> ll.Value:
+    """a*c + d rounded to odd in f64, so that the one later rounding to a half format is exact
+    (f64 keeps more than two extra bits; the product of halves is exact in f64)."""
+    from ptxjit.lower.rules.floating import _two_sum, next_toward
+
+    b = lw.b
+    s, e = _two_sum(lw, b.fmul(a, c), d)
+    z = ll.Constant(F64, 0.0)
+    inexact = b.fcmp_ordered("!=", e, z)
+    # truncate toward zero: step back when the error points toward zero
+    s_neg = b.fcmp_ordered("<", s, z)
+    e_neg = b.fcmp_ordered("<", e, z)
+    toward_zero = b.and_(inexact, b.xor(s_neg, e_neg))
+    t = b.select(toward_zero, next_toward(lw, s, s_neg), s)  # negative values step up toward 0
+    odd = b.bitcast(b.or_(b.bitcast(t, I64), const_int(I64, 1)), F64)
+    return b.select(inexact, odd, s)
 
 
 def _flush64(lw: FnLowering, v: ll.Value, fmt: HalfFormat) -> ll.Value:
