@@ -50,10 +50,10 @@ W_SHARED_SIZE = 15
 W_SIZE = 16
 
 # ---- per-warp collective state
-WARP_MASK = 0         # u32: lanes that arrived at the warp point being released
-WARP_ROUND = 4        # u32: release counter; parity selects the exchange buffer
-WARP_XBUF = 16        # i64 xbuf[2][32]
-WARP_STRIDE = 16 + 2 * 32 * 8
+WARP_MASK = 0         # u32: lanes released together at the warp point (the "active mask")
+WARP_XBUF = 8         # i64 xbuf[32]: each lane's published operand
+WARP_SNAP = 8 + 256   # i64 snap[32]: operands of the released lanes, copied at release
+WARP_STRIDE = 8 + 512
 
 # ---- thread status / resume codes
 STATUS_START = 0

@@ -158,19 +158,26 @@ class ModuleCodegen:
                     b.cbranch(bad, trap_blk, ok)
                     b.position_at_end(ok)
                     b.store(b.select(b.icmp_signed("==", r, c0), const_int(I32, abi.STATUS_EXITED), r), sp)
-            # lanes waiting at a warp point: release them together
+            # lanes waiting at the same warp point (that of the first waiting lane) are released
+            # together; their published operands are snapshot so that released lanes can run on
+            # and publish again without clobbering what the others still have to read
             mask_slot = b.alloca(I32)
+            code_slot = b.alloca(I32)
             b.store(c0, mask_slot)
+            b.store(c0, code_slot)
             with _for_range(b, lo, hi) as t:
                 s = b.load(b.gep(status, [t]))
                 waiting = b.and_(b.icmp_signed(">", s, c0), b.icmp_unsigned("==", b.and_(s, released), c0))
                 at_warp = b.and_(waiting, b.icmp_unsigned("!=", b.and_(s, c1), c0))
                 at_bar = b.and_(waiting, b.icmp_unsigned("==", b.and_(s, c1), c0))
-                bit = b.shl(c1, b.sub(t, lo))
-                m = b.load(mask_slot)
-                b.store(b.select(at_warp, b.or_(m, bit), m), mask_slot)
                 with b.if_then(at_bar):
                     b.store(const_int(I1, 1), any_bar)
+                first = b.and_(at_warp, b.icmp_unsigned("==", b.load(code_slot), c0))
+                with b.if_then(first):
+                    b.store(s, code_slot)
+                same = b.and_(at_warp, b.icmp_unsigned("==", s, b.load(code_slot)))
+                m = b.load(mask_slot)
+                b.store(b.select(same, b.or_(m, b.shl(c1, b.sub(t, lo))), m), mask_slot)
             mask = b.load(mask_slot)
             has_warp = b.icmp_unsigned("!=", mask, c0)
             release_warp = f.append_basic_block("release_warp")
@@ -178,13 +185,14 @@ class ModuleCodegen:
             b.cbranch(has_warp, release_warp, warp_done)
             b.position_at_end(release_warp)
             ws = b.inttoptr(b.add(warp_base, b.mul(b.zext(w, I64), const_int(I64, abi.WARP_STRIDE))), PTR)
-            mp = b.bitcast(b.gep(ws, [const_int(I32, abi.WARP_MASK)]), I32.as_pointer())
-            rp = b.bitcast(b.gep(ws, [const_int(I32, abi.WARP_ROUND)]), I32.as_pointer())
-            b.store(mask, mp)
-            b.store(b.add(b.load(rp), c1), rp)
+            b.store(mask, b.bitcast(b.gep(ws, [const_int(I32, abi.WARP_MASK)]), I32.as_pointer()))
+            xbuf = b.bitcast(b.gep(ws, [const_int(I32, abi.WARP_XBUF)]), I64.as_pointer())
+            snap = b.bitcast(b.gep(ws, [const_int(I32, abi.WARP_SNAP)]), I64.as_pointer())
             with _for_range(b, lo, hi) as t:
-                bit = b.and_(b.lshr(mask, b.sub(t, lo)), c1)
+                lane = b.sub(t, lo)
+                bit = b.and_(b.lshr(mask, lane), c1)
                 with b.if_then(b.icmp_unsigned("!=", bit, c0)):
+                    b.store(b.load(b.gep(xbuf, [lane])), b.gep(snap, [lane]))
                     sp = b.gep(status, [t])
                     b.store(b.or_(b.load(sp), released), sp)
             b.branch(warp_loop)

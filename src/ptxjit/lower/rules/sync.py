@@ -2,9 +2,9 @@
 
 A thread reaching a barrier saves its registers and returns to the CTA scheduler, which resumes
 all threads once every live thread waits (exited threads count as arrived).  A warp collective
-first publishes the thread's operand in its warp's exchange buffer (double-buffered by release
-round), suspends, and after the scheduler releases the warp's lanes together reads the other
-lanes' operands; `arrived` (the lanes released together) plays the role of the active mask.
+first publishes the thread's operand in its warp's exchange buffer and suspends; the scheduler
+releases together the lanes waiting at the same instruction, snapshotting their operands, and
+each reads the others' from the snapshot.  The released set plays the role of the active mask.
 """
 
 from __future__ import annotations
@@ -55,31 +55,25 @@ def _bar_red(lw: FnLowering, ins: Instr) -> None:
 
 
 class _Exchange:
-    """Publishes this lane's value, suspends, then reads the other lanes' values."""
+    """Publishes this lane's value, suspends, then reads the released lanes' values."""
 
     def __init__(self, lw: FnLowering, value: ll.Value | None) -> None:
         b = lw.b
         self.lw = lw
-        ws = lw.warp_state()
-        rnd = b.load(lw.typed_ptr(b.gep(ws, [const_int(I32, abi.WARP_ROUND)]), I32))
         if value is not None:
             v64 = b.zext(value, I64) if value.type.width < 64 else value
-            b.store(v64, self._slot(ws, b.and_(rnd, const_int(I32, 1)), lw.lane()))
+            b.store(v64, self._slot(lw.warp_state(), abi.WARP_XBUF, lw.lane()))
         lw.yield_point(warp_level=True)
-        ws = lw.warp_state()
-        self.ws = ws
-        rnd = b.load(lw.typed_ptr(b.gep(ws, [const_int(I32, abi.WARP_ROUND)]), I32))
-        self.parity = b.and_(b.sub(rnd, const_int(I32, 1)), const_int(I32, 1))
-        self.arrived = b.load(lw.typed_ptr(b.gep(ws, [const_int(I32, abi.WARP_MASK)]), I32))
+        self.ws = lw.warp_state()
+        self.arrived = b.load(lw.typed_ptr(b.gep(self.ws, [const_int(I32, abi.WARP_MASK)]), I32))
 
-    def _slot(self, ws: ll.Value, parity: ll.Value, lane: ll.Value) -> ll.Value:
+    def _slot(self, ws: ll.Value, base: int, lane: ll.Value) -> ll.Value:
         b = self.lw.b
-        idx = b.add(b.mul(parity, const_int(I32, 32)), lane)
-        off = b.add(const_int(I32, abi.WARP_XBUF), b.mul(idx, const_int(I32, 8)))
+        off = b.add(const_int(I32, base), b.mul(lane, const_int(I32, 8)))
         return self.lw.typed_ptr(b.gep(ws, [off]), I64)
 
     def value_of(self, lane: ll.Value) -> ll.Value:
-        return self.lw.b.load(self._slot(self.ws, self.parity, lane))
+        return self.lw.b.load(self._slot(self.ws, abi.WARP_SNAP, lane))
 
 
 def _members(lw: FnLowering, ex: _Exchange, ins: Instr, mask_index: int) -> ll.Value:
