@@ -59,6 +59,14 @@ class FnLowering:
             self.save_slots[name] = _align(self.save_stride, size)
             self.save_stride = self.save_slots[name] + size
         self.save_stride = _align(self.save_stride, 16)
+        self.live_after: dict[int, set[str]] | None = None
+        if is_kernel and any(cg.yields(i) for i in fn.instructions):
+            from ptxjit.passes.dataflow import defs_uses, liveness
+
+            _blocks, after = liveness(fn)
+            # across a suspension point: what is live after it, and what it re-reads on resume
+            self.live_after = {k: v | set(defs_uses(i)[1]) for i in fn.instructions
+                               if cg.yields(i) for k, v in [(id(i), after[id(i)])]}
 
     # ------------------------------------------------------------------ setup
     def lower(self) -> None:
@@ -359,8 +367,12 @@ class FnLowering:
         """Suspend the thread: save registers, return a resume code; continue in the resume block."""
         b = self.b
         code = ((len(self.yield_blocks) + 1) << 1) | (abi.WARP_POINT if warp_level else 0)
+        live = self.regs.items()
+        if self.live_after is not None and self.cur is not None and id(self.cur) in self.live_after:
+            keep = self.live_after[id(self.cur)]
+            live = [(n, s) for n, s in self.regs.items() if n in keep]
         save = self._save_area()
-        for name, slot in self.regs.items():
+        for name, slot in live:
             off = self._save_slot(name)
             p = self.typed_ptr(b.gep(save, [const_int(I64, off)]), slot.type.pointee)
             b.store(b.load(slot), p)
@@ -368,7 +380,7 @@ class FnLowering:
         resume = self.llfn.append_basic_block(f"resume{code}")
         b.position_at_end(resume)
         save = self._save_area()
-        for name, slot in self.regs.items():
+        for name, slot in live:
             off = self._save_slot(name)
             p = self.typed_ptr(b.gep(save, [const_int(I64, off)]), slot.type.pointee)
             b.store(b.load(p), slot)

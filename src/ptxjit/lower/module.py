@@ -46,6 +46,12 @@ class ModuleCodegen:
             return self.glay.offsets[name]
         raise PTXValidationError(ins.pos if ins else fn.pos, f"unknown symbol '{name}' in function '{fn.name}'")
 
+    def yields(self, ins: ir.Instr) -> bool:
+        from ptxjit.lower.rules import RULES
+
+        r = RULES.get(ins.opcode)
+        return r is not None and r.yields
+
     def location_id(self, ins: ir.Instr | None) -> int:
         if ins is None:
             return -1

@@ -1,0 +1,133 @@
+"""Control-flow graph, register use/def and liveness over a PTX function body.
+
+Used by lowering to save only the registers live across a suspension point (barrier or warp
+collective) instead of the whole register file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptxjit.frontend import ir
+
+# instructions whose first operand is not a destination register
+NO_DEST = frozenset({"st", "red", "bra", "brx", "ret", "exit", "trap", "membar", "fence", "prefetch",
+                     "prefetchu", "cp", "call", "pmevent", "nanosleep", "brkpt", "applypriority", "discard",
+                     "griddepcontrol", "setmaxnreg"})
+TERMINATORS = frozenset({"bra", "brx", "ret", "exit", "trap"})
+
+
+def _regs(op) -> list[str]:
+    if isinstance(op, ir.Reg):
+        return [op.name] if op.name != "_" else []
+    if isinstance(op, ir.Addr):
+        return _regs(op.base) if isinstance(op.base, ir.Reg) else []
+    if isinstance(op, ir.Vec | ir.CallList):
+        return [r for x in op.items for r in _regs(x)]
+    if isinstance(op, ir.Pair):
+        return _regs(op.first) + _regs(op.second)
+    return []
+
+
+def has_dest(ins: ir.Instr) -> bool:
+    if ins.opcode in ("bar", "barrier"):
+        return "red" in ins.mods
+    return ins.opcode not in NO_DEST and bool(ins.operands)
+
+
+def defs_uses(ins: ir.Instr) -> tuple[list[str], list[str]]:
+    """(registers written, registers read).  A guarded write may not happen: it also counts as a read."""
+    ops = ins.operands
+    if has_dest(ins):
+        d = _regs(ops[0])
+        u = [r for op in ops[1:] for r in _regs(op)]
+        # a vector destination of ld is written; an address in operand 0 would be a read
+        if isinstance(ops[0], ir.Addr):
+            d, u = [], _regs(ops[0]) + u
+    else:
+        d = []
+        u = [r for op in ops for r in _regs(op)]
+    if ins.guard is not None:
+        u = u + [ins.guard.name] + d
+    return d, u
+
+
+@dataclass
+class Block:
+    start: int  # index into body
+    end: int  # exclusive
+    succs: list[int] = field(default_factory=list)
+    live_in: set[str] = field(default_factory=set)
+    live_out: set[str] = field(default_factory=set)
+
+
+def build_cfg(fn: ir.Function) -> tuple[list[Block], dict[str, int]]:
+    body = fn.body or []
+    starts = {0}
+    for i, st in enumerate(body):
+        if isinstance(st, ir.Label):
+            starts.add(i)
+        elif st.opcode in TERMINATORS:
+            starts.add(i + 1)
+    order = sorted(s for s in starts if s <= len(body))
+    blocks = [Block(s, e) for s, e in zip(order, order[1:] + [len(body)], strict=True) if s < e or s == 0]
+    label_block: dict[str, int] = {}
+    for bi, blk in enumerate(blocks):
+        for st in body[blk.start:blk.end]:
+            if isinstance(st, ir.Label):
+                label_block[st.name] = bi
+            else:
+                break
+    branch_tables = getattr(fn, "branch_tables", {})
+    for bi, blk in enumerate(blocks):
+        last = body[blk.end - 1] if blk.end > blk.start else None
+        falls = True
+        if isinstance(last, ir.Instr) and last.opcode in TERMINATORS:
+            if last.opcode == "bra" and isinstance(last.operands[0], ir.Sym):
+                blk.succs.append(label_block.get(last.operands[0].name, -1))
+            elif last.opcode == "brx":
+                for name in branch_tables.get(getattr(last.operands[1], "name", ""), []):
+                    blk.succs.append(label_block.get(name, -1))
+            falls = last.guard is not None
+        if falls and bi + 1 < len(blocks):
+            blk.succs.append(bi + 1)
+        blk.succs = [s for s in blk.succs if s >= 0]
+    return blocks, label_block
+
+
+def liveness(fn: ir.Function) -> tuple[list[Block], dict[int, set[str]]]:
+    """Live registers per block, and live-after sets per instruction id (id(instr)) for all instructions."""
+    body = fn.body or []
+    blocks, _ = build_cfg(fn)
+    summaries = []
+    for blk in blocks:
+        use: set[str] = set()
+        dfn: set[str] = set()
+        for st in body[blk.start:blk.end]:
+            if isinstance(st, ir.Instr):
+                d, u = defs_uses(st)
+                use.update(r for r in u if r not in dfn)
+                dfn.update(d if st.guard is None else ())
+        summaries.append((use, dfn))
+    changed = True
+    while changed:
+        changed = False
+        for bi in range(len(blocks) - 1, -1, -1):
+            blk = blocks[bi]
+            out = set().union(*(blocks[s].live_in for s in blk.succs)) if blk.succs else set()
+            use, dfn = summaries[bi]
+            new_in = use | (out - dfn)
+            if out != blk.live_out or new_in != blk.live_in:
+                blk.live_out, blk.live_in = out, new_in
+                changed = True
+    after: dict[int, set[str]] = {}
+    for blk in blocks:
+        live = set(blk.live_out)
+        for st in reversed(body[blk.start:blk.end]):
+            if isinstance(st, ir.Instr):
+                after[id(st)] = set(live)
+                d, u = defs_uses(st)
+                if st.guard is None:
+                    live -= set(d)
+                live |= set(u)
+    return blocks, after
