@@ -183,6 +183,7 @@ class Function:
     regs: dict[str, str] = field(default_factory=dict)  # register name -> PTX type
     vars: list[VarDecl] = field(default_factory=list)  # .local/.shared/.param declared in the body
     perf: dict[str, tuple[int, ...]] = field(default_factory=dict)  # .maxntid/.reqntid/...
+    branch_tables: dict[str, list[str]] = field(default_factory=dict)  # name: .branchtargets labels
 
     @property
     def instructions(self) -> list[Instr]:

@@ -374,6 +374,13 @@ class _Parser:
                 if self.at(".callprototype"):
                     self.skip_to(";")
                     continue
+                if self.accept(".branchtargets"):
+                    targets = [self.expect_kind("ident", "a label")[1]]
+                    while self.accept(","):
+                        targets.append(self.expect_kind("ident", "a label")[1])
+                    self.expect(";")
+                    fn.branch_tables[tok[1]] = targets
+                    continue
                 body.append(ir.Label(tok[1], self.pos(tok)))
                 continue
             body.append(self.parse_instruction())

@@ -47,7 +47,8 @@ W_RED_ACC = 8         # 8: popc accumulator, 9: and, 10: or (bar.red)
 W_RED_RES = 11        # 11: popc result, 12: and, 13: or
 W_ID = 14             # worker index (reported as %smid)
 W_SHARED_SIZE = 15
-W_SIZE = 16
+W_EXITED = 16         # set by `exit` in a device function; the kernel body then ends the thread
+W_SIZE = 24
 
 # ---- per-warp collective state
 WARP_MASK = 0         # u32: lanes released together at the warp point (the "active mask")

@@ -270,6 +270,8 @@ class FnLowering:
                 v = b.add(self.launch_slot(abi.L_GLOBALS), const_int(I64, off))
             elif space == "kparam":
                 v = b.add(self.launch_slot(abi.L_PARAMS), const_int(I64, off))
+            elif space == "func":
+                v = b.ptrtoint(self.cg.device_function(name, self.cur), I64)
             else:
                 raise self.unsupported(f"cannot take the address of '{name}'")
         if sym.offset:
@@ -352,15 +354,19 @@ class FnLowering:
         return b.add(cx, b.mul(gx, b.add(cy, b.mul(gy, cz))))
 
     def check_error_after_call(self) -> None:
-        """After a device-function call: if the callee trapped, unwind this thread too."""
+        """After a device-function call: if the callee trapped or exited, unwind this thread too."""
         b = self.b
         err = self.launch_slot(abi.L_ERROR)
-        failed = b.icmp_unsigned("!=", err, const_int(I64, 0))
-        with b.if_then(failed, likely=False):
-            if self.is_kernel:
-                b.ret(const_int(I32, abi.RESUME_TRAP))
-            else:
+        exited_slot = b.gep(self.worker, [const_int(I32, abi.W_EXITED)])
+        exited = b.load(exited_slot)
+        unwind = b.icmp_unsigned("!=", b.or_(err, exited), const_int(I64, 0))
+        with b.if_then(unwind, likely=False):
+            if not self.is_kernel:
                 b.ret_void()
+            else:
+                failed = b.icmp_unsigned("!=", err, const_int(I64, 0))
+                b.store(const_int(I64, 0), exited_slot)
+                b.ret(b.select(failed, const_int(I32, abi.RESUME_TRAP), const_int(I32, 0)))
 
     # ------------------------------------------------------------------ suspension points
     def yield_point(self, warp_level: bool) -> None:

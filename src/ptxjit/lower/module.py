@@ -44,6 +44,9 @@ class ModuleCodegen:
             return "shared", self.shared.offsets[name]
         if name in self.glay.offsets:
             return self.glay.offsets[name]
+        f = self.module.functions.get(name)
+        if f is not None and f.body is not None and not f.is_entry:
+            return "func", 0
         raise PTXValidationError(ins.pos if ins else fn.pos, f"unknown symbol '{name}' in function '{fn.name}'")
 
     def yields(self, ins: ir.Instr) -> bool:

@@ -49,6 +49,11 @@ def validate(module: ir.Module) -> None:
                 for r in _regs_in(op) if op is not None else ():
                     if r.name != "_" and r.name not in fn.regs and not is_special(r.name):
                         raise PTXValidationError(ins.pos, f"register {r.name} is not declared in '{fn.name}'")
+            if ins.opcode == "brx":
+                table = ins.operands[1] if len(ins.operands) > 1 else None
+                names = fn.branch_tables.get(getattr(table, "name", ""))
+                if names is None or any(n not in labels for n in names):
+                    raise PTXValidationError(ins.pos, f"brx.idx needs a .branchtargets table of labels: {table}")
             if ins.opcode == "bra":
                 t = ins.operands[0] if ins.operands else None
                 if not isinstance(t, ir.Sym) or t.name not in labels:

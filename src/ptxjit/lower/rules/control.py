@@ -12,12 +12,35 @@ from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import I32, I64, PTR, const_int, lltype
 
 
-@rule("bra", "brx", family="control", handles_guard=True)
+@rule("brx", family="control", handles_guard=True)
+def lower_brx(lw: FnLowering, ins: Instr) -> None:
+    """brx.idx[.uni] index, table: jump through a .branchtargets label table."""
+    b = lw.b
+    table = ins.operands[1]
+    labels = lw.fn.branch_tables.get(getattr(table, "name", ""))
+    if labels is None:
+        raise lw.unsupported(f"unknown branch table {table}")
+    idx = lw.read(ins.operands[0], "u32")
+    bad = lw.llfn.append_basic_block("brx_out_of_range")
+    go = b.block
+    if ins.guard is not None:
+        go = lw.llfn.append_basic_block("brx_go")
+        fall = lw.llfn.append_basic_block("fallthrough")
+        b.cbranch(lw.read_pred(ins.guard), go, fall)
+        b.position_at_end(go)
+    sw = b.switch(idx, bad)
+    for i, name in enumerate(labels):
+        sw.add_case(const_int(I32, i), lw.label_block(name))
+    b.position_at_end(bad)
+    lw.trap(abi.ERR_TRAP)
+    if ins.guard is not None:
+        b.position_at_end(fall)
+
+
+@rule("bra", family="control", handles_guard=True)
 def lower_bra(lw: FnLowering, ins: Instr) -> None:
     """bra[.uni] label, optionally guarded by @p / @!p."""
     b = lw.b
-    if ins.opcode == "brx":
-        raise lw.unsupported("indirect branches (brx.idx) are not supported")
     target = ins.operands[0]
     if not isinstance(target, ir.Sym):
         raise lw.unsupported("branch target must be a label")
@@ -40,7 +63,7 @@ def lower_ret(lw: FnLowering, ins: Instr) -> None:
 def lower_exit(lw: FnLowering, ins: Instr) -> None:
     """exit: the thread exits."""
     if not lw.is_kernel:
-        raise lw.unsupported("exit inside a device function is not supported")
+        lw.b.store(const_int(I64, 1), lw.b.gep(lw.worker, [const_int(I32, abi.W_EXITED)]))
     lw.emit_return()
 
 
@@ -66,11 +89,9 @@ def _split_call(ins: Instr) -> tuple[tuple, ir.Sym | ir.Reg, tuple]:
 
 def _check_call(ins: Instr) -> str | None:
     try:
-        _rets, target, _args = _split_call(ins)
+        _split_call(ins)
     except ValueError as e:
         return str(e)
-    if not isinstance(target, ir.Sym):
-        return "indirect calls through function pointers are not supported"
     return None
 
 
@@ -99,7 +120,7 @@ def lower_call(lw: FnLowering, ins: Instr) -> None:
     """call[.uni] (rets), f, (args): device functions, recursion; vprintf, __assertfail, malloc, free."""
     b = lw.b
     rets, target, args = _split_call(ins)
-    name = target.name
+    name = getattr(target, "name", "")
     arg_ptrs = [_param_ptr(lw, a) for a in args]
     ret_ptrs = [_param_ptr(lw, r) for r in rets]
     if name == "vprintf":
@@ -127,6 +148,12 @@ def lower_call(lw: FnLowering, ins: Instr) -> None:
         fn = lw.cg.extern_function("free", ll.VoidType(), [PTR])
         b.call(fn, [b.inttoptr(_load_u64(lw, arg_ptrs[0]), PTR)])
         return
-    callee = lw.cg.device_function(name, ins)
+    if isinstance(target, ir.Reg):
+        # indirect call: every device function has the same pointer-per-parameter signature
+        i64p = I64.as_pointer()
+        fnty = ll.FunctionType(ll.VoidType(), [i64p, i64p, I32] + [PTR] * (len(arg_ptrs) + len(ret_ptrs)))
+        callee = b.inttoptr(lw.read(target, "u64"), fnty.as_pointer())
+    else:
+        callee = lw.cg.device_function(name, ins)
     b.call(callee, [lw.launch, lw.worker, lw.tlin, *arg_ptrs, *ret_ptrs])
     lw.check_error_after_call()

@@ -534,3 +534,46 @@ def lower_dp(lw: FnLowering, ins: Instr) -> None:
     for x, y in zip(pa, pb, strict=True):
         r = b.add(r, b.mul(x, y))
     lw.write(ins.operands[0], r, "s32" if _signed(at) or _signed(bt) else "u32")
+
+
+@rule("lop3", family="logic")
+def lower_lop3(lw: FnLowering, ins: Instr) -> None:
+    """lop3.b32 d, a, b, c, immLut: any three-input bitwise function (and the .BoolOp d|p form)."""
+    b = lw.b
+    a, c_, e = (lw.read(op, "b32") for op in ins.operands[1:4])
+    lut_op = ins.operands[4]
+    lut = lut_op.value if hasattr(lut_op, "value") and isinstance(lut_op.value, int) else None
+    if lut is None:
+        raise lw.unsupported("the lookup table of lop3 must be an immediate")
+    ones = const_int(I32, -1)
+    r = const_int(I32, 0)
+    for i in range(8):
+        if lut >> i & 1:
+            term = b.and_(b.and_(a if i & 4 else b.xor(a, ones), c_ if i & 2 else b.xor(c_, ones)),
+                          e if i & 1 else b.xor(e, ones))
+            r = b.or_(r, term)
+    d = ins.operands[0]
+    bop = next((m for m in ins.mods if m in ("and", "or")), None)
+    if bop is not None and hasattr(d, "first"):
+        q = lw.read_pred(ins.operands[5])
+        nz = b.icmp_unsigned("!=", r, const_int(I32, 0))
+        lw.write(d.first, r, "b32")
+        lw.write(d.second, b.and_(nz, q) if bop == "and" else b.or_(nz, q), "pred")
+        return
+    lw.write(d, r, "b32")
+
+
+@rule("bmsk", family="bits")
+def lower_bmsk(lw: FnLowering, ins: Instr) -> None:
+    """bmsk.clamp/.wrap.b32 d, a, b: b one-bits starting at bit a."""
+    b = lw.b
+    pos = lw.read(ins.operands[1], "u32")
+    width = lw.read(ins.operands[2], "u32")
+    if ins.has("wrap"):
+        pos, width = b.and_(pos, const_int(I32, 31)), b.and_(width, const_int(I32, 31))
+    else:
+        lim = const_int(I32, 32)
+        pos = b.select(b.icmp_unsigned(">", pos, lim), lim, pos)
+        width = b.select(b.icmp_unsigned(">", width, lim), lim, width)
+    m = b.sub(b.shl(const_int(I64, 1), b.zext(width, I64)), const_int(I64, 1))
+    lw.write(ins.operands[0], b.trunc(b.shl(m, b.zext(pos, I64)), I32), "b32")
