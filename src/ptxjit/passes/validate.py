@@ -6,9 +6,9 @@ from __future__ import annotations
 from ptxjit.errors import PTXValidationError, UnsupportedInstructionError
 from ptxjit.frontend import ir
 from ptxjit.lower.function import is_special
+from ptxjit.lower.module import EXTERN_FUNCS
 from ptxjit.lower.rules import check_instruction
 from ptxjit.lower.rules.control import _split_call
-from ptxjit.lower.module import EXTERN_FUNCS
 
 
 def _regs_in(op) -> list[ir.Reg]:

@@ -11,7 +11,6 @@ from ptxjit.frontend import ir
 from ptxjit.lower.layout import param_layout
 
 
-
 def _describe(v: object) -> str:
     if isinstance(v, np.ndarray):
         return f"numpy array of {v.dtype} with shape {v.shape}"

@@ -321,7 +321,6 @@ def lower_float_arith(lw: FnLowering, ins: Instr) -> None:
 
 
 def _minmax(lw: FnLowering, op: str, a: ll.Value, c: ll.Value, propagate_nan: bool) -> ll.Value:
-    b = lw.b
     t = a.type
     if propagate_nan:
         name = "llvm.minimum" if op == "min" else "llvm.maximum"

@@ -18,7 +18,6 @@ from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import I1, I32, I64, const_int
 
-
 # ---------------------------------------------------------------- CTA barriers
 
 
