@@ -61,7 +61,7 @@ def site_dirs() -> list[Path]:
 
 
 def find_nvrtc(major: int) -> Path:
-    # nvidia-cuda-nvrtc (13.x) installs nvidia/cu13/lib; nvidia-cuda-nvrtc-cu12 installs nvidia/cuda_nvrtc/lib.
+    # nvidia-cuda-nvrtc (13.x) -> nvidia/cu13/lib; nvidia-cuda-nvrtc-cu12 -> nvidia/cuda_nvrtc/lib.
     pats = {13: ["nvidia/cu13/lib/libnvrtc.so.13*"], 12: ["nvidia/cuda_nvrtc/lib/libnvrtc.so.12*"]}[major]
     for d in site_dirs():
         for pat in pats:
@@ -105,6 +105,12 @@ class Nvrtc:
             self.lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
 
+def relativize(path: Path) -> None:
+    """Make the `.file` paths (from -lineinfo) repository-relative so the output is machine-independent."""
+    text = path.read_text()
+    path.write_text(text.replace(f'"{ROOT}/', '"').replace(f'"{Path.cwd()}/', '"'))
+
+
 def run(cmd: list[str]) -> None:
     print("+", " ".join(cmd))
     subprocess.run(cmd, check=True)
@@ -115,10 +121,12 @@ def gen_nvcc(nvcc: str) -> list[tuple[Path, str]]:
     for cu in sorted(CORPUS.glob("*.cu")):
         dst = PTX / f"{cu.stem}.ptx"
         run([nvcc, "-ptx", "-arch=sm_80", *NVCC_FLAGS, str(cu), "-o", str(dst)])
+        relativize(dst)
         out.append((dst, "sm_80"))
     for stem, arch, name in NVCC_EXTRA:
         dst = PTX / f"{name}.ptx"
         run([nvcc, "-ptx", f"-arch={arch}", *NVCC_FLAGS, str(CORPUS / f"{stem}.cu"), "-o", str(dst)])
+        relativize(dst)
         out.append((dst, arch))
     return out
 
@@ -131,9 +139,10 @@ def gen_nvrtc() -> list[tuple[Path, str]]:
             compilers[major] = Nvrtc(find_nvrtc(major))
             print(f"NVRTC {compilers[major].version} for major {major}")
         src = (CORPUS / f"{stem}.cu").read_text()
-        ptx = compilers[major].compile(src, f"{stem}.cu", [f"--gpu-architecture={arch}", "-lineinfo"])
+        ptx = compilers[major].compile(src, f"corpus/{stem}.cu", [f"--gpu-architecture={arch}", "-lineinfo"])
         dst = PTX_NVRTC / f"{name}.ptx"
         dst.write_text(ptx)
+        relativize(dst)
         print(f"nvrtc{major} {arch}: {dst.relative_to(ROOT)}")
         out.append((dst, "sm_" + arch.split("_")[1]))
     return out
