@@ -143,14 +143,15 @@ class Module:
         self._functions[name] = k
         return k
 
-    def translation(self, f: ir.Function) -> tr.Translation:
-        key = (f.name,)
+    def translation(self, f: ir.Function, block: tuple[int, int, int] | None = None) -> tr.Translation:
+        """The native code of kernel f for launches with this block shape (grid size does not matter)."""
+        key = (f.name, block)
         with self._lock:
             t = self._translations.get(key)
             if t is not None:
                 tr.note_memory_hit()
                 return t
-            t = tr.translate(self.ir, f, self._glay)
+            t = tr.translate(self.ir, f, self._glay, block)
             self._translations[key] = t
             return t
 
@@ -184,6 +185,6 @@ class Kernel:
         if not isinstance(shared_mem, int | np.integer) or shared_mem < 0:
             raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
         params, keep = pack_arguments(self.name, self.fn.params, args)
-        t = self.module.translation(self.fn)
+        t = self.module.translation(self.fn, b)
         launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem))
         del keep

@@ -16,6 +16,7 @@ from ptxjit.lower.module import WORKER_SYMBOL, ModuleCodegen
 @dataclass
 class Translation:
     kernel: str
+    block: tuple[int, int, int] | None
     native: NativeCode
     save_stride: int
     local_stride: int
@@ -34,15 +35,16 @@ def cache_stats() -> dict[str, int]:
     return dict(_stats)
 
 
-def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout) -> Translation:
+def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
+              block: tuple[int, int, int] | None = None) -> Translation:
     t0 = time.perf_counter()
-    cg = ModuleCodegen(module, kernel, glay)
+    cg = ModuleCodegen(module, kernel, glay, block)
     llmod = cg.build()
     text = str(llmod)
     native = compile_ir(text, WORKER_SYMBOL)
     with _lock:
         _stats["translations"] += 1
-    return Translation(kernel.name, native, cg.body_save_stride, fn_local_size(kernel), cg.shared,
+    return Translation(kernel.name, block, native, cg.body_save_stride, fn_local_size(kernel), cg.shared,
                        cg.has_yields, cg.locations, text, time.perf_counter() - t0)
 
 

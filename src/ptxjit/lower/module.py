@@ -22,9 +22,13 @@ EXTERN_FUNCS = {"vprintf", "__assertfail", "malloc", "free", "__nv_assertfail"}
 
 
 class ModuleCodegen:
-    def __init__(self, module: ir.Module, kernel: ir.Function, globals_layout: GlobalsLayout) -> None:
+    def __init__(self, module: ir.Module, kernel: ir.Function, globals_layout: GlobalsLayout,
+                 block: tuple[int, int, int] | None = None) -> None:
         self.module = module
         self.kernel = kernel
+        # launch-time specialization: a known block shape makes %ntid, %tid and the thread loop's
+        # trip count constants (None: generic code reading them from the launch record)
+        self.block = block
         self.glay = globals_layout
         self.llmod = ll.Module(name=kernel.name)
         self.kparams = {p.name: off for p, off in zip(kernel.params, param_layout(kernel.params).offsets,
@@ -71,6 +75,12 @@ class ModuleCodegen:
             name = f"{name}.{_type_suffix(t)}"
         return self.extern_function(name, ret, args)
 
+    def empty_md(self):
+        md = getattr(self, "_empty_md", None)
+        if md is None:
+            md = self._empty_md = self.llmod.add_metadata([])
+        return md
+
     def extern_function(self, name: str, ret: ll.Type, args: list[ll.Type]) -> ll.Function:
         g = self.llmod.globals.get(name)
         if g is None:
@@ -93,6 +103,7 @@ class ModuleCodegen:
         fnty = ll.FunctionType(VOID, [I64.as_pointer(), I64.as_pointer(), I32] + [PTR] * nargs)
         f = ll.Function(self.llmod, fnty, name="dev." + name)
         f.linkage = "internal"
+        _noalias_records(f)
         self.funcs[name] = f
         self.pending.append(target)
         return f
@@ -103,6 +114,7 @@ class ModuleCodegen:
         body_ty = ll.FunctionType(I32, [i64p, i64p, I32, I32])
         body = ll.Function(self.llmod, body_ty, name="body")
         body.linkage = "internal"
+        _noalias_records(body)
         lw = FnLowering(self, self.kernel, body, is_kernel=True)
         lw.lower()
         self.body_save_stride = lw.save_stride
@@ -119,6 +131,7 @@ class ModuleCodegen:
         i64p = I64.as_pointer()
         f = ll.Function(self.llmod, ll.FunctionType(I32, [i64p, i64p, I32]), name="run_cta")
         f.linkage = "internal"
+        _noalias_records(f)
         L, W, n = f.args
         b = ll.IRBuilder(f.append_basic_block("entry"))
         c0, c1 = const_int(I32, 0), const_int(I32, 1)
@@ -236,7 +249,10 @@ class ModuleCodegen:
         def slot(rec, idx):
             return b.gep(rec, [const_int(I32, idx)])
 
-        nthreads = b.trunc(b.load(slot(L, abi.L_NTHREADS)), I32)
+        if self.block is not None:
+            nthreads = const_int(I32, self.block[0] * self.block[1] * self.block[2])
+        else:
+            nthreads = b.trunc(b.load(slot(L, abi.L_NTHREADS)), I32)
         nctas = b.load(slot(L, abi.L_NCTAS))
         batch = b.load(slot(L, abi.L_BATCH))
         gx = b.load(slot(L, abi.L_GRID))
@@ -270,6 +286,13 @@ class ModuleCodegen:
         b.branch(loop)
         b.position_at_end(exit_blk)
         b.ret_void()
+
+
+def _noalias_records(f: ll.Function) -> None:
+    """The launch and worker records are only touched by the runtime's own code: telling LLVM that
+    kernel memory accesses never alias them lets it hoist their loads out of the thread loop."""
+    for a in f.args[:2]:
+        a.add_attribute("noalias")
 
 
 def _type_suffix(t: ll.Type) -> str:

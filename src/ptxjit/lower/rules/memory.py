@@ -66,12 +66,20 @@ def lower_ld(lw: FnLowering, ins: Instr) -> None:
             v = b.load_atomic(p, order, size)
         else:
             v = b.load(p, align=size)
+            if _is_kernel_param(lw, ins.operands[1]):
+                v.set_metadata("invariant.load", lw.cg.empty_md())
         lw.write(dsts[0], v, t)
         return
     vt = ll.VectorType(elt, n)
     v = b.load(lw.typed_ptr(base, vt), align=size * n)
     for i, dst in enumerate(dsts):
         lw.write(dst, b.extract_element(v, const_int(I32, i)), t)
+
+
+def _is_kernel_param(lw: FnLowering, addr) -> bool:
+    """Kernel parameters cannot change during a launch: their loads may be hoisted anywhere."""
+    return (lw.is_kernel and isinstance(addr, ir.Addr) and isinstance(addr.base, ir.Sym)
+            and addr.base.name in lw.cg.kparams)
 
 
 @rule("st", family="memory", check=_check_ldst)

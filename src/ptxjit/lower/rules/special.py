@@ -18,10 +18,15 @@ def special_register(lw, name: str) -> ll.Value:
     def launch32(idx: int) -> ll.Value:
         return b.trunc(lw.launch_slot(idx), I32)
 
+    block = lw.cg.block
+
+    def ntid(i: int) -> ll.Value:
+        return const_int(I32, block[i]) if block is not None else launch32(abi.L_BLOCK + i)
+
     if base == "%tid":
         if axis == 3:
             return const_int(I32, 0)
-        nx, ny = launch32(abi.L_BLOCK), launch32(abi.L_BLOCK + 1)
+        nx, ny = ntid(0), ntid(1)
         t = lw.tlin
         if axis == 0:
             return b.urem(t, nx)
@@ -29,7 +34,7 @@ def special_register(lw, name: str) -> ll.Value:
             return b.urem(b.udiv(t, nx), ny)
         return b.udiv(t, b.mul(nx, ny))
     if base == "%ntid":
-        return launch32(abi.L_BLOCK + axis) if axis < 3 else const_int(I32, 0)
+        return ntid(axis) if axis < 3 else const_int(I32, 0)
     if base == "%ctaid":
         return b.trunc(lw.worker_slot(abi.W_CTA + axis), I32) if axis < 3 else const_int(I32, 0)
     if base == "%nctaid":
@@ -39,7 +44,8 @@ def special_register(lw, name: str) -> ll.Value:
     if base == "%warpid":
         return b.lshr(lw.tlin, const_int(I32, 5))
     if base == "%nwarpid":
-        return b.lshr(b.add(launch32(abi.L_NTHREADS), const_int(I32, 31)), const_int(I32, 5))
+        n = const_int(I32, block[0] * block[1] * block[2]) if block is not None else launch32(abi.L_NTHREADS)
+        return b.lshr(b.add(n, const_int(I32, 31)), const_int(I32, 5))
     if base == "%warpsize":
         return const_int(I32, 32)
     if base.startswith("%lanemask_"):
