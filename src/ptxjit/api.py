@@ -82,6 +82,7 @@ class Module:
         if not isinstance(ptx, str):
             raise TypeError(f"Module() takes PTX text (str or bytes), got {type(ptx).__name__}")
         self.name = name
+        self.ptx_digest = tr.ptx_hash(ptx)
         self.ir: ir.Module = parse(ptx, name)
         validate(self.ir)
         self._glay = globals_layout(self.ir)
@@ -151,7 +152,7 @@ class Module:
             if t is not None:
                 tr.note_memory_hit()
                 return t
-            t = tr.translate(self.ir, f, self._glay, block)
+            t = tr.translate(self.ir, f, self._glay, block, self.ptx_digest)
             self._translations[key] = t
             return t
 

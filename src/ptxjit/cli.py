@@ -211,5 +211,27 @@ def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...]
                 console.print(f"arg {i}: {v.dtype}{list(v.shape)} first values {v.ravel()[:8]}")
 
 
+@main.group("cache")
+def cache_group() -> None:
+    """Inspect or clear the on-disk translation cache ($PTXJIT_CACHE_DIR)."""
+
+
+@cache_group.command("info")
+def cache_info() -> None:
+    """Show where the cache is and how much it holds."""
+    from ptxjit.jit import cache
+
+    i = cache.info()
+    console.print(f"directory: {i['directory']}\nentries: {i['entries']}\nbytes: {i['bytes']}")
+
+
+@cache_group.command("clear")
+def cache_clear() -> None:
+    """Delete every cached translation."""
+    from ptxjit.jit import cache
+
+    console.print(f"removed {cache.clear()} entries from {cache.kernels_dir()}")
+
+
 if __name__ == "__main__":
     main()

@@ -48,7 +48,8 @@ class NativeCode:
     address: int
 
 
-def compile_ir(ir_text: str, entry: str, opt_level: int = 3) -> NativeCode:
+def optimize_to_object(ir_text: str, opt_level: int = 3) -> bytes:
+    """Parse, verify and optimize LLVM IR for the host CPU; return relocatable object code."""
     tm = _target_machine()
     mod = llvm.parse_assembly(ir_text)
     mod.triple = tm.triple
@@ -58,9 +59,19 @@ def compile_ir(ir_text: str, entry: str, opt_level: int = 3) -> NativeCode:
     pto.loop_vectorization = True
     pto.slp_vectorization = True
     pb = llvm.create_pass_builder(tm, pto)
-    pm = pb.getModulePassManager()
-    pm.run(mod, pb)
-    engine = llvm.create_mcjit_compiler(mod, tm)
+    pb.getModulePassManager().run(mod, pb)
+    return tm.emit_object(mod)
+
+
+def load_object(obj: bytes, entry: str) -> NativeCode:
+    """Link object code into the process (external symbols such as libm resolve here)."""
+    tm = _target_machine()
+    holder = llvm.parse_assembly("")
+    holder.triple = tm.triple
+    engine = llvm.create_mcjit_compiler(holder, tm)
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
     engine.finalize_object()
     addr = engine.get_function_address(entry)
+    if not addr:
+        raise RuntimeError(f"compiled kernel object lacks its entry point '{entry}'")
     return NativeCode(engine, WorkerFn(addr), addr)

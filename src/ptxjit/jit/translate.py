@@ -1,16 +1,23 @@
-"""PTX kernel -> native code: lowering, LLVM optimization and JIT, with an in-memory cache."""
+"""PTX kernel -> native code, launch-time: lowering, LLVM optimization, object code, with an
+in-memory cache (per Module) and an on-disk cache (shared between processes)."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from dataclasses import dataclass
 
+import llvmlite.binding as llvm
+
 from ptxjit.frontend import ir
-from ptxjit.jit.engine import NativeCode, compile_ir
+from ptxjit.jit import cache
+from ptxjit.jit.engine import NativeCode, host_description, load_object, optimize_to_object
 from ptxjit.lower.layout import GlobalsLayout, SharedLayout
 from ptxjit.lower.layout import local_size as fn_local_size
 from ptxjit.lower.module import WORKER_SYMBOL, ModuleCodegen
+
+VERSION = "0.1.0"
 
 
 @dataclass
@@ -22,32 +29,75 @@ class Translation:
     local_stride: int
     shared: SharedLayout
     has_yields: bool
-    locations: list[ir.Instr]
-    llvm_ir: str
+    locations: list[tuple[str, str]]  # per instruction id: ("file:line:col", "opcode text")
     seconds: float
+    from_disk: bool = False
 
 
 _stats = {"translations": 0, "memory_hits": 0, "disk_hits": 0}
 _lock = threading.Lock()
+_host = ""
 
 
 def cache_stats() -> dict[str, int]:
-    return dict(_stats)
-
-
-def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
-              block: tuple[int, int, int] | None = None) -> Translation:
-    t0 = time.perf_counter()
-    cg = ModuleCodegen(module, kernel, glay, block)
-    llmod = cg.build()
-    text = str(llmod)
-    native = compile_ir(text, WORKER_SYMBOL)
+    """translations: kernels compiled by this process; memory_hits / disk_hits: launches served by a cache."""
     with _lock:
-        _stats["translations"] += 1
-    return Translation(kernel.name, block, native, cg.body_save_stride, fn_local_size(kernel), cg.shared,
-                       cg.has_yields, cg.locations, text, time.perf_counter() - t0)
+        return dict(_stats)
 
 
 def note_memory_hit() -> None:
     with _lock:
         _stats["memory_hits"] += 1
+
+
+def _count(what: str) -> None:
+    with _lock:
+        _stats[what] += 1
+
+
+def translation_key(ptx_hash: str, kernel: str, block: tuple[int, int, int] | None) -> str:
+    global _host
+    if not _host:
+        _host = host_description()
+    return cache.cache_key(ptx_hash, kernel, repr(block), VERSION, str(llvm.llvm_version_info), _host)
+
+
+def ptx_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
+              block: tuple[int, int, int] | None = None, ptx_digest: str | None = None) -> Translation:
+    t0 = time.perf_counter()
+    key = translation_key(ptx_digest, kernel.name, block) if ptx_digest else None
+    if key is not None:
+        hit = cache.load(key)
+        if hit is not None:
+            meta, obj = hit
+            try:
+                native = load_object(obj, WORKER_SYMBOL)
+            except Exception:  # unusable object (e.g. other LLVM build): rebuild below
+                native = None
+            if native is not None:
+                _count("disk_hits")
+                sh = meta["shared"]
+                return Translation(kernel.name, block, native, meta["save_stride"], meta["local_stride"],
+                                   SharedLayout(sh["offsets"], sh["static_size"], sh["dynamic_offset"]),
+                                   meta["has_yields"], [tuple(x) for x in meta["locations"]],
+                                   time.perf_counter() - t0, from_disk=True)
+    cg = ModuleCodegen(module, kernel, glay, block)
+    llmod = cg.build()
+    obj = optimize_to_object(str(llmod))
+    native = load_object(obj, WORKER_SYMBOL)
+    _count("translations")
+    locations = [(str(i.pos), i.text) for i in cg.locations]
+    tr = Translation(kernel.name, block, native, cg.body_save_stride, fn_local_size(kernel), cg.shared,
+                     cg.has_yields, locations, time.perf_counter() - t0)
+    if key is not None:
+        cache.store(key, {
+            "kernel": kernel.name, "save_stride": tr.save_stride, "local_stride": tr.local_stride,
+            "shared": {"offsets": cg.shared.offsets, "static_size": cg.shared.static_size,
+                       "dynamic_offset": cg.shared.dynamic_offset},
+            "has_yields": tr.has_yields, "locations": locations,
+        }, obj)
+    return tr

@@ -127,8 +127,8 @@ def _trap_error(tr: Translation, kernel: str, L: np.ndarray, grid, block) -> Ker
     where_id = int(L[abi.L_ERR_WHERE])
     where = ""
     if 0 <= where_id < len(tr.locations):
-        ins = tr.locations[where_id]
-        where = f"{ins.pos} ('{ins.text}')"
+        pos, text = tr.locations[where_id]
+        where = f"{pos} ('{text}')"
     reason = "executed trap"
     if code == abi.ERR_ASSERT:
         msg = _cstr(int(L[abi.L_ERR_ARG]))
