@@ -15,6 +15,7 @@ from ptxjit.frontend import ir
 from ptxjit.frontend.parser import parse
 from ptxjit.jit import translate as tr
 from ptxjit.lower.layout import encode_initializer, globals_layout, local_size, param_layout, shared_layout
+from ptxjit.passes.preprocess import preprocess
 from ptxjit.passes.validate import validate
 from ptxjit.runtime import launch
 from ptxjit.runtime.args import pack_arguments
@@ -85,6 +86,7 @@ class Module:
         self.ptx_digest = tr.ptx_hash(ptx)
         self.ir: ir.Module = parse(ptx, name)
         validate(self.ir)
+        self.preprocess_reports = {f.name: preprocess(f) for f in self.ir.functions.values() if f.body is not None}
         self._glay = globals_layout(self.ir)
         self.globals = np.zeros(self._glay.size, dtype=np.uint8)
         self._init_globals()

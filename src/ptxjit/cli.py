@@ -101,7 +101,9 @@ def main() -> None:
 @main.command()
 @click.argument("ptx_file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--rules", is_flag=True, help="Also list the instruction rule table.")
-def info(ptx_file: str, rules: bool) -> None:
+@click.option("--summary", is_flag=True,
+              help="Also show the summary pass: parameter accesses and strides, CFG, barriers, liveness.")
+def info(ptx_file: str, rules: bool, summary: bool) -> None:
     """Show kernels, parameters, registers, memory sizes, instruction mix and unsupported instructions."""
     from ptxjit.frontend.parser import parse
     from ptxjit.lower.layout import local_size, param_layout, shared_layout
@@ -131,6 +133,8 @@ def info(ptx_file: str, rules: bool) -> None:
         mix = Counter(i.opcode for i in f.instructions)
         console.print(f"instructions: {sum(mix.values())} — " +
                       ", ".join(f"{k} {v}" for k, v in mix.most_common()))
+        if summary:
+            _print_summary(mod, f)
     funcs = [f for f in mod.functions.values() if not f.is_entry]
     if funcs:
         console.print("\ndevice functions: " + ", ".join(
@@ -149,6 +153,32 @@ def info(ptx_file: str, rules: bool) -> None:
         for op, r in sorted(RULES.items(), key=lambda kv: (kv[1].family, kv[0])):
             t.add_row(op, r.family, r.doc)
         console.print(t)
+
+
+def _print_summary(mod, f) -> None:
+    import copy
+
+    from ptxjit.passes.preprocess import preprocess
+    from ptxjit.passes.summary import summarize
+
+    fn = copy.copy(f)
+    rep = preprocess(fn)
+    s = summarize(fn)
+    t = Table("parameter", "type", "access")
+    for p in s.params:
+        t.add_row(p.name, "." + p.type, p.describe())
+    console.print(t)
+    console.print(f"control flow: {s.blocks} blocks, {s.edges} edges, {s.loops} loops (back edges)")
+    console.print(f"barriers: {len(s.barriers)}, warp collectives: {len(s.warp_collectives)}, "
+                  f"registers live across a suspension point: at most {s.max_live_at_suspension}")
+    for where in s.barriers + s.warp_collectives:
+        console.print(f"  {where}")
+    console.print(f"use-def: {s.defs} register definitions, {s.uses} uses")
+    if rep.changed:
+        console.print(f"preprocess: removed {len(rep.removed_noops)} no-op and {len(rep.removed_unreachable)} "
+                      f"unreachable instructions; {len(rep.self_loops)} self-loops become traps")
+        for x in rep.self_loops:
+            console.print(f"  self-loop: {x}")
 
 
 @main.command()

@@ -70,7 +70,7 @@ def lower_exit(lw: FnLowering, ins: Instr) -> None:
 @rule("trap", family="control")
 def lower_trap(lw: FnLowering, ins: Instr) -> None:
     """trap: abort the launch with an error naming the kernel, block, thread and source line."""
-    lw.trap(abi.ERR_TRAP)
+    lw.trap(abi.ERR_SELF_LOOP if ins.has("selfloop") else abi.ERR_TRAP)
 
 
 def _split_call(ins: Instr) -> tuple[tuple, ir.Sym | ir.Reg, tuple]:
