@@ -1,6 +1,8 @@
 """ptxjit: run NVIDIA PTX kernels on multi-core CPUs through LLVM."""
 
+from ptxjit import cuda, numba  # front doors: CUDA C++ via NVRTC, Numba kernels (numba imported on first use)
 from ptxjit.api import Kernel, KernelInfo, Module, ParamInfo
+from ptxjit.cuda import CompiledCuda, CudaCompileError, RawKernel, RawModule, compile_cuda
 from ptxjit.errors import (
     KernelDeadlock,
     KernelError,
@@ -17,7 +19,8 @@ from ptxjit.runtime.memory import DeviceArray, empty, to_device, zeros
 __version__ = "0.1.0"
 
 __all__ = [
-    "DeviceArray", "Kernel", "KernelDeadlock", "KernelError", "KernelInfo", "KernelTrap", "Module",
-    "PTXError", "PTXSyntaxError", "PTXValidationError", "ParamInfo", "UnsupportedInstructionError",
-    "cache_stats", "empty", "set_workers", "to_device", "worker_count", "zeros",
+    "CompiledCuda", "CudaCompileError", "DeviceArray", "Kernel", "KernelDeadlock", "KernelError", "KernelInfo",
+    "KernelTrap", "Module", "PTXError", "PTXSyntaxError", "PTXValidationError", "ParamInfo", "RawKernel",
+    "RawModule", "UnsupportedInstructionError", "cache_stats", "compile_cuda", "cuda", "empty", "numba",
+    "set_workers", "to_device", "worker_count", "zeros",
 ]

@@ -19,6 +19,7 @@ from ptxjit.passes.preprocess import preprocess
 from ptxjit.passes.validate import validate
 from ptxjit.runtime import launch
 from ptxjit.runtime.args import pack_arguments
+from ptxjit.util import gc_paused
 
 
 @dataclass(frozen=True)
@@ -84,9 +85,11 @@ class Module:
             raise TypeError(f"Module() takes PTX text (str or bytes), got {type(ptx).__name__}")
         self.name = name
         self.ptx_digest = tr.ptx_hash(ptx)
-        self.ir: ir.Module = parse(ptx, name)
-        validate(self.ir)
-        self.preprocess_reports = {f.name: preprocess(f) for f in self.ir.functions.values() if f.body is not None}
+        with gc_paused():
+            self.ir: ir.Module = parse(ptx, name)
+            validate(self.ir)
+            self.preprocess_reports = {f.name: preprocess(f) for f in self.ir.functions.values()
+                                       if f.body is not None}
         self._glay = globals_layout(self.ir)
         self.globals = np.zeros(self._glay.size, dtype=np.uint8)
         self._init_globals()
@@ -154,7 +157,8 @@ class Module:
             if t is not None:
                 tr.note_memory_hit()
                 return t
-            t = tr.translate(self.ir, f, self._glay, block, self.ptx_digest)
+            with gc_paused():
+                t = tr.translate(self.ir, f, self._glay, block, self.ptx_digest)
             self._translations[key] = t
             return t
 
