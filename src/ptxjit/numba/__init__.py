@@ -18,6 +18,7 @@ numba is imported on first use only.
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import types as _pytypes
 import weakref
@@ -82,6 +83,63 @@ def _target_cc(cc: tuple[int, int]):
                 disp.get_current_device = saved
 
 
+def _compile_kernel_ptx(py_func, sig, cc: tuple[int, int], targetoptions: dict) -> str:
+    """Numba's PTX for the kernel, with the CUDA C++ shims it links (cuda.fp16 ...) compiled by NVRTC and merged."""
+    _, cuda, _ = _numba()
+    try:
+        from numba.cuda.compiler import _compile_pyfunc_with_fixup
+        from numba.cuda.cudadrv.linkable_code import LinkableCode
+    except ImportError:  # pragma: no cover - a numba-cuda without these internals: no shim linking
+        return cuda.compile_ptx(py_func, sig, cc=cc, debug=False, **targetoptions)[0]
+    lib, _ = _compile_pyfunc_with_fixup(py_func, sig, debug=False, lineinfo=targetoptions["lineinfo"],
+                                        device=False, fastmath=targetoptions["fastmath"], cc=cc,
+                                        opt=targetoptions["opt"], abi="numba", abi_info=None, forceinline=False,
+                                        launch_bounds=None, lto=False)
+    ptxs = list(lib.get_asm_strs(cc=cc))
+    for item in sorted(lib._linking_files, key=str):
+        obj = LinkableCode.from_path_or_obj(item)
+        data = obj.data.decode() if isinstance(obj.data, bytes) else str(obj.data)
+        if obj.kind == "cu":
+            from ptxjit.cuda import compile_cuda
+
+            opts = ["-rdc=true"] + (["-lineinfo"] if targetoptions["lineinfo"] else [])
+            ptxs.append(compile_cuda(data, options=opts, arch=f"compute_{cc[0]}{cc[1]}",
+                                     filename=str(obj.name)).ptx)
+        elif obj.kind == "ptx":
+            ptxs.append(data)
+        else:
+            raise NotImplementedError(f"ptxjit cannot link {obj.kind!r} code ({obj.name}) into a Numba kernel")
+    return _merge_ptx(ptxs)
+
+
+_HEADER = re.compile(r"^\s*\.(version|target|address_size)\b.*$", re.M)
+_FUNC_DEF = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.func\s+(?:\([^)]*\)\s*)?([\w$.]+)\s*\([^)]*\)\s*\{",
+                       re.M | re.S)
+_EXTERN_FUNC = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$.]+)\s*(?:\([^)]*\))?\s*;",
+                          re.M | re.S)
+
+
+def _merge_ptx(ptxs: list[str]) -> str:
+    """One PTX module from several: the first keeps its header, `.extern .func` prototypes of functions
+    another module defines (or already declared) are dropped."""
+    if len(ptxs) == 1:
+        return ptxs[0]
+    defined = {m.group(1) for p in ptxs for m in _FUNC_DEF.finditer(p)}
+    declared: set[str] = set()
+
+    def drop(m: re.Match) -> str:
+        name = m.group(1)
+        if name in defined or name in declared:
+            return ""
+        declared.add(name)
+        return m.group(0)
+
+    out = [_EXTERN_FUNC.sub(drop, ptxs[0])]
+    for p in ptxs[1:]:
+        out.append(_EXTERN_FUNC.sub(drop, _HEADER.sub("", p)))
+    return "\n".join(out)
+
+
 # ------------------------------------------------------------------ argument types and flattening
 def _as_array(v):
     if isinstance(v, DeviceArray):
@@ -98,6 +156,8 @@ def _typeof(v):
         return numba.typeof(arr)
     if isinstance(v, tuple):
         return types.BaseTuple.from_types([_typeof(x) for x in v])
+    if isinstance(v, list | dict | set | str | bytes) or v is None:
+        raise TypeError(f"cannot pass {type(v).__name__} to a Numba kernel on ptxjit: pass a NumPy array or a scalar")
     try:
         return numba.typeof(v)
     except ValueError as e:
@@ -245,8 +305,7 @@ class NumbaKernel:
                 return spec
             _, cuda, types = _numba()
             with _target_cc(self.cc):
-                ptx, _ = cuda.compile_ptx(self.py_func, types.void(*argtypes), cc=self.cc, debug=False,
-                                          **self.targetoptions)
+                ptx = _compile_kernel_ptx(self.py_func, types.void(*argtypes), self.cc, self.targetoptions)
             _bump("compiles")
             spec = _Compiled(argtypes, ptx, f"<numba {self.__qualname__}>")
             self._specs[argtypes] = spec

@@ -28,8 +28,10 @@ def _check_atom(ins: Instr) -> str | None:
         return "missing type"
     t = ts[-1]
     op = next(m for m in ins.mods if m in ATOM_OPS)
-    if t in ("f16", "bf16", "f16x2", "bf16x2", "b128") or any(m in ("v2", "v4", "v8") for m in ins.mods):
-        return f"atomic on .{t} is not supported"
+    if t in ("f16", "bf16", "f16x2", "bf16x2"):
+        return None if op == "add" else f"atom.{op} is not supported for .{t}"
+    if t == "b128" or any(m in ("v2", "v4", "v8") for m in ins.mods):
+        return f"atomic on .{t} (or vector atomics) is not supported"
     if t in ("f32", "f64") and op not in ("add", "exch", "min", "max"):
         return f"atom.{op} is not defined for .{t}"
     return None
@@ -50,6 +52,8 @@ def atomic(lw: FnLowering, ins: Instr, addr_op, operands: list) -> ll.Value:
     t = ins.types()[-1]
     op = _op(ins)
     ptr = lw.typed_ptr(lw.address(addr_op, space_of(ins)), lltype(t))
+    if t in ("f16", "bf16", "f16x2", "bf16x2"):
+        return _half_add_cas_loop(lw, ptr, lw.read(operands[0], "b32" if t.endswith("x2") else "b16"), t)
     if op == "cas":
         cmp, new = lw.read(operands[0], t), lw.read(operands[1], t)
         if t.startswith("f"):
@@ -58,6 +62,42 @@ def atomic(lw: FnLowering, ins: Instr, addr_op, operands: list) -> ll.Value:
         return b.extract_value(res, 0)
     v = lw.read(operands[0], t)
     return b.atomic_rmw(_rmw_name(op, t), ptr, v, "seq_cst")
+
+
+def _half_add_cas_loop(lw: FnLowering, ptr: ll.Value, v: ll.Value, t: str) -> ll.Value:
+    """atom.add on f16/bf16 (x2): a compare-and-swap loop around a correctly rounded half add."""
+    from ptxjit.lower.rules.half import decode, encode, fmt_of
+
+    b = lw.b
+    fmt = fmt_of(t)
+    lanes = 2 if t.endswith("x2") else 1
+
+    def add(old: ll.Value) -> ll.Value:
+        out = None
+        for k in range(lanes):
+            x = b.trunc(b.lshr(old, ll.Constant(old.type, 16 * k)), ll.IntType(16)) if lanes == 2 else old
+            y = b.trunc(b.lshr(v, ll.Constant(v.type, 16 * k)), ll.IntType(16)) if lanes == 2 else v
+            r = encode(lw, b.fadd(decode(lw, x, fmt), decode(lw, y, fmt)), fmt)
+            if lanes == 1:
+                return r
+            r32 = b.shl(b.zext(r, old.type), ll.Constant(old.type, 16 * k))
+            out = r32 if out is None else b.or_(out, r32)
+        return out
+
+    first = b.load_atomic(ptr, "monotonic", 2 * lanes)
+    pre = b.block
+    loop = lw.llfn.append_basic_block("atom_half_loop")
+    done = lw.llfn.append_basic_block("atom_half_done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    old = b.phi(first.type)
+    old.add_incoming(first, pre)
+    res = b.cmpxchg(ptr, old, add(old), "seq_cst", "seq_cst")
+    cur = b.extract_value(res, 0)
+    old.add_incoming(cur, b.block)
+    b.cbranch(b.extract_value(res, 1), done, loop)
+    b.position_at_end(done)
+    return old
 
 
 @rule("atom", family="atomic", check=_check_atom)

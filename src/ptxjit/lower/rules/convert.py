@@ -23,8 +23,8 @@ def _check_cvt(ins: Instr) -> str | None:
     dt, st = ts
     if dt in ("f16x2", "bf16x2"):
         return None if st == "f32" else f"cvt to .{dt} from .{st}"
-    if dt == "tf32" or st == "tf32":
-        return "tf32 conversions are not supported"
+    if dt == "tf32" and st != "f32" or st == "tf32":
+        return "tf32 conversions other than cvt.tf32.f32 are not supported"
     return None
 
 
@@ -42,6 +42,10 @@ def lower_cvt(lw: FnLowering, ins: Instr) -> None:
     flush = ins.has("ftz")
     fmode = next((m for m in ins.mods if m in FLOAT_ROUND), "rn")
     imode = next((m for m in ins.mods if m in INT_ROUND), None)
+
+    if dt == "tf32":
+        lw.write(d_op, _f32_to_tf32(lw, lw.read(a_op, "f32"), fmode, ins.has("satfinite")), "b32")
+        return
 
     if dt in ("f16x2", "bf16x2"):
         fmt = fmt_of(dt)
@@ -98,6 +102,28 @@ def lower_cvt(lw: FnLowering, ins: Instr) -> None:
         lw.write(d_op, b.call(fn, [src]), dt)
         return
     lw.write(d_op, _int_to_int(lw, src, st, dt, sat), dt)
+
+
+def _f32_to_tf32(lw: FnLowering, x: ll.Value, mode: str, satfinite: bool) -> ll.Value:
+    """Round f32 to tf32 (10 mantissa bits), kept as an f32 bit pattern with the low 13 bits zero."""
+    b = lw.b
+    bits = b.bitcast(x, I32)
+    mag = b.and_(bits, const_int(I32, 0x7FFFFFFF))
+    if mode == "rna":  # ties away from zero: add half an ulp to the magnitude
+        r = b.add(bits, const_int(I32, 0x1000))
+    elif mode == "rz":
+        r = bits
+    else:  # rn: ties to even
+        r = b.add(b.add(bits, const_int(I32, 0xFFF)), b.and_(b.lshr(bits, const_int(I32, 13)), const_int(I32, 1)))
+    r = b.and_(r, const_int(I32, ~0x1FFF))
+    special = b.icmp_unsigned(">=", mag, const_int(I32, 0x7F800000))
+    is_nan = b.icmp_unsigned(">", mag, const_int(I32, 0x7F800000))
+    r = b.select(special, bits, r)
+    if satfinite:
+        sign = b.and_(bits, const_int(I32, 0x80000000))
+        inf = b.icmp_unsigned("==", b.and_(r, const_int(I32, 0x7FFFFFFF)), const_int(I32, 0x7F800000))
+        r = b.select(inf, b.or_(sign, const_int(I32, 0x7F7FE000)), r)
+    return b.select(is_nan, const_int(I32, 0x7FFFFFFF), r)
 
 
 def _fsuffix(t: ll.Type) -> str:
