@@ -71,7 +71,7 @@ def lower_ld(lw: FnLowering, ins: Instr) -> None:
         lw.write(dsts[0], v, t)
         return
     vt = ll.VectorType(elt, n)
-    v = b.load(lw.typed_ptr(base, vt), align=size * n)
+    v = b.load(lw.typed_ptr(base, vt), align=size)  # element alignment: unaligned moves never fault
     for i, dst in enumerate(dsts):
         lw.write(dst, b.extract_element(v, const_int(I32, i)), t)
 
@@ -105,7 +105,7 @@ def lower_st(lw: FnLowering, ins: Instr) -> None:
     vec = ll.Constant(vt, ll.Undefined)
     for i, item in enumerate(src.items):
         vec = b.insert_element(vec, lw.read(item, t), const_int(I32, i))
-    b.store(vec, lw.typed_ptr(base, vt), align=size * n)
+    b.store(vec, lw.typed_ptr(base, vt), align=size)  # element alignment: unaligned moves never fault
 
 
 @rule("mov", family="memory")
