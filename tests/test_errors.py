@@ -47,7 +47,7 @@ def test_unsupported_instruction_is_refused_at_load():
 
 
 def test_unsupported_modifier_combination():
-    ptx = snippet_kernel("    atom.global.add.noftz.f16 %h1, [%rd1], %h2;", [("u64", "out")])
+    ptx = snippet_kernel("    atom.global.max.f16 %h1, [%rd1], %h2;", [("u64", "out")])
     with pytest.raises(ptxjit.UnsupportedInstructionError, match="f16"):
         ptxjit.Module(ptx, "a.ptx")
 

@@ -3,10 +3,12 @@ in-memory cache (per Module) and an on-disk cache (shared between processes)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import llvmlite.binding as llvm
 
@@ -58,8 +60,20 @@ def _count(what: str) -> None:
 def translation_key(ptx_hash: str, kernel: str, block: tuple[int, int, int] | None) -> str:
     global _host
     if not _host:
-        _host = host_description()
+        _host = host_description() + "|" + compiler_fingerprint()
     return cache.cache_key(ptx_hash, kernel, repr(block), VERSION, str(llvm.llvm_version_info), _host)
+
+
+@functools.cache
+def compiler_fingerprint() -> str:
+    """Hash of the translator's own source: any change to it invalidates cached translations, also
+    between releases with the same version number (and in a development checkout)."""
+    h = hashlib.sha256()
+    pkg = Path(__file__).resolve().parent.parent
+    for sub in ("frontend", "passes", "lower", "jit"):
+        for f in sorted((pkg / sub).rglob("*.py")):
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def ptx_hash(text: str) -> str:

@@ -32,6 +32,32 @@ SPECIAL_REGS = {
 }
 
 
+# f32 instructions whose NaN results are canonical on the GPU ("arithmetic"), and instructions whose
+# result does not depend on a NaN operand's bits (they need no canonical input)
+F32_ARITH = frozenset({"add", "sub", "mul", "fma", "mad", "div", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2",
+                       "ex2", "tanh", "cvt"})
+NAN_BLIND = F32_ARITH | {"min", "max", "setp", "set", "testp", "slct"}
+
+
+def nan_classes(fn: ir.Function) -> dict[str, str]:
+    """Per f32 register: 'pure' (every definition is arithmetic: canonicalize NaN where its bits are
+    observed), 'mixed' (canonicalize at the arithmetic definitions), or 'raw' (exact bits always)."""
+    from ptxjit.passes.dataflow import defs_uses
+
+    arith: set[str] = set()
+    exact: set[str] = set()
+    for ins in fn.instructions:
+        d, _ = defs_uses(ins)
+        if not d:
+            continue
+        is_arith = ins.opcode in F32_ARITH and ins.types()[-1:] == ["f32"] and (
+            ins.opcode != "cvt" or ins.types()[-1] in ("f32",) and ins.types()[0] == "f32")
+        for r in d:
+            if fn.regs.get(r) == "f32":
+                (arith if is_arith else exact).add(r)
+    return {r: "pure" if r not in exact else "mixed" for r in arith} | {r: "raw" for r in exact - arith}
+
+
 def is_special(name: str) -> bool:
     return name.split(".")[0] in SPECIAL_REGS or name.startswith("%envreg")
 
@@ -59,6 +85,7 @@ class FnLowering:
             self.save_slots[name] = _align(self.save_stride, size)
             self.save_stride = self.save_slots[name] + size
         self.save_stride = _align(self.save_stride, 16)
+        self.nan_class = nan_classes(fn)
         self.live_after: dict[int, set[str]] | None = None
         if is_kernel and any(cg.yields(i) for i in fn.instructions):
             from ptxjit.passes.dataflow import defs_uses, liveness
@@ -182,6 +209,11 @@ class FnLowering:
         if isinstance(op, ir.Reg):
             if op.name in self.regs:
                 v = self.b.load(self.regs[op.name])
+                if self.nan_class.get(op.name) == "pure" and self.cur is not None \
+                        and self.cur.opcode not in NAN_BLIND:
+                    from ptxjit.lower.rules.floating import canon_nan
+
+                    v = canon_nan(self, v)  # the bits of an arithmetic result are observed here
                 v = self.convert_bits(v, want, t.startswith("s"))
                 if op.neg:
                     v = self.b.not_(v)
@@ -226,6 +258,11 @@ class FnLowering:
             self.b.store(self.convert_bits(value, slot.type.pointee, t.startswith("s")), slot)
             return
         raise self.unsupported(f"destination {op!r} is not a register")
+
+    def canonicalize_at_def(self) -> bool:
+        """Must the current instruction's f32 result be NaN-canonicalized when computed?"""
+        d = self.cur.operands[0] if self.cur is not None and self.cur.operands else None
+        return not (isinstance(d, ir.Reg) and self.nan_class.get(d.name) == "pure")
 
     def reg_type(self, op) -> str | None:
         if isinstance(op, ir.Reg):

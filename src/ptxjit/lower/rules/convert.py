@@ -6,7 +6,7 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend.ir import Instr, is_float_type, type_size
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules.floating import canon_nan, directed, ftz, intr, saturate
+from ptxjit.lower.rules.floating import arith_nan, directed, ftz, intr, saturate
 from ptxjit.lower.rules.half import decode, encode, fmt_of
 from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import F32, F64, I32, I64, const_int, lltype
@@ -84,7 +84,7 @@ def lower_cvt(lw: FnLowering, ins: Instr) -> None:
             v = _float_to_float(lw, src, ft, fmode)
             if imode is not None:
                 v = intr(lw, INT_ROUND[imode], [v])
-            v = canon_nan(lw, v)
+            v = arith_nan(lw, v)
         if flush:
             v = ftz(lw, v)
         if sat:

@@ -46,6 +46,15 @@ def canon_nan(lw: FnLowering, x: ll.Value) -> ll.Value:
     return b.select(is_nan(lw, x), nan, x)
 
 
+def arith_nan(lw: FnLowering, x: ll.Value) -> ll.Value:
+    """The GPU returns the canonical NaN from arithmetic; canonicalize here only when the destination
+    register also receives exact bits from elsewhere (otherwise it is done where the bits are observed,
+    which keeps the select off dependency chains such as fma accumulations)."""
+    if x.type != F32 or not lw.canonicalize_at_def():
+        return x
+    return canon_nan(lw, x)
+
+
 def ftz(lw: FnLowering, x: ll.Value) -> ll.Value:
     """Flush a subnormal f32 to a zero of the same sign."""
     if x.type != F32:
@@ -300,11 +309,11 @@ def lower_float_arith(lw: FnLowering, ins: Instr) -> None:
         srcs = [ftz(lw, s) for s in srcs]
     mode = _mode(ins)
     if op in ("add", "sub", "mul"):
-        r = canon_nan(lw, rounded_binop(lw, op, srcs[0], srcs[1], mode))
+        r = arith_nan(lw, rounded_binop(lw, op, srcs[0], srcs[1], mode))
     elif op in ("fma", "mad"):
-        r = canon_nan(lw, rounded_fma(lw, srcs[0], srcs[1], srcs[2], mode))
+        r = arith_nan(lw, rounded_fma(lw, srcs[0], srcs[1], srcs[2], mode))
     elif op == "div":
-        r = canon_nan(lw, rounded_binop(lw, "div", srcs[0], srcs[1], mode))
+        r = arith_nan(lw, rounded_binop(lw, "div", srcs[0], srcs[1], mode))
     elif op == "abs":
         r = intr(lw, "llvm.fabs", [srcs[0]])
     elif op == "neg":
@@ -375,7 +384,7 @@ def lower_rcp_sqrt(lw: FnLowering, ins: Instr) -> None:
                 r = directed(lw, r, pos, neg, mode)
     else:
         r = b.fdiv(one, intr(lw, "llvm.sqrt", [x]))
-    r = canon_nan(lw, r)
+    r = arith_nan(lw, r)
     if flush:
         r = ftz(lw, r)
     lw.write(ins.operands[0], r, t)
@@ -402,7 +411,7 @@ def lower_transcendental(lw: FnLowering, ins: Instr) -> None:
         r = lw.b.call(fn, [x])
     else:
         r = intr(lw, _UNARY[ins.opcode], [x])
-    r = canon_nan(lw, r)
+    r = arith_nan(lw, r)
     if flush:
         r = ftz(lw, r)
     lw.write(ins.operands[0], r, t)

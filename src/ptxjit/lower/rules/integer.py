@@ -331,17 +331,32 @@ def lower_brev(lw: FnLowering, ins: Instr) -> None:
 # ---------------------------------------------------------------- bit fields
 
 
+def _field_types(ins: Instr) -> tuple[str, int, ll.IntType, ll.IntType]:
+    """bfe/bfi's type, its width w, the w-bit integer type and the 2w-bit one the field is computed in."""
+    t = _type(ins)
+    w = _width(t)
+    return t, w, ll.IntType(w), ll.IntType(2 * w)
+
+
+def _pos_len(lw: FnLowering, ins: Instr, first: int) -> tuple[ll.Value, ll.Value]:
+    """bfe/bfi's `pos` and `len` operands (operands[first], operands[first + 1]): only bits 0-7 count."""
+    pos = lw.b.and_(lw.read(ins.operands[first], "u32"), const_int(I32, 0xFF))
+    ln = lw.b.and_(lw.read(ins.operands[first + 1], "u32"), const_int(I32, 0xFF))
+    return pos, ln
+
+
+def _clamp(b: ll.IRBuilder, v: ll.Value, limit: int, w: int, w2: ll.IntType) -> ll.Value:
+    """The i32 `v` widened to `w2`, saturated to `w` when v > limit (bfe/bfi clamp pos and len to the width)."""
+    return b.select(b.icmp_unsigned(">", v, const_int(I32, limit)), ll.Constant(w2, w), b.zext(v, w2))
+
+
 @rule("bfe", family="bits")
 def lower_bfe(lw: FnLowering, ins: Instr) -> None:
     """bfe: extract `len` bits at `pos` (signed types replicate the field's top bit)."""
     b = lw.b
-    t = _type(ins)
-    w = _width(t)
-    wt = ll.IntType(w)
-    w2 = ll.IntType(2 * w)
+    t, w, wt, w2 = _field_types(ins)
     a = lw.read(ins.operands[1], t)
-    pos = b.and_(lw.read(ins.operands[2], "u32"), const_int(I32, 0xFF))
-    ln = b.and_(lw.read(ins.operands[3], "u32"), const_int(I32, 0xFF))
+    pos, ln = _pos_len(lw, ins, 2)
     msb = const_int(I32, w - 1)
     # sign bit: a[min(pos+len-1, msb)], 0 when len == 0
     top = b.sub(b.add(pos, ln), const_int(I32, 1))
@@ -351,13 +366,12 @@ def lower_bfe(lw: FnLowering, ins: Instr) -> None:
         sbit = const_int(I1, 0)
     sbit = b.and_(sbit, b.icmp_unsigned("!=", ln, const_int(I32, 0)))
     a2 = b.zext(a, w2)
-    pos2 = b.zext(pos, w2)
-    shifted = b.lshr(a2, b.select(b.icmp_unsigned(">", pos, msb), ll.Constant(w2, w), pos2))
-    ln2 = b.zext(ln, w2)
-    ln2 = b.select(b.icmp_unsigned(">", ln, const_int(I32, w)), ll.Constant(w2, w), ln2)
+    pos2 = _clamp(b, pos, w - 1, w, w2)
+    shifted = b.lshr(a2, pos2)
+    ln2 = _clamp(b, ln, w, w, w2)
     mask = b.sub(b.shl(ll.Constant(w2, 1), ln2), ll.Constant(w2, 1))  # (1<<len)-1 in 2w bits
     # bits at or above msb+1-pos are not available: they take the sign bit
-    avail = b.sub(ll.Constant(w2, w), b.select(b.icmp_unsigned(">", pos, msb), ll.Constant(w2, w), pos2))
+    avail = b.sub(ll.Constant(w2, w), pos2)
     amask = b.sub(b.shl(ll.Constant(w2, 1), avail), ll.Constant(w2, 1))
     fmask = b.and_(mask, amask)
     field = b.and_(shifted, fmask)
@@ -376,17 +390,12 @@ def _fit(lw: FnLowering, v: ll.Value, t: ll.IntType) -> ll.Value:
 def lower_bfi(lw: FnLowering, ins: Instr) -> None:
     """bfi: insert the low `len` bits of a into b at `pos`."""
     b = lw.b
-    t = _type(ins)
-    w = _width(t)
-    wt = ll.IntType(w)
-    w2 = ll.IntType(2 * w)
+    t, w, wt, w2 = _field_types(ins)
     a = b.zext(lw.read(ins.operands[1], t), w2)
     base = b.zext(lw.read(ins.operands[2], t), w2)
-    pos = b.and_(lw.read(ins.operands[3], "u32"), const_int(I32, 0xFF))
-    ln = b.and_(lw.read(ins.operands[4], "u32"), const_int(I32, 0xFF))
-    big = b.icmp_unsigned(">", pos, const_int(I32, w - 1))
-    pos2 = b.select(big, ll.Constant(w2, w), b.zext(pos, w2))
-    ln2 = b.select(b.icmp_unsigned(">", ln, const_int(I32, w)), ll.Constant(w2, w), b.zext(ln, w2))
+    pos, ln = _pos_len(lw, ins, 3)
+    pos2 = _clamp(b, pos, w - 1, w, w2)
+    ln2 = _clamp(b, ln, w, w, w2)
     mask = b.shl(b.sub(b.shl(ll.Constant(w2, 1), ln2), ll.Constant(w2, 1)), pos2)
     mask = b.and_(mask, ll.Constant(w2, (1 << w) - 1))
     r = b.or_(b.and_(base, b.not_(mask)), b.and_(b.shl(a, pos2), mask))
