@@ -1,5 +1,7 @@
 // Example kernels for the ptxjit demo (compiled by scripts/regen_examples.sh with nvcc).
+#ifndef __CUDACC_RTC__  // NVRTC has printf built in and no system headers
 #include <cstdio>
+#endif
 
 extern "C" __global__ void saxpy(int n, float a, const float* x, float* y) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

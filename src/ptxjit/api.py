@@ -84,6 +84,7 @@ class Module:
         if not isinstance(ptx, str):
             raise TypeError(f"Module() takes PTX text (str or bytes), got {type(ptx).__name__}")
         self.name = name
+        self.source_text = ptx
         self.ptx_digest = tr.ptx_hash(ptx)
         with gc_paused():
             self.ir: ir.Module = parse(ptx, name)

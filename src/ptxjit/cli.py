@@ -99,18 +99,17 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("ptx_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("ptx_file", type=click.Path(exists=True, dir_okay=False))  # .ptx or .cu
 @click.option("--rules", is_flag=True, help="Also list the instruction rule table.")
 @click.option("--summary", is_flag=True,
               help="Also show the summary pass: parameter accesses and strides, CFG, barriers, liveness.")
 def info(ptx_file: str, rules: bool, summary: bool) -> None:
     """Show kernels, parameters, registers, memory sizes, instruction mix and unsupported instructions."""
-    from ptxjit.frontend.parser import parse
     from ptxjit.lower.layout import local_size, param_layout, shared_layout
     from ptxjit.passes.validate import unsupported_instructions
 
     try:
-        mod = parse(Path(ptx_file).read_text(), ptx_file)
+        mod = _load_ir(ptx_file)
     except PTXError as e:
         err_console.print(f"[red]error:[/red] {e}")
         sys.exit(1)
@@ -155,6 +154,21 @@ def info(ptx_file: str, rules: bool, summary: bool) -> None:
         console.print(t)
 
 
+def _ptx_text(path: str) -> str:
+    """PTX of a .ptx file, or of a CUDA C++ .cu file compiled with NVRTC."""
+    if path.endswith(".cu"):
+        from ptxjit.cuda import load_module
+
+        return load_module(path).source_text
+    return Path(path).read_text()
+
+
+def _load_ir(path: str):
+    from ptxjit.frontend.parser import parse
+
+    return parse(_ptx_text(path), path)
+
+
 def _print_summary(mod, f) -> None:
     import copy
 
@@ -195,7 +209,7 @@ def _print_summary(mod, f) -> None:
 @click.option("--show", is_flag=True, help="Print a summary of every array argument after the run.")
 def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...], outs: tuple[str, ...],
         shared_mem: int, workers: int | None, repeat: int, show: bool) -> None:
-    """Run KERNEL from PTX_FILE on the CPU.
+    """Run KERNEL from PTX_FILE (a .ptx file, or CUDA C++ .cu compiled with NVRTC) on the CPU.
 
     \b
     Example:
@@ -216,7 +230,12 @@ def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...]
     if workers:
         ptxjit.set_workers(workers)
     try:
-        mod = ptxjit.Module.from_file(ptx_file)
+        if ptx_file.endswith(".cu"):
+            from ptxjit.cuda import load_module
+
+            mod = load_module(ptx_file)
+        else:
+            mod = ptxjit.Module.from_file(ptx_file)
         k = mod.get_function(kernel)
         t0 = time.perf_counter()
         k(_dims(grid), _dims(block), values, shared_mem=shared_mem)
@@ -226,7 +245,7 @@ def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...]
             t1 = time.perf_counter()
             k(_dims(grid), _dims(block), values, shared_mem=shared_mem)
             times.append(time.perf_counter() - t1)
-    except (PTXError, KernelError, KeyError, TypeError, ValueError) as e:
+    except (PTXError, KernelError, KeyError, TypeError, ValueError, ImportError) as e:
         msg = e.args[0] if isinstance(e, KeyError) else str(e)
         err_console.print(f"[red]error:[/red] {msg}")
         sys.exit(1)
