@@ -5,29 +5,12 @@ Directed-rounding expectations are computed with exact rational arithmetic (frac
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 
-import ptxjit
-
-CORPUS = Path(__file__).parent.parent / "corpus"
-
-
-@functools.cache
-def _module(sub: str, stem: str) -> ptxjit.Module:
-    return ptxjit.Module.from_file(CORPUS / sub / f"{stem}.ptx")
-
-
-def kernel(stem: str, name: str, sub: str = "ptx"):
-    return _module(sub, stem).get_function(name)
-
-
-def cdiv(a: int, b: int) -> int:
-    return (a + b - 1) // b
+from tests.corpus_util import cdiv, kernel
 
 
 def round_exact(q: Fraction, mode: str, dtype) -> float:

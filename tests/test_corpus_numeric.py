@@ -5,31 +5,15 @@ References are computed with NumPy / exact Python integers; bfloat16 rounding is
 
 from __future__ import annotations
 
-import functools
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-import ptxjit
+from tests.corpus_util import cdiv, kernel
 
-CORPUS = Path(__file__).parent.parent / "corpus"
 M32 = 2**32 - 1
 M64 = 2**64 - 1
-
-
-@functools.cache
-def _module(sub: str, stem: str) -> ptxjit.Module:
-    return ptxjit.Module.from_file(CORPUS / sub / f"{stem}.ptx")
-
-
-def kernel(stem: str, name: str, sub: str = "ptx"):
-    return _module(sub, stem).get_function(name)
-
-
-def cdiv(a: int, b: int) -> int:
-    return (a + b - 1) // b
 
 
 def s32(v: int) -> int:

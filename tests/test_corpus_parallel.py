@@ -7,30 +7,14 @@ give exact comparisons as well.
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import ptxjit
+from tests.corpus_util import CORPUS, cdiv, kernel
 
-CORPUS = Path(__file__).parent.parent / "corpus"
 FULL = 0xFFFFFFFF
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
-
-
-@functools.cache
-def _module(sub: str, stem: str) -> ptxjit.Module:
-    return ptxjit.Module.from_file(CORPUS / sub / f"{stem}.ptx")
-
-
-def kernel(stem: str, name: str, sub: str = "ptx"):
-    return _module(sub, stem).get_function(name)
-
-
-def cdiv(a: int, b: int) -> int:
-    return (a + b - 1) // b
 
 
 def chunks(a: np.ndarray, size: int) -> list[np.ndarray]:

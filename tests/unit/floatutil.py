@@ -17,51 +17,18 @@ run; the tests then fail on their sentinel outputs, which is only useful while d
 from __future__ import annotations
 
 import math
-import os
-import shutil
 import struct
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from tests.ptxsnip import snippet_kernel
+from tests.unit.kernelutil import run_ptx
 
 # ----------------------------------------------------------------------------------------------------------
 # kernel plumbing
 # ----------------------------------------------------------------------------------------------------------
-
-_MODULE_CACHE: dict[str, object] = {}
-
-
-def _dim3(v) -> tuple[int, int, int]:
-    if isinstance(v, int):
-        return (v, 1, 1)
-    v = tuple(v)
-    return v + (1,) * (3 - len(v))  # type: ignore[return-value]
-
-
-def ptxas_check(ptx: str) -> None:
-    """Assemble `ptx` with ptxas for its own .target (only when PTXJIT_TEST_PTXAS=1 and ptxas exists)."""
-    if os.environ.get("PTXJIT_TEST_PTXAS") not in ("1", "only") or shutil.which("ptxas") is None:
-        return
-    target = "sm_80"
-    for line in ptx.splitlines():
-        if line.strip().startswith(".target"):
-            target = line.split()[1].strip().rstrip(";").split(",")[0]
-            break
-    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as fh:
-        fh.write(ptx)
-        path = fh.name
-    try:
-        res = subprocess.run(["ptxas", f"-arch={target}", path, "-o", os.devnull],
-                             capture_output=True, text=True)
-    finally:
-        os.unlink(path)
-    if res.returncode != 0:
-        raise AssertionError(f"ptxas rejected the test kernel:\n{res.stderr}\n{ptx}")
 
 
 def build(body: str, params, *, extra_decls: str = "", target: str | None = None) -> str:
@@ -69,21 +36,6 @@ def build(body: str, params, *, extra_decls: str = "", target: str | None = None
     if target is not None:
         ptx = ptx.replace(".target sm_80", f".target {target}")
     return ptx
-
-
-def run_ptx(ptx: str, args, grid=1, block=1, shared_mem: int = 0, name: str = "k") -> None:
-    """Compile `ptx` with ptxjit (cached per text) and launch `name`."""
-    ptxas_check(ptx)
-    if os.environ.get("PTXJIT_TEST_PTXAS") == "only":  # development aid: validate the PTX, do not run it
-        return
-    import ptxjit
-
-    mod = _MODULE_CACHE.get(ptx)
-    if mod is None:
-        mod = ptxjit.Module(ptx)
-        _MODULE_CACHE[ptx] = mod
-    fn = mod.get_function(name)
-    fn(_dim3(grid), _dim3(block), list(args), shared_mem=shared_mem)
 
 
 def launch(body: str, params, args, grid=1, block=1, shared_mem: int = 0, extra_decls: str = "",

@@ -1,6 +1,6 @@
 """Shared helpers for the integer / bit / compare / control-flow PTX unit tests in tests/unit.
 
-* kernel plumbing: `run_ptx` compiles PTX text with ptxjit (cached per text) and launches it; `elementwise`
+* kernel plumbing: `run_ptx` (tests/unit/kernelutil.py) compiles PTX text with ptxjit and launches it; `elementwise`
   wraps one instruction (or a few) in a kernel where thread i loads element i of every input array from
   global memory, executes the code under test and stores its result(s) to element i of the output arrays.
 * a small reference model of PTX integer semantics on Python ints (explicit masking / sign extension).
@@ -13,65 +13,16 @@ running (the tests then fail on their sentinel outputs; useful only while develo
 
 from __future__ import annotations
 
-import os
-import shutil
 import struct
-import subprocess
-import tempfile
 
 import numpy as np
 
 from tests.ptxsnip import snippet_kernel
+from tests.unit.kernelutil import run_ptx
 
 # ----------------------------------------------------------------------------------------------------------
 # kernel plumbing
 # ----------------------------------------------------------------------------------------------------------
-
-_MODULE_CACHE: dict[str, object] = {}
-
-
-def _dim3(v) -> tuple[int, int, int]:
-    if isinstance(v, int):
-        return (v, 1, 1)
-    v = tuple(v)
-    return v + (1,) * (3 - len(v))  # type: ignore[return-value]
-
-
-def ptxas_check(ptx: str) -> None:
-    """Assemble `ptx` with ptxas (only when PTXJIT_TEST_PTXAS is 1/only and ptxas exists)."""
-    if os.environ.get("PTXJIT_TEST_PTXAS") not in ("1", "only") or shutil.which("ptxas") is None:
-        return
-    target = "sm_80"
-    for line in ptx.splitlines():
-        if line.strip().startswith(".target"):
-            target = line.split()[1].strip().rstrip(";").split(",")[0]
-            break
-    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as fh:
-        fh.write(ptx)
-        path = fh.name
-    try:
-        res = subprocess.run(["ptxas", f"-arch={target}", path, "-o", os.devnull], capture_output=True,
-                             text=True)
-    finally:
-        os.unlink(path)
-    if res.returncode != 0:
-        raise AssertionError(f"ptxas rejected the test kernel:\n{res.stderr}\n{ptx}")
-
-
-def run_ptx(ptx: str, args, grid=1, block=1, shared_mem: int = 0, name: str = "k") -> None:
-    """Compile `ptx` with ptxjit (cached per text) and launch kernel `name`."""
-    ptxas_check(ptx)
-    if os.environ.get("PTXJIT_TEST_PTXAS") == "only":
-        return
-    import ptxjit
-
-    mod = _MODULE_CACHE.get(ptx)
-    if mod is None:
-        mod = ptxjit.Module(ptx)
-        _MODULE_CACHE[ptx] = mod
-    fn = mod.get_function(name)
-    fn(_dim3(grid), _dim3(block), list(args), shared_mem=shared_mem)
-
 
 # kind -> (register prefix, byte size, ld/st type, numpy dtype holding the raw bits)
 KINDS = {

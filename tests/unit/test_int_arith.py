@@ -189,19 +189,23 @@ def test_carry_out_value(op, t):
     check(d2, exp_c, ins, template + " (carry)", width=w)
 
 
+# the 64-bit operands {a} and {b} split into 32-bit limbs: a = %r21:%r20, b = %r23:%r22 (high:low)
+SPLIT_AB_LIMBS = """    cvt.u32.u64 %r20, {a};
+    shr.u64 %rd20, {a}, 32;
+    cvt.u32.u64 %r21, %rd20;
+    cvt.u32.u64 %r22, {b};
+    shr.u64 %rd21, {b}, 32;
+    cvt.u32.u64 %r23, %rd21;
+"""
+
+
 def test_carry_chain_three_limbs():
     """96-bit add through add.cc / addc.cc / addc: the carry must propagate through the middle limb."""
     a, b = _wide_operands(32, seed=33, n_random=100)
     tops = [0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF]
     c = [tops[i % 5] | (tops[(i // 5) % 5] << 32) for i in range(len(a))]  # (top limb of a, top limb of b)
     ins = [("u64", a), ("u64", b), ("u64", c)]
-    pre = """    cvt.u32.u64 %r20, {a};
-    shr.u64 %rd20, {a}, 32;
-    cvt.u32.u64 %r21, %rd20;
-    cvt.u32.u64 %r22, {b};
-    shr.u64 %rd21, {b}, 32;
-    cvt.u32.u64 %r23, %rd21;
-    cvt.u32.u64 %r24, {c};
+    pre = SPLIT_AB_LIMBS + """    cvt.u32.u64 %r24, {c};
     shr.u64 %rd22, {c}, 32;
     cvt.u32.u64 %r25, %rd22;
     add.cc.u32 %r30, %r20, %r22;
@@ -222,13 +226,7 @@ def test_mad_cc_chain_64x64_to_128():
     """The PTX ISA's extended-precision multiply idiom (mad.lo.cc / madc.hi.cc / addc on 32-bit limbs)."""
     a, b = _wide_operands(32, seed=40, n_random=300)
     ins = [("u64", a), ("u64", b)]
-    pre = """    cvt.u32.u64 %r20, {a};
-    shr.u64 %rd20, {a}, 32;
-    cvt.u32.u64 %r21, %rd20;
-    cvt.u32.u64 %r22, {b};
-    shr.u64 %rd21, {b}, 32;
-    cvt.u32.u64 %r23, %rd21;
-    mul.lo.u32     %r30, %r20, %r22;
+    pre = SPLIT_AB_LIMBS + """    mul.lo.u32     %r30, %r20, %r22;
     mul.hi.u32     %r31, %r20, %r22;
     mad.lo.cc.u32  %r31, %r21, %r22, %r31;
     madc.hi.u32    %r32, %r21, %r22, 0;

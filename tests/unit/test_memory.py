@@ -479,19 +479,22 @@ def test_global_variable_is_writable_and_shared_across_blocks():
     assert sorted(int(x) for x in out) == list(range(64))
 
 
-def test_module_variable_address_is_generic_global():
-    body = """
+@pytest.mark.parametrize(("space", "var", "offset", "value"), [("global", "tab", 12, 4), ("const", "ctab", 8, 30)],
+                         ids=["global", "const"])
+def test_module_variable_generic_address(space, var, offset, value):
+    """cvta.<space> of a module variable gives a generic address that loads it and isspacep.<space> accepts."""
+    body = f"""
     ld.param.u64 %rd40, [out];
-    mov.u64 %rd1, tab;
-    cvta.global.u64 %rd2, %rd1;
-    ld.u32 %r1, [%rd2+12];
-    isspacep.global %p1, %rd2;
+    mov.u64 %rd1, {var};
+    cvta.{space}.u64 %rd2, %rd1;
+    ld.u32 %r1, [%rd2+{offset}];
+    isspacep.{space} %p1, %rd2;
     selp.u32 %r2, 1, 0, %p1;
-    st.global.v2.u32 [%rd40], {%r1, %r2};
+    st.global.v2.u32 [%rd40], {{%r1, %r2}};
 """
     out = np.zeros(2, dtype=np.uint32)
     launch(body, [("u64", "out")], [out], block=1, extra_decls=MODULE_VARS)
-    assert list(out) == [4, 1]
+    assert list(out) == [value, 1]
 
 
 def test_scalar_param_types():
@@ -553,18 +556,3 @@ def test_two_static_shared_arrays_do_not_alias():
     launch(body, [("u64", "out")], [out], block=64, extra_decls=decl)
     assert [int(x) for x in out[:, 0]] == list(range(64))
     assert [int(x) for x in out[:, 1]] == [t ^ 0xFFFFFFFFFFFFFFFF for t in range(64)]
-
-
-def test_const_generic_address():
-    body = """
-    ld.param.u64 %rd40, [out];
-    mov.u64 %rd1, ctab;
-    cvta.const.u64 %rd2, %rd1;
-    ld.u32 %r1, [%rd2+8];
-    isspacep.const %p1, %rd2;
-    selp.u32 %r2, 1, 0, %p1;
-    st.global.v2.u32 [%rd40], {%r1, %r2};
-"""
-    out = np.zeros(2, dtype=np.uint32)
-    launch(body, [("u64", "out")], [out], block=1, extra_decls=MODULE_VARS)
-    assert list(out) == [30, 1]

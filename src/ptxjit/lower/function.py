@@ -86,6 +86,10 @@ class FnLowering:
             self.save_stride = self.save_slots[name] + size
         self.save_stride = _align(self.save_stride, 16)
         self.nan_class = nan_classes(fn)
+        self.thread_loop = is_kernel and not any(cg.yields(i) for i in fn.instructions)
+        from ptxjit.passes.pointers import pointer_registers
+
+        self.pointer_regs = pointer_registers(fn, set(cg.kparams) if is_kernel else set())
         self.live_after: dict[int, set[str]] | None = None
         if is_kernel and any(cg.yields(i) for i in fn.instructions):
             from ptxjit.passes.dataflow import defs_uses, liveness
@@ -100,7 +104,32 @@ class FnLowering:
         b = self.b
         fn = self.fn
         for name, t in fn.regs.items():
-            self.regs[name] = b.alloca(lltype(t), name=name.lstrip("%").replace("$", "_"))
+            ty = PTR if name in self.pointer_regs else lltype(t)
+            self.regs[name] = b.alloca(ty, name=name.lstrip("%").replace("$", "_"))
+        entry = b.block
+        if self.thread_loop:
+            # no suspension points: the CTA's threads run as a loop inside this function, so that
+            # per-launch values (parameters, records) are computed once, before the loop, and the
+            # loop over threads is visible to LLVM's vectorizer
+            head = self.llfn.append_basic_block("thread_head")
+            thread = self.llfn.append_basic_block("thread")
+            self.thread_latch = self.llfn.append_basic_block("thread_next")
+            done = self.llfn.append_basic_block("threads_done")
+            b.position_at_end(head)
+            t = b.phi(I32, name="tlin")
+            t.add_incoming(const_int(I32, 0), entry)
+            block = self.cg.block
+            n = const_int(I32, block[0] * block[1] * block[2]) if block is not None else b.trunc(
+                self.launch_slot(abi.L_NTHREADS), I32)
+            b.cbranch(b.icmp_unsigned("<", t, n), thread, done)
+            self.tlin = t
+            b.position_at_end(self.thread_latch)
+            nxt = b.add(t, const_int(I32, 1))
+            t.add_incoming(nxt, self.thread_latch)
+            b.branch(head)
+            b.position_at_end(done)
+            b.ret(const_int(I32, 0))
+            b.position_at_end(thread)
         self._setup_vars()
         for st in fn.body or ():
             if isinstance(st, ir.Label):
@@ -108,7 +137,11 @@ class FnLowering:
                     raise UnsupportedInstructionError(st.pos, st.name + ":", "label defined twice")
                 self.labels[st.name] = self.llfn.append_basic_block(st.name.replace("$", "_"))
         start = self.llfn.append_basic_block("start")
-        dispatch_from = b.block
+        if self.thread_loop:
+            b.branch(start)
+            dispatch_from = entry
+        else:
+            dispatch_from = b.block
         b.position_at_end(start)
         for st in fn.body or ():
             if isinstance(st, ir.Label):
@@ -124,7 +157,9 @@ class FnLowering:
             self.emit_return()
         # entry dispatch: kernels resume at the point their code names
         b.position_at_end(dispatch_from)
-        if self.is_kernel and self.yield_blocks:
+        if self.thread_loop:
+            b.branch(self.llfn.basic_blocks[1])  # thread_head
+        elif self.is_kernel and self.yield_blocks:
             sw = b.switch(self.llfn.args[3], start)
             for code, blk in self.yield_blocks:
                 sw.add_case(const_int(I32, code), blk)
@@ -138,9 +173,10 @@ class FnLowering:
         local_vars = []
         for v in fn.vars:
             if v.space == "param":
-                slot = b.alloca(ll.ArrayType(I8, max(v.size, 1)), name=v.name.replace("$", "_"))
-                slot.align = max(v.alignment, 8)
-                self.var_ptrs[v.name] = b.bitcast(slot, PTR)
+                with b.goto_entry_block():
+                    slot = b.alloca(ll.ArrayType(I8, max(v.size, 1)), name=v.name.replace("$", "_"))
+                    slot.align = max(v.alignment, 8)
+                    self.var_ptrs[v.name] = b.bitcast(slot, PTR)
             elif v.space == "local":
                 local_off = _align(local_off, v.alignment)
                 local_vars.append((v, local_off))
@@ -264,6 +300,41 @@ class FnLowering:
         d = self.cur.operands[0] if self.cur is not None and self.cur.operands else None
         return not (isinstance(d, ir.Reg) and self.nan_class.get(d.name) == "pure")
 
+    def entry_param(self, addr: ir.Addr, elt: ll.Type, size: int) -> ll.Value:
+        """The value of a kernel parameter, loaded once in the entry block."""
+        cache = self.__dict__.setdefault("_param_values", {})
+        off = self.cg.kparams[addr.base.name] + addr.offset
+        key = (off, str(elt))
+        v = cache.get(key)
+        if v is None:
+            b = self.b
+            with b.goto_entry_block():
+                v = b.load(b.gep(self.param_base(), [const_int(I64, off)]), typ=elt, align=size)
+                v.set_metadata("invariant.load", self.cg.empty_md())
+            cache[key] = v
+        return v
+
+    def param_base(self) -> ll.Value:
+        """The kernel parameter buffer as a dereferenceable pointer (so its loads may be hoisted)."""
+        p = self.__dict__.get("_param_base")
+        if p is None:
+            b = self.b
+            slot = b.bitcast(b.gep(self.launch, [const_int(I32, abi.L_PARAMS)]), PTR.as_pointer())
+            p = b.load(slot, typ=PTR, align=8)
+            size = max(8, self.cg.kparam_size)
+            p.set_metadata("dereferenceable", self.cg.llmod.add_metadata([const_int(I64, size)]))
+            p.set_metadata("align", self.cg.llmod.add_metadata([const_int(I64, 8)]))
+            p.set_metadata("invariant.load", self.cg.empty_md())
+            self._param_base = p
+        return p
+
+    def is_pointer_reg(self, op) -> bool:
+        return isinstance(op, ir.Reg) and op.name in self.pointer_regs
+
+    def read_pointer(self, op) -> ll.Value:
+        """A pointer register's value as an LLVM pointer (keeps address arithmetic visible to LLVM)."""
+        return self.b.load(self.regs[op.name])
+
     def reg_type(self, op) -> str | None:
         if isinstance(op, ir.Reg):
             return self.reg_types.get(op.name)
@@ -275,6 +346,10 @@ class FnLowering:
         if have == want:
             return v
         b = self.b
+        if have == PTR:
+            return self.convert_bits(b.ptrtoint(v, I64), want, signed)
+        if want == PTR:
+            return b.inttoptr(self.convert_bits(v, I64, signed), PTR)
         if have == I1:
             return self.convert_bits(b.zext(v, I32), want, False)
         if want == I1:
@@ -331,6 +406,9 @@ class FnLowering:
                 return b.gep(p, [const_int(I64, addr.offset)]) if addr.offset else p
             v = self.symbol_value(ir.Sym(name, addr.offset))
         else:
+            if base.name in self.pointer_regs and space != "shared":
+                p = b.load(self.regs[base.name])
+                return b.gep(p, [const_int(I64, addr.offset)]) if addr.offset else p
             v = self.read(base, "u64")
             if addr.offset:
                 v = b.add(v, const_int(I64, addr.offset))
@@ -361,7 +439,9 @@ class FnLowering:
         return blk
 
     def emit_return(self) -> None:
-        if self.is_kernel:
+        if self.thread_loop:
+            self.b.branch(self.thread_latch)  # this thread is done: on to the next
+        elif self.is_kernel:
             self.b.ret(const_int(I32, 0))
         else:
             self.b.ret_void()
@@ -403,7 +483,13 @@ class FnLowering:
             else:
                 failed = b.icmp_unsigned("!=", err, const_int(I64, 0))
                 b.store(const_int(I64, 0), exited_slot)
-                b.ret(b.select(failed, const_int(I32, abi.RESUME_TRAP), const_int(I32, 0)))
+                if self.thread_loop:
+                    trap_blk = self.llfn.append_basic_block("callee_trapped")
+                    b.cbranch(failed, trap_blk, self.thread_latch)
+                    b.position_at_end(trap_blk)
+                    b.ret(const_int(I32, abi.RESUME_TRAP))
+                else:
+                    b.ret(b.select(failed, const_int(I32, abi.RESUME_TRAP), const_int(I32, 0)))
 
     # ------------------------------------------------------------------ suspension points
     def yield_point(self, warp_level: bool) -> None:

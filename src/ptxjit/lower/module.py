@@ -31,8 +31,9 @@ class ModuleCodegen:
         self.block = block
         self.glay = globals_layout
         self.llmod = ll.Module(name=kernel.name)
-        self.kparams = {p.name: off for p, off in zip(kernel.params, param_layout(kernel.params).offsets,
-                                                      strict=True)}
+        play = param_layout(kernel.params)
+        self.kparams = {p.name: off for p, off in zip(kernel.params, play.offsets, strict=True)}
+        self.kparam_size = play.size
         self.shared = shared_layout(module, kernel)
         self.locations: list[ir.Instr] = []
         self._loc_ids: dict[int, int] = {}
@@ -118,7 +119,7 @@ class ModuleCodegen:
         lw = FnLowering(self, self.kernel, body, is_kernel=True)
         lw.lower()
         self.body_save_stride = lw.save_stride
-        self.has_yields = bool(lw.yield_blocks)
+        self.has_yields = not lw.thread_loop
         while self.pending:
             fn = self.pending.pop()
             FnLowering(self, fn, self.funcs[fn.name], is_kernel=False).lower()
@@ -137,13 +138,12 @@ class ModuleCodegen:
         c0, c1 = const_int(I32, 0), const_int(I32, 1)
         trap_blk = f.append_basic_block("trapped")
         if not has_yields:
-            # no suspension points: each thread runs start to finish, one after another
-            with _for_range(b, c0, n) as t:
-                r = b.call(body, [L, W, t, c0])
-                bad = b.icmp_signed("==", r, const_int(I32, abi.RESUME_TRAP))
-                ok = f.append_basic_block("ok")
-                b.cbranch(bad, trap_blk, ok)
-                b.position_at_end(ok)
+            # no suspension points: the body itself loops over the CTA's threads
+            r = b.call(body, [L, W, c0, c0])
+            bad = b.icmp_signed("==", r, const_int(I32, abi.RESUME_TRAP))
+            ok = f.append_basic_block("ok")
+            b.cbranch(bad, trap_blk, ok)
+            b.position_at_end(ok)
             b.ret(c0)
             b.position_at_end(trap_blk)
             b.ret(const_int(I32, -1))
@@ -291,8 +291,9 @@ class ModuleCodegen:
 def _noalias_records(f: ll.Function) -> None:
     """The launch and worker records are only touched by the runtime's own code: telling LLVM that
     kernel memory accesses never alias them lets it hoist their loads out of the thread loop."""
-    for a in f.args[:2]:
+    for a, size in zip(f.args[:2], (abi.L_SIZE * 8, abi.W_SIZE * 8), strict=True):
         a.add_attribute("noalias")
+        a.attributes.dereferenceable = size  # so loads of record slots can be hoisted freely
 
 
 def _type_suffix(t: ll.Type) -> str:

@@ -79,8 +79,16 @@ def lower_add_sub(lw: FnLowering, ins: Instr) -> None:
     b = lw.b
     t = _type(ins)
     d, a_op, b_op = ins.operands[:3]
-    a, c = lw.read(a_op, t), lw.read(b_op, t)
     is_add = ins.opcode == "add"
+    if lw.is_pointer_reg(d) and not ins.has("cc", "sat"):
+        # pointer +/- offset: a getelementptr, so LLVM sees the address as base + affine offset
+        base_op, off_op = (a_op, b_op) if lw.is_pointer_reg(a_op) else (b_op, a_op)
+        off = lw.read(off_op, "s64")
+        if not is_add:
+            off = b.sub(const_int(I64, 0), off)
+        lw.write(d, b.gep(lw.read_pointer(base_op), [off]), t)
+        return
+    a, c = lw.read(a_op, t), lw.read(b_op, t)
     if ins.has("sat"):
         name = ("llvm.sadd.sat" if is_add else "llvm.ssub.sat") if _signed(t) or t.startswith("b") else (
             "llvm.uadd.sat" if is_add else "llvm.usub.sat")

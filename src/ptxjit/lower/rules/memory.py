@@ -58,6 +58,14 @@ def lower_ld(lw: FnLowering, ins: Instr) -> None:
     base = lw.address(ins.operands[1], space_of(ins))
     dsts = ins.operands[0].items if isinstance(ins.operands[0], ir.Vec) else (ins.operands[0],)
     order = _ordering(ins)
+    if n == 1 and order is None and _is_kernel_param(lw, ins.operands[1]):
+        # kernel parameters cannot change during a launch: load each once, in the entry block, where
+        # it is unconditional and so hoistable out of the thread loop (and the loop vectorizable)
+        if lw.is_pointer_reg(dsts[0]) and size == 8:  # a pointer parameter: load it as a pointer
+            lw.b.store(lw.entry_param(ins.operands[1], PTR, 8), lw.regs[dsts[0].name])
+            return
+        lw.write(dsts[0], lw.entry_param(ins.operands[1], elt, size), t)
+        return
     if n == 1:
         p = lw.typed_ptr(base, elt)
         if ins.has("volatile") and order is None:
@@ -132,6 +140,9 @@ def lower_mov(lw: FnLowering, ins: Instr) -> None:
         for i, p in enumerate(parts):
             lw.write(p, b.trunc(b.lshr(v, ll.Constant(wt, pw * i)), ll.IntType(pw)), f"b{pw}")
         return
+    if lw.is_pointer_reg(d) and lw.is_pointer_reg(a):
+        lw.b.store(lw.read_pointer(a), lw.regs[d.name])
+        return
     lw.write(d, lw.read(a, t), t)
 
 
@@ -140,6 +151,10 @@ def lower_cvta(lw: FnLowering, ins: Instr) -> None:
     """cvta[.to].space: shared addresses are offsets in the CTA's shared window; others are host addresses."""
     b = lw.b
     t = ins.types()[-1]
+    d, a = ins.operands[0], ins.operands[1]
+    if space_of(ins) != "shared" and lw.is_pointer_reg(d) and lw.is_pointer_reg(a):
+        b.store(lw.read_pointer(a), lw.regs[d.name])  # global/local/const: the identity on addresses
+        return
     v = b.zext(lw.read(ins.operands[1], t), I64) if t.endswith("32") else lw.read(ins.operands[1], "u64")
     if space_of(ins) == "shared":
         base = lw.shared_base()

@@ -1,0 +1,87 @@
+"""Pointer inference: which 64-bit registers always hold addresses.
+
+PTX computes addresses with integer arithmetic; lowered literally (`inttoptr` of an i64) they are
+opaque to LLVM's scalar evolution, so loops over them cannot be vectorized.  A register qualifies as a
+pointer when every one of its definitions produces an address: a load of a 64-bit kernel parameter,
+`cvta`/`mov` of a pointer register or of a variable's address, or `add`/`sub` of a pointer and a
+non-pointer.  Lowering keeps such registers as LLVM pointers and turns the additions into
+`getelementptr`.  Flow-insensitive, iterated to a fixed point (linear in practice).
+"""
+
+from __future__ import annotations
+
+from ptxjit.frontend import ir
+from ptxjit.passes.dataflow import defs_uses
+
+_ADDRESS_OPS = frozenset({"ld", "mov", "cvta", "add", "sub"})
+
+
+def pointer_registers(fn: ir.Function, kernel_params: set[str]) -> set[str]:
+    wide = {r for r, t in fn.regs.items() if t in ("b64", "u64", "s64")}
+    defs: dict[str, list[ir.Instr]] = {}
+    for ins in fn.instructions:
+        d, _ = defs_uses(ins)
+        for r in d:
+            if r in wide:
+                defs.setdefault(r, []).append(ins)
+
+    def is_param_load(ins: ir.Instr) -> bool:
+        src = ins.operands[1:]
+        return (ins.opcode == "ld" and ins.has("param") and len(src) == 1 and isinstance(src[0], ir.Addr)
+                and isinstance(src[0].base, ir.Sym) and src[0].base.name in kernel_params
+                and ins.types()[-1] in ("u64", "b64", "s64"))
+
+    def reg(op, names: set[str]) -> bool:
+        return isinstance(op, ir.Reg) and op.name in names
+
+    # 1. registers that certainly hold integers (grows monotonically to a fixed point)
+    ints = {r for r, ds in defs.items()
+            if any(i.opcode not in _ADDRESS_OPS or (i.opcode == "ld" and not is_param_load(i)) for i in ds)}
+    ints |= {r for r in wide if r not in defs}
+    changed = True
+    while changed:
+        changed = False
+        for r, ds in defs.items():
+            if r in ints:
+                continue
+            for i in ds:
+                src = i.operands[1:]
+                if i.opcode in ("add", "sub", "mov", "cvta") and src and all(
+                        isinstance(s, ir.Imm) or reg(s, ints) for s in src):
+                    ints.add(r)
+                    changed = True
+                    break
+
+    def int_or_imm(op) -> bool:
+        return isinstance(op, ir.Imm) or reg(op, ints)
+
+    def produces_pointer(ins: ir.Instr, ptrs: set[str]) -> bool:
+        ops = ins.operands
+        if not isinstance(ops[0], ir.Reg) or ins.guard is not None:
+            return False
+        src = ops[1:]
+        if is_param_load(ins):
+            return True
+        if ins.opcode in ("mov", "cvta") and len(src) == 1:
+            s = src[0]
+            if isinstance(s, ir.Reg):
+                return s.name in ptrs
+            return ins.opcode == "mov" and isinstance(s, ir.Sym) and not ins.has("u32", "b32")
+        if ins.opcode in ("add", "sub") and len(src) == 2 and ins.types()[-1] in ("s64", "u64", "b64") \
+                and not ins.has("cc", "sat"):
+            a, b = src
+            if ins.opcode == "sub":
+                return reg(a, ptrs) and int_or_imm(b)
+            return (reg(a, ptrs) and int_or_imm(b)) or (reg(b, ptrs) and int_or_imm(a))
+        return False
+
+    # 2. pointer candidates shrink to a fixed point
+    cand = set(defs) - ints
+    changed = True
+    while changed:
+        changed = False
+        for r in list(cand):
+            if not all(produces_pointer(i, cand) for i in defs[r]):
+                cand.discard(r)
+                changed = True
+    return cand
