@@ -86,7 +86,18 @@ class FnLowering:
             self.save_stride = self.save_slots[name] + size
         self.save_stride = _align(self.save_stride, 16)
         self.nan_class = nan_classes(fn)
-        self.thread_loop = is_kernel and not any(cg.yields(i) for i in fn.instructions)
+        yields = [i for i in fn.instructions if cg.yields(i)]
+        self.thread_loop = is_kernel and not yields
+        # region mode: every suspension point is a CTA barrier, so each call of the body runs one
+        # barrier-to-barrier region for all threads waiting at the same point, as a loop over threads
+        self.region_mode = is_kernel and bool(yields) and all(
+            i.opcode in ("bar", "barrier") and not i.has("warp") for i in yields)
+        # region mode keeps the register save area structure-of-arrays (contiguous across threads)
+        self.soa_offsets: dict[str, int] = {}
+        off = 0
+        for name, t in fn.regs.items():
+            self.soa_offsets[name] = off
+            off += max(1, ir.type_size(t))
         from ptxjit.passes.pointers import pointer_registers
 
         self.pointer_regs = pointer_registers(fn, set(cg.kparams) if is_kernel else set())
@@ -107,7 +118,10 @@ class FnLowering:
             ty = PTR if name in self.pointer_regs else lltype(t)
             self.regs[name] = b.alloca(ty, name=name.lstrip("%").replace("$", "_"))
         entry = b.block
-        if self.thread_loop:
+        if self.region_mode:
+            with b.goto_entry_block():
+                self.status_ptr = b.bitcast(b.inttoptr(self.worker_slot(abi.W_STATUS), PTR), I32.as_pointer())
+        if self.thread_loop or self.region_mode:
             # no suspension points: the CTA's threads run as a loop inside this function, so that
             # per-launch values (parameters, records) are computed once, before the loop, and the
             # loop over threads is visible to LLVM's vectorizer
@@ -130,6 +144,12 @@ class FnLowering:
             b.position_at_end(done)
             b.ret(const_int(I32, 0))
             b.position_at_end(thread)
+            if self.region_mode:  # only threads waiting at the point being resumed run this round
+                run = self.llfn.append_basic_block("thread_run")
+                st = b.load(b.gep(self.status_ptr, [t]))
+                b.cbranch(b.icmp_signed("==", st, self.llfn.args[3]), run, self.thread_latch)
+                b.position_at_end(run)
+            self.thread_head = head
         self._setup_vars()
         for st in fn.body or ():
             if isinstance(st, ir.Label):
@@ -156,10 +176,13 @@ class FnLowering:
         if not b.block.is_terminated:
             self.emit_return()
         # entry dispatch: kernels resume at the point their code names
-        b.position_at_end(dispatch_from)
+        if self.thread_loop or self.region_mode:
+            b.position_at_end(entry)
+            b.branch(self.thread_head)
         if self.thread_loop:
-            b.branch(self.llfn.basic_blocks[1])  # thread_head
-        elif self.is_kernel and self.yield_blocks:
+            return
+        b.position_at_end(dispatch_from)
+        if self.is_kernel and self.yield_blocks:
             sw = b.switch(self.llfn.args[3], start)
             for code, blk in self.yield_blocks:
                 sw.add_case(const_int(I32, code), blk)
@@ -439,7 +462,10 @@ class FnLowering:
         return blk
 
     def emit_return(self) -> None:
-        if self.thread_loop:
+        if self.region_mode:
+            self.b.store(const_int(I32, abi.STATUS_EXITED), self.b.gep(self.status_ptr, [self.tlin]))
+            self.b.branch(self.thread_latch)
+        elif self.thread_loop:
             self.b.branch(self.thread_latch)  # this thread is done: on to the next
         elif self.is_kernel:
             self.b.ret(const_int(I32, 0))
@@ -483,9 +509,12 @@ class FnLowering:
             else:
                 failed = b.icmp_unsigned("!=", err, const_int(I64, 0))
                 b.store(const_int(I64, 0), exited_slot)
-                if self.thread_loop:
+                if self.thread_loop or self.region_mode:
                     trap_blk = self.llfn.append_basic_block("callee_trapped")
-                    b.cbranch(failed, trap_blk, self.thread_latch)
+                    exited_blk = self.llfn.append_basic_block("callee_exited")
+                    b.cbranch(failed, trap_blk, exited_blk)
+                    b.position_at_end(exited_blk)
+                    self.emit_return()
                     b.position_at_end(trap_blk)
                     b.ret(const_int(I32, abi.RESUME_TRAP))
                 else:
@@ -500,20 +529,33 @@ class FnLowering:
         if self.live_after is not None and self.cur is not None and id(self.cur) in self.live_after:
             keep = self.live_after[id(self.cur)]
             live = [(n, s) for n, s in self.regs.items() if n in keep]
-        save = self._save_area()
         for name, slot in live:
-            off = self._save_slot(name)
-            p = self.typed_ptr(b.gep(save, [const_int(I64, off)]), slot.type.pointee)
-            b.store(b.load(slot), p)
-        b.ret(const_int(I32, code))
+            b.store(b.load(slot), self._saved(name, slot))
+        if self.region_mode:
+            b.store(const_int(I32, code), b.gep(self.status_ptr, [self.tlin]))
+            b.branch(self.thread_latch)
+        else:
+            b.ret(const_int(I32, code))
         resume = self.llfn.append_basic_block(f"resume{code}")
         b.position_at_end(resume)
-        save = self._save_area()
         for name, slot in live:
-            off = self._save_slot(name)
-            p = self.typed_ptr(b.gep(save, [const_int(I64, off)]), slot.type.pointee)
-            b.store(b.load(p), slot)
+            b.store(b.load(self._saved(name, slot)), slot)
         self.yield_blocks.append((code, resume))
+
+    def _saved(self, name: str, slot: ll.Value) -> ll.Value:
+        """Where register `name` of this thread is kept across a suspension point."""
+        b = self.b
+        base = b.inttoptr(self.worker_slot(abi.W_SAVE), PTR)
+        ty = slot.type.pointee
+        if self.region_mode:  # structure of arrays: register-major, contiguous across threads
+            size = max(1, ir.type_size(self.reg_types[name]))
+            block = self.cg.block
+            n = const_int(I64, block[0] * block[1] * block[2]) if block is not None else self.launch_slot(
+                abi.L_NTHREADS)
+            off = b.add(b.mul(n, const_int(I64, self.soa_offsets[name])),
+                        b.mul(b.zext(self.tlin, I64), const_int(I64, size)))
+            return self.typed_ptr(b.gep(base, [off]), ty)
+        return self.typed_ptr(b.gep(self._save_area(), [const_int(I64, self._save_slot(name))]), ty)
 
     def _save_slot(self, name: str) -> int:
         return self.save_slots[name]

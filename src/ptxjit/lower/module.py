@@ -120,10 +120,14 @@ class ModuleCodegen:
         lw.lower()
         self.body_save_stride = lw.save_stride
         self.has_yields = not lw.thread_loop
+        self.region_mode = lw.region_mode
         while self.pending:
             fn = self.pending.pop()
             FnLowering(self, fn, self.funcs[fn.name], is_kernel=False).lower()
-        cta = self._build_cta_scheduler(body, self.has_yields)
+        if self.region_mode:
+            cta = self._build_region_scheduler(body)
+        else:
+            cta = self._build_cta_scheduler(body, self.has_yields)
         self._build_worker(cta)
         return self.llmod
 
@@ -236,6 +240,51 @@ class ModuleCodegen:
         b.position_at_end(done)
         b.ret(c0)
         b.position_at_end(trap_blk)
+        b.ret(const_int(I32, -1))
+        return f
+
+    def _build_region_scheduler(self, body: ll.Function) -> ll.Function:
+        """CTA scheduler for kernels whose only suspension points are CTA barriers: each round resumes
+        every thread waiting at the first waiting thread's barrier (the body loops over them), then
+        completes the barrier (bar.red results) for the next round."""
+        i64p = I64.as_pointer()
+        f = ll.Function(self.llmod, ll.FunctionType(I32, [i64p, i64p, I32]), name="run_cta")
+        f.linkage = "internal"
+        _noalias_records(f)
+        L, W, n = f.args
+        b = ll.IRBuilder(f.append_basic_block("entry"))
+        c0 = const_int(I32, 0)
+        status = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_STATUS)])), PTR), I32.as_pointer())
+        with _for_range(b, c0, n) as t:
+            b.store(c0, b.gep(status, [t]))
+        code_slot = b.alloca(I32)
+        main = f.append_basic_block("round")
+        b.branch(main)
+        b.position_at_end(main)
+        b.store(const_int(I32, -1), code_slot)
+        with _for_range(b, c0, n) as t:
+            s = b.load(b.gep(status, [t]))
+            first = b.and_(b.icmp_signed(">=", s, c0), b.icmp_signed("<", b.load(code_slot), c0))
+            with b.if_then(first):
+                b.store(s, code_slot)
+        code = b.load(code_slot)
+        run = f.append_basic_block("run")
+        done = f.append_basic_block("all_exited")
+        b.cbranch(b.icmp_signed("<", code, c0), done, run)
+        b.position_at_end(run)
+        r = b.call(body, [L, W, c0, code])
+        ok = f.append_basic_block("ok")
+        trapped = f.append_basic_block("trapped")
+        b.cbranch(b.icmp_signed("==", r, const_int(I32, abi.RESUME_TRAP)), trapped, ok)
+        b.position_at_end(ok)
+        for k, ident in enumerate((0, 1, 0)):
+            acc = b.gep(W, [const_int(I32, abi.W_RED_ACC + k)])
+            b.store(b.load(acc), b.gep(W, [const_int(I32, abi.W_RED_RES + k)]))
+            b.store(const_int(I64, ident), acc)
+        b.branch(main)
+        b.position_at_end(done)
+        b.ret(c0)
+        b.position_at_end(trapped)
         b.ret(const_int(I32, -1))
         return f
 
