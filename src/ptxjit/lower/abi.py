@@ -62,3 +62,4 @@ STATUS_EXITED = -1
 RESUME_TRAP = -2
 RELEASED = 0x40000000  # set on a waiting thread's code when its barrier is released
 WARP_POINT = 1         # low bit of a yield code: warp-level point (else CTA barrier)
+REGION_DENSE = 0x20000000  # region mode: every thread waits at the resumed point (no per-thread check)

@@ -102,6 +102,12 @@ class FnLowering:
 
         self.pointer_regs = pointer_registers(fn, set(cg.kparams) if is_kernel else set())
         self.live_after: dict[int, set[str]] | None = None
+        self.remat: dict[str, ir.Instr] = {}
+        if is_kernel and yields:
+            from ptxjit.passes.remat import rematerializable
+
+            self.remat = rematerializable(fn, set(cg.kparams), is_special)
+            self.instr_order = {id(i): k for k, i in enumerate(fn.instructions)}
         if is_kernel and any(cg.yields(i) for i in fn.instructions):
             from ptxjit.passes.dataflow import defs_uses, liveness
 
@@ -119,51 +125,96 @@ class FnLowering:
             self.regs[name] = b.alloca(ty, name=name.lstrip("%").replace("$", "_"))
         entry = b.block
         if self.region_mode:
-            with b.goto_entry_block():
-                self.status_ptr = b.bitcast(b.inttoptr(self.worker_slot(abi.W_STATUS), PTR), I32.as_pointer())
-        if self.thread_loop or self.region_mode:
+            self._lower_regions(entry)
+            return
+        if self.thread_loop:
             # no suspension points: the CTA's threads run as a loop inside this function, so that
             # per-launch values (parameters, records) are computed once, before the loop, and the
             # loop over threads is visible to LLVM's vectorizer
-            head = self.llfn.append_basic_block("thread_head")
-            thread = self.llfn.append_basic_block("thread")
-            self.thread_latch = self.llfn.append_basic_block("thread_next")
-            done = self.llfn.append_basic_block("threads_done")
-            b.position_at_end(head)
-            t = b.phi(I32, name="tlin")
-            t.add_incoming(const_int(I32, 0), entry)
-            block = self.cg.block
-            n = const_int(I32, block[0] * block[1] * block[2]) if block is not None else b.trunc(
-                self.launch_slot(abi.L_NTHREADS), I32)
-            b.cbranch(b.icmp_unsigned("<", t, n), thread, done)
-            self.tlin = t
-            b.position_at_end(self.thread_latch)
-            nxt = b.add(t, const_int(I32, 1))
-            t.add_incoming(nxt, self.thread_latch)
-            b.branch(head)
+            head, _body, done = self._thread_loops(entry, "thread")
+            self.thread_head = head
+            body_blk = b.block
             b.position_at_end(done)
             b.ret(const_int(I32, 0))
-            b.position_at_end(thread)
-            if self.region_mode:  # only threads waiting at the point being resumed run this round
-                run = self.llfn.append_basic_block("thread_run")
-                st = b.load(b.gep(self.status_ptr, [t]))
-                b.cbranch(b.icmp_signed("==", st, self.llfn.args[3]), run, self.thread_latch)
-                b.position_at_end(run)
-            self.thread_head = head
+            b.position_at_end(body_blk)
         self._setup_vars()
-        for st in fn.body or ():
-            if isinstance(st, ir.Label):
-                if st.name in self.labels:
-                    raise UnsupportedInstructionError(st.pos, st.name + ":", "label defined twice")
-                self.labels[st.name] = self.llfn.append_basic_block(st.name.replace("$", "_"))
         start = self.llfn.append_basic_block("start")
         if self.thread_loop:
             b.branch(start)
             dispatch_from = entry
         else:
             dispatch_from = b.block
+        self._lower_body(start)
+        # entry dispatch: kernels resume at the point their code names
+        if self.thread_loop:
+            b.position_at_end(entry)
+            b.branch(self.thread_head)
+            return
+        b.position_at_end(dispatch_from)
+        if self.is_kernel and self.yield_blocks:
+            sw = b.switch(self.llfn.args[3], start)
+            for code, blk in self.yield_blocks:
+                sw.add_case(const_int(I32, code), blk)
+        else:
+            b.branch(start)
+
+    def _thread_loops(self, pre: ll.Block, name: str) -> tuple[ll.Block, ll.Block, ll.Block]:
+        """Emit loops over the CTA's threads (z, y, x nested when the block shape is known, so that
+        %tid.x is the innermost induction variable and addresses are affine in it).  Returns
+        (loop entry block, per-thread body block, block after all threads); sets self.tlin,
+        self.loop_tid and self.thread_latch."""
+        b = self.b
+        f = self.llfn
+        block = self.cg.block
+        if block is None:
+            dims = [b.trunc(self.launch_slot(abi.L_NTHREADS), I32)]
+        else:
+            dims = [const_int(I32, block[2]), const_int(I32, block[1]), const_int(I32, block[0])]
+        done = f.append_basic_block(f"{name}_done")
+        outer_exit, prev, prev_body = done, pre, pre
+        phis = []
+        latches = []
+        first_head = None
+        for k, n in enumerate(dims):
+            head = f.append_basic_block(f"{name}_h{k}")
+            first_head = first_head or head
+            body = f.append_basic_block(f"{name}_b{k}")
+            latch = f.append_basic_block(f"{name}_l{k}")
+            b.position_at_end(head)
+            phi = b.phi(I32, name=f"{name}_i{k}")
+            phi.add_incoming(const_int(I32, 0), prev)
+            b.cbranch(b.icmp_unsigned("<", phi, n), body, outer_exit)
+            b.position_at_end(latch)
+            phi.add_incoming(b.add(phi, const_int(I32, 1)), latch)
+            b.branch(head)
+            if latches:  # the enclosing loop's body enters this loop
+                b.position_at_end(prev_body)
+                b.branch(head)
+            phis.append(phi)
+            latches.append(latch)
+            outer_exit, prev, prev_body = latch, body, body
+        b.position_at_end(prev_body)
+        if block is None:
+            self.tlin = phis[0]
+            self.loop_tid = None
+        else:
+            tz, ty, tx = phis
+            self.tlin = b.add(b.mul(b.add(b.mul(tz, const_int(I32, block[1])), ty), const_int(I32, block[0])), tx)
+            self.loop_tid = (tx, ty, tz)
+        self.thread_latch = latches[-1]
+        return first_head, prev_body, done
+
+    def _lower_body(self, start: ll.Block) -> None:
+        """Lower the function's statements, beginning in block `start` (labels get fresh blocks)."""
+        b = self.b
+        self.labels = {}
+        for st in self.fn.body or ():
+            if isinstance(st, ir.Label):
+                if st.name in self.labels:
+                    raise UnsupportedInstructionError(st.pos, st.name + ":", "label defined twice")
+                self.labels[st.name] = self.llfn.append_basic_block(st.name.replace("$", "_"))
         b.position_at_end(start)
-        for st in fn.body or ():
+        for st in self.fn.body or ():
             if isinstance(st, ir.Label):
                 target = self.labels[st.name]
                 if not b.block.is_terminated:
@@ -175,19 +226,48 @@ class FnLowering:
             self.lower_instr(st)
         if not b.block.is_terminated:
             self.emit_return()
-        # entry dispatch: kernels resume at the point their code names
-        if self.thread_loop or self.region_mode:
-            b.position_at_end(entry)
-            b.branch(self.thread_head)
-        if self.thread_loop:
-            return
-        b.position_at_end(dispatch_from)
-        if self.is_kernel and self.yield_blocks:
-            sw = b.switch(self.llfn.args[3], start)
-            for code, blk in self.yield_blocks:
-                sw.add_case(const_int(I32, code), blk)
-        else:
-            b.branch(start)
+
+    def _lower_regions(self, entry: ll.Block) -> None:
+        """Region mode: one loop over the CTA's threads per resume point (start, each barrier), each
+        with its own copy of the code reachable from there, so that every loop has a constant entry
+        and LLVM can vectorize it; the entry block dispatches on the resume code."""
+        b = self.b
+        raw = self.entry_record_ptr(abi.W_STATUS)
+        with self.b.goto_entry_block():
+            self.status_ptr = self.typed_ptr(raw, I32)
+        nyields = sum(1 for i in self.fn.instructions if self.cg.yields(i))
+        codes = [0] + [(k + 1) << 1 for k in range(nyields)]
+        heads = {}
+        for code in codes:
+            # two copies per resume point: "dense" when every thread of the CTA waits there (no
+            # per-thread check, so the loop vectorizes), and a guarded one for when some have exited
+            for dense in (True, False):
+                tag = f"region{code}{'d' if dense else 's'}"
+                head, _body, done = self._thread_loops(entry, tag)
+                thread = b.block
+                b.position_at_end(done)
+                b.ret(const_int(I32, 0))
+                b.position_at_end(thread)
+                run = self.llfn.append_basic_block(f"{tag}_run")
+                if dense:
+                    b.branch(run)
+                else:
+                    st = b.load(b.gep(self.status_ptr, [self.tlin]))
+                    b.cbranch(b.icmp_signed("==", st, const_int(I32, code)), run, self.thread_latch)
+                b.position_at_end(run)
+                self._setup_vars()
+                setup_end = b.block
+                start = self.llfn.append_basic_block(f"{tag}_start")
+                self.yield_blocks = []
+                self._lower_body(start)
+                b.position_at_end(setup_end)
+                b.branch(start if code == 0 else dict(self.yield_blocks)[code])
+                heads[code | (abi.REGION_DENSE if dense else 0)] = head
+        b.position_at_end(entry)
+        sw = b.switch(self.llfn.args[3], heads[0])
+        for key, head in heads.items():
+            if key != 0:
+                sw.add_case(const_int(I32, key), head)
 
     def _setup_vars(self) -> None:
         b = self.b
@@ -196,6 +276,8 @@ class FnLowering:
         local_vars = []
         for v in fn.vars:
             if v.space == "param":
+                if v.name in self.var_ptrs:
+                    continue
                 with b.goto_entry_block():
                     slot = b.alloca(ll.ArrayType(I8, max(v.size, 1)), name=v.name.replace("$", "_"))
                     slot.align = max(v.alignment, 8)
@@ -260,6 +342,33 @@ class FnLowering:
 
     def shared_base(self) -> ll.Value:
         return self.worker_slot(abi.W_SHARED)
+
+    def entry_record_ptr(self, idx: int) -> ll.Value:
+        """A pointer held in worker record slot idx, loaded once in the entry block."""
+        cache = self.__dict__.setdefault("_record_ptrs", {})
+        p = cache.get(idx)
+        if p is None:
+            b = self.b
+            with b.goto_entry_block():
+                slot = b.bitcast(b.gep(self.worker, [const_int(I32, idx)]), PTR.as_pointer())
+                p = b.load(slot, typ=PTR, align=8)
+            cache[idx] = p
+        return p
+
+    def shared_ptr(self) -> ll.Value:
+        """The CTA's shared memory as a pointer, loaded once per call in the entry block."""
+        p = self.__dict__.get("_shared_ptr")
+        if p is None:
+            b = self.b
+            with b.goto_entry_block():
+                slot = b.bitcast(b.gep(self.worker, [const_int(I32, abi.W_SHARED)]), PTR.as_pointer())
+                p = b.load(slot, typ=PTR, align=8)
+                if self.cg.shared.static_size:
+                    size = self.cg.shared.static_size
+                    p.set_metadata("dereferenceable", self.cg.llmod.add_metadata([const_int(I64, size)]))
+                p.set_metadata("align", self.cg.llmod.add_metadata([const_int(I64, 16)]))
+            self._shared_ptr = p
+        return p
 
     # ------------------------------------------------------------------ operands
     def read(self, op, t: str) -> ll.Value:
@@ -437,9 +546,13 @@ class FnLowering:
                 v = b.add(v, const_int(I64, addr.offset))
         if space == "shared":
             rt = self.reg_type(base) if isinstance(base, ir.Reg) else None
-            if rt is not None and ir.type_size(rt) == 4:
-                v = b.and_(v, const_int(I64, 0xFFFFFFFF))
-            v = b.add(self.shared_base(), v)
+            if rt is not None and ir.type_size(rt) == 4:  # a 32-bit shared address: zero-extend it
+                v = self.read(base, "u32")
+                if addr.offset:
+                    v = b.add(v, const_int(I32, addr.offset))
+                v = b.zext(v, I64)
+            # base pointer + offset: address arithmetic stays visible to LLVM (vectorizable)
+            return b.gep(self.shared_ptr(), [v])
         return b.inttoptr(v, PTR)
 
     def typed_ptr(self, p: ll.Value, t: ll.Type) -> ll.Value:
@@ -526,9 +639,16 @@ class FnLowering:
         b = self.b
         code = ((len(self.yield_blocks) + 1) << 1) | (abi.WARP_POINT if warp_level else 0)
         live = self.regs.items()
+        recompute: list[ir.Instr] = []
         if self.live_after is not None and self.cur is not None and id(self.cur) in self.live_after:
             keep = self.live_after[id(self.cur)]
-            live = [(n, s) for n, s in self.regs.items() if n in keep]
+            # recompute pure functions of tid/ctaid/parameters after the resume instead of saving them
+            again = {r for r in keep if r in self.remat}
+            if again:
+                from ptxjit.passes.remat import recompute_order
+
+                recompute = recompute_order(again, self.remat, self.instr_order)
+            live = [(n, s) for n, s in self.regs.items() if n in keep and n not in again]
         for name, slot in live:
             b.store(b.load(slot), self._saved(name, slot))
         if self.region_mode:
@@ -540,14 +660,23 @@ class FnLowering:
         b.position_at_end(resume)
         for name, slot in live:
             b.store(b.load(self._saved(name, slot)), slot)
+        if recompute:
+            from ptxjit.lower.rules import RULES
+
+            cur = self.cur
+            for ins in recompute:
+                self.cur = ins
+                RULES[ins.opcode].lower(self, ins)
+            self.cur = cur
         self.yield_blocks.append((code, resume))
 
     def _saved(self, name: str, slot: ll.Value) -> ll.Value:
         """Where register `name` of this thread is kept across a suspension point."""
         b = self.b
-        base = b.inttoptr(self.worker_slot(abi.W_SAVE), PTR)
         ty = slot.type.pointee
-        if self.region_mode:  # structure of arrays: register-major, contiguous across threads
+        if self.region_mode:
+            # structure of arrays: register-major, contiguous across threads
+            base = self.entry_record_ptr(abi.W_SAVE)
             size = max(1, ir.type_size(self.reg_types[name]))
             block = self.cg.block
             n = const_int(I64, block[0] * block[1] * block[2]) if block is not None else self.launch_slot(

@@ -272,7 +272,14 @@ class ModuleCodegen:
         done = f.append_basic_block("all_exited")
         b.cbranch(b.icmp_signed("<", code, c0), done, run)
         b.position_at_end(run)
-        r = b.call(body, [L, W, c0, code])
+        # all threads waiting at that point (none exited, no divergent barriers): the dense copy
+        all_slot = b.alloca(I1)
+        b.store(const_int(I1, 1), all_slot)
+        with _for_range(b, c0, n) as t:
+            same = b.icmp_signed("==", b.load(b.gep(status, [t])), code)
+            b.store(b.and_(b.load(all_slot), same), all_slot)
+        arg = b.select(b.load(all_slot), b.or_(code, const_int(I32, abi.REGION_DENSE)), code)
+        r = b.call(body, [L, W, c0, arg])
         ok = f.append_basic_block("ok")
         trapped = f.append_basic_block("trapped")
         b.cbranch(b.icmp_signed("==", r, const_int(I32, abi.RESUME_TRAP)), trapped, ok)

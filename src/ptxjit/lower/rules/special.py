@@ -26,6 +26,9 @@ def special_register(lw, name: str) -> ll.Value:
     if base == "%tid":
         if axis == 3:
             return const_int(I32, 0)
+        loop_tid = getattr(lw, "loop_tid", None)
+        if loop_tid is not None:  # inside the nested thread loops: the induction variables
+            return loop_tid[axis]
         nx, ny = ntid(0), ntid(1)
         t = lw.tlin
         if axis == 0:
