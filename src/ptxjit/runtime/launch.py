@@ -22,10 +22,22 @@ _workers_override: int | None = None
 _grid_counter = 0
 
 
+_env_workers: tuple[str | None, int] | None = None
+
+
 def worker_count() -> int:
+    global _env_workers
     if _workers_override:
         return _workers_override
     env = os.environ.get("PTXJIT_WORKERS")
+    if _env_workers is not None and _env_workers[0] == env:  # cached: this runs at every launch
+        return _env_workers[1]
+    n = _parse_workers(env)
+    _env_workers = (env, n)
+    return n
+
+
+def _parse_workers(env: str | None) -> int:
     if env:
         try:
             n = int(env)
@@ -76,6 +88,34 @@ class _WorkerMemory:
         rec[abi.W_ID] = index
         rec[abi.W_SHARED_SIZE] = shared_bytes
         self.record = rec
+        self.address = int(rec.ctypes.data)
+
+
+class _MemoryPool:
+    """Worker memory is reused across launches (allocating it costs more than an empty kernel);
+    concurrent launches each take their own sets."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.free: dict[tuple, list[list[_WorkerMemory]]] = {}
+
+    def take(self, tr: Translation, nthreads: int, shared_bytes: int, nworkers: int) -> list[_WorkerMemory]:
+        key = (tr.save_stride, tr.local_stride, tr.has_yields, nthreads, shared_bytes, nworkers)
+        with self.lock:
+            sets = self.free.get(key)
+            if sets:
+                return sets.pop()
+        return [_WorkerMemory(tr, nthreads, shared_bytes, i) for i in range(nworkers)]
+
+    def give(self, tr: Translation, nthreads: int, shared_bytes: int, mems: list[_WorkerMemory]) -> None:
+        key = (tr.save_stride, tr.local_stride, tr.has_yields, nthreads, shared_bytes, len(mems))
+        with self.lock:
+            sets = self.free.setdefault(key, [])
+            if len(sets) < 4:
+                sets.append(mems)
+
+
+_pool_memory = _MemoryPool()
 
 
 def _aligned_addr(a: np.ndarray, align: int) -> int:
@@ -104,16 +144,19 @@ def run(tr: Translation, kernel_name: str, grid: tuple[int, int, int], block: tu
     L[abi.L_NTHREADS] = nthreads
     L[abi.L_NWORKERS] = nworkers
     shared_bytes = tr.shared.dynamic_offset + dyn_smem if dyn_smem else tr.shared.static_size
-    mems = [_WorkerMemory(tr, nthreads, shared_bytes, i) for i in range(nworkers)]
+    mems = _pool_memory.take(tr, nthreads, shared_bytes, nworkers)
     fn = tr.native.worker
-    lp = L.ctypes.data_as(ctypes.c_void_p)
-    if nworkers == 1:
-        fn(lp, mems[0].record.ctypes.data_as(ctypes.c_void_p))
-    else:
-        pool = _get_pool(nworkers)
-        futures = [pool.submit(fn, lp, m.record.ctypes.data_as(ctypes.c_void_p)) for m in mems]
-        for f in futures:
-            f.result()
+    lp = int(L.ctypes.data)
+    try:
+        if nworkers == 1:
+            fn(lp, mems[0].address)
+        else:
+            pool = _get_pool(nworkers)
+            futures = [pool.submit(fn, lp, m.address) for m in mems]
+            for f in futures:
+                f.result()
+    finally:
+        _pool_memory.give(tr, nthreads, shared_bytes, mems)
     if L[abi.L_ERROR]:
         raise _trap_error(tr, kernel_name, L, grid, block)
 
