@@ -87,6 +87,8 @@ class FnLowering:
         self.save_stride = _align(self.save_stride, 16)
         self.nan_class = nan_classes(fn)
         yields = [i for i in fn.instructions if cg.yields(i)]
+        # each suspension point's resume code is fixed by its position (1, 2, ... in program order)
+        self.yield_index = {id(i): k + 1 for k, i in enumerate(yields)}
         self.thread_loop = is_kernel and not yields
         # region mode: every suspension point is a CTA barrier, so each call of the body runs one
         # barrier-to-barrier region for all threads waiting at the same point, as a loop over threads
@@ -257,17 +259,88 @@ class FnLowering:
                 b.position_at_end(run)
                 self._setup_vars()
                 setup_end = b.block
-                start = self.llfn.append_basic_block(f"{tag}_start")
                 self.yield_blocks = []
-                self._lower_body(start)
+                target = self._lower_region_copy(code, tag)
                 b.position_at_end(setup_end)
-                b.branch(start if code == 0 else dict(self.yield_blocks)[code])
+                b.branch(target)
                 heads[code | (abi.REGION_DENSE if dense else 0)] = head
         b.position_at_end(entry)
         sw = b.switch(self.llfn.args[3], heads[0])
         for key, head in heads.items():
             if key != 0:
                 sw.add_case(const_int(I32, key), head)
+
+    def _lower_region_copy(self, code: int, tag: str) -> ll.Block:
+        """Lower the code reachable from resume point `code` without passing another suspension point
+        (regions partition the kernel, so all copies together stay linear in its size).  Returns the
+        block the region's threads start in."""
+        from ptxjit.passes.dataflow import build_cfg
+
+        b = self.b
+        body = self.fn.body or []
+        if not hasattr(self, "_cfg"):
+            self._cfg = build_cfg(self.fn)[0]
+            self._block_of = {}
+            for bi, blk in enumerate(self._cfg):
+                for i in range(blk.start, blk.end):
+                    self._block_of[i] = bi
+            self._yield_pos = {self.yield_index[id(st)]: i for i, st in enumerate(body)
+                               if isinstance(st, ir.Instr) and id(st) in self.yield_index}
+        blocks = self._cfg
+        entry_i = 0 if code == 0 else self._yield_pos[code >> 1]
+        entry_b = self._block_of.get(entry_i, 0)
+
+        def scan(bi: int, i0: int) -> list[int]:
+            """Successor blocks reached from statement i0 of block bi (none if a suspension point stops it)."""
+            for i in range(i0, blocks[bi].end):
+                st = body[i]
+                if isinstance(st, ir.Instr) and id(st) in self.yield_index and i != entry_i:
+                    return []
+            return blocks[bi].succs
+
+        reach: set[int] = set()
+        stack = list(scan(entry_b, entry_i))
+        while stack:
+            bi = stack.pop()
+            if bi in reach:
+                continue
+            reach.add(bi)
+            stack.extend(scan(bi, blocks[bi].start))
+        llblocks = {bi: self.llfn.append_basic_block(f"{tag}_bb{bi}") for bi in sorted(reach)}
+        self.labels = {}
+        for bi in reach:
+            k = blocks[bi].start
+            while k < blocks[bi].end and isinstance(body[k], ir.Label):
+                self.labels[body[k].name] = llblocks[bi]
+                k += 1
+
+        def lower_from(bi: int, i0: int) -> None:
+            for i in range(i0, blocks[bi].end):
+                st = body[i]
+                if isinstance(st, ir.Label):
+                    continue
+                if b.block.is_terminated:
+                    b.position_at_end(self.llfn.append_basic_block(f"{tag}_dead"))
+                stops = id(st) in self.yield_index and i != entry_i
+                self.lower_instr(st)
+                if stops:  # the rest of this block belongs to the region after that point
+                    if not b.block.is_terminated:
+                        b.unreachable()
+                    return
+            if not b.block.is_terminated:
+                nxt = bi + 1
+                if nxt in llblocks:
+                    b.branch(llblocks[nxt])
+                else:
+                    self.emit_return()
+
+        entry_blk = self.llfn.append_basic_block(f"{tag}_entry")
+        b.position_at_end(entry_blk)
+        lower_from(entry_b, entry_i)
+        for bi in sorted(reach):
+            b.position_at_end(llblocks[bi])
+            lower_from(bi, blocks[bi].start)
+        return entry_blk if code == 0 else dict(self.yield_blocks)[code]
 
     def _setup_vars(self) -> None:
         b = self.b
@@ -637,7 +710,7 @@ class FnLowering:
     def yield_point(self, warp_level: bool) -> None:
         """Suspend the thread: save registers, return a resume code; continue in the resume block."""
         b = self.b
-        code = ((len(self.yield_blocks) + 1) << 1) | (abi.WARP_POINT if warp_level else 0)
+        code = (self.yield_index[id(self.cur)] << 1) | (abi.WARP_POINT if warp_level else 0)
         live = self.regs.items()
         recompute: list[ir.Instr] = []
         if self.live_after is not None and self.cur is not None and id(self.cur) in self.live_after:

@@ -1,0 +1,23 @@
+inline float cnd(float d)
+{
+    const float A1 = 0.31938153f, A2 = -0.356563782f, A3 = 1.781477937f, A4 = -1.821255978f, A5 = 1.330274429f;
+    const float RSQRT2PI = 0.39894228040143267793994605993438f;
+    float K = 1.0f / (1.0f + 0.2316419f * fabs(d));
+    float c = RSQRT2PI * exp(-0.5f * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))));
+    return d > 0 ? 1.0f - c : c;
+}
+
+__kernel void blackscholes(__global float *restrict call, __global float *restrict put, __global const float *restrict S,
+                           __global const float *restrict X, __global const float *restrict T, float R, float V, int n)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    float s = S[i], x = X[i], t = T[i];
+    float sqrtT = sqrt(t);
+    float d1 = (log(s / x) + (R + 0.5f * V * V) * t) / (V * sqrtT);
+    float d2 = d1 - V * sqrtT;
+    float cnd1 = cnd(d1), cnd2 = cnd(d2);
+    float expRT = exp(-R * t);
+    call[i] = s * cnd1 - x * expRT * cnd2;
+    put[i] = x * expRT * (1.0f - cnd2) - s * (1.0f - cnd1);
+}

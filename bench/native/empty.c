@@ -1,0 +1,2 @@
+/* Empty function: the ctypes call overhead, for comparison with the empty-kernel launch. */
+void empty_kernel(void) {}

@@ -1,0 +1,5 @@
+void saxpy(int n, float a, const float *restrict x, float *restrict y)
+{
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; ++i) y[i] = a * x[i] + y[i];
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""ptxjit benchmark harness: `python bench/run.py [--quick] [--out DIR]` (see bench/README.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Benchmark ptxjit against pocl, C/OpenMP, NumPy and Numba's simulator.")
+    ap.add_argument("--quick", action="store_true", help="small sizes and few repetitions (< 2 minutes)")
+    ap.add_argument("--out", type=Path, default=HERE / "results", help="output directory (default: bench/results)")
+    ap.add_argument("--kernels", help="comma-separated subset of kernels to run")
+    ap.add_argument("--skip", default="", help="comma-separated: pocl, native_c, numpy, numba, cold, scaling")
+    args = ap.parse_args(argv)
+
+    from ptxbench.harness import Run
+    from ptxbench.suite import CASES
+
+    kernels = None
+    if args.kernels:
+        kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
+        unknown = [k for k in kernels if k not in CASES]
+        if unknown:
+            ap.error(f"unknown kernels {unknown}; known: {', '.join(CASES)}")
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    run = Run("quick" if args.quick else "full", args.out, kernels, skip, log=lambda m: print(m, flush=True))
+    res = run.execute()
+    print()
+    print((args.out / "results.md").read_text())
+    return 0 if res["summary"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
