@@ -307,6 +307,15 @@ class Run:
             return None
         by = {k["name"]: k for k in kernels}
         out = {"extrapolated": True, "raw": r, "kernels": {}}
+        # the same Numba kernels, compiled by numba-cuda and run by ptxjit (issue 5's front door)
+        nr = self._subprocess_json([str(HERE / "numba_ptxjit.py")], dict(os.environ), "Numba kernels on ptxjit")
+        if nr is not None:
+            out["numba_on_ptxjit"] = {
+                "saxpy": {"size": f"n={nr['saxpy_n']}", "s_per_unit": nr["saxpy_s_per_element"],
+                          "ratio_vs_sim": r["saxpy_s_per_element"] / nr["saxpy_s_per_element"]},
+                "sgemm": {"size": f"{nr['sgemm_n']}x{nr['sgemm_n']}", "s_per_unit": nr["sgemm_s_per_fma"],
+                          "ratio_vs_sim": r["sgemm_s_per_fma"] / nr["sgemm_s_per_fma"]},
+            }
 
         def ptx_per_unit(name, units):
             k = by.get(name)

@@ -13,33 +13,14 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
-from numba import cuda, float32  # noqa: E402
+from numba import cuda  # noqa: E402
 
-TILE = 16
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numba_kernels as nk  # noqa: E402
 
-
-@cuda.jit
-def saxpy(n, a, x, y):
-    i = cuda.grid(1)
-    if i < n:
-        y[i] = a * x[i] + y[i]
-
-
-@cuda.jit
-def sgemm(A, B, C, n):
-    As = cuda.shared.array((TILE, TILE), float32)
-    Bs = cuda.shared.array((TILE, TILE), float32)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    row, col = cuda.blockIdx.y * TILE + ty, cuda.blockIdx.x * TILE + tx
-    acc = float32(0.0)
-    for t in range(0, n, TILE):
-        As[ty, tx] = A[row, t + tx]
-        Bs[ty, tx] = B[t + ty, col]
-        cuda.syncthreads()
-        for k in range(TILE):
-            acc += As[ty, k] * Bs[k, tx]
-        cuda.syncthreads()
-    C[row, col] = acc
+TILE = nk.TILE
+saxpy = cuda.jit(nk.saxpy)
+sgemm = cuda.jit(nk.sgemm)
 
 
 def main() -> None:

@@ -107,6 +107,13 @@ def markdown(res: dict) -> str:
                          f"{fmt_num(r.get('ptxjit_s_per_unit'), '.3g', ' s')} | "
                          f"{fmt_num(r.get('ratio'), ',.0f', '×')} |")
         lines.append("")
+        non = nb.get("numba_on_ptxjit") or {}
+        if non:
+            lines += ["### The same Numba kernels run by ptxjit (`ptxjit.numba`) vs the simulator", "",
+                      "| kernel | ptxjit size | ptxjit per unit | × vs simulator (extrapolated) |", "|---|---|---|---|"]
+            for name, r in non.items():
+                lines.append(f"| {name} | {r['size']} | {r['s_per_unit']:.3g} s | {r['ratio_vs_sim']:,.0f}× |")
+            lines.append("")
     t = res.get("targets")
     if t:
         lines += ["## Targets", "", "| target | met |", "|---|---|"]
