@@ -47,6 +47,24 @@ def _rmw_name(op: str, t: str) -> str:
     return {"inc": "uinc_wrap", "dec": "udec_wrap", "and": "and", "or": "or", "xor": "xor", "exch": "xchg"}[op]
 
 
+def _minmax(b, old, v, t, op):
+    if t.startswith("f"):
+        return b.call(b.module.declare_intrinsic(f"llvm.{op}num", [old.type]), [old, v])
+    lt = b.icmp_signed("<", v, old) if t.startswith("s") else b.icmp_unsigned("<", v, old)
+    return b.select(lt, v, old) if op == "min" else b.select(lt, old, v)
+
+
+_PLAIN = {
+    "add": lambda b, old, v, t: b.fadd(old, v) if t.startswith("f") else b.add(old, v),
+    "and": lambda b, old, v, t: b.and_(old, v),
+    "or": lambda b, old, v, t: b.or_(old, v),
+    "xor": lambda b, old, v, t: b.xor(old, v),
+    "exch": lambda b, old, v, t: v,
+    "min": lambda b, old, v, t: _minmax(b, old, v, t, "min"),
+    "max": lambda b, old, v, t: _minmax(b, old, v, t, "max"),
+}
+
+
 def atomic(lw: FnLowering, ins: Instr, addr_op, operands: list) -> ll.Value:
     b = lw.b
     t = ins.types()[-1]
@@ -61,6 +79,12 @@ def atomic(lw: FnLowering, ins: Instr, addr_op, operands: list) -> ll.Value:
         res = b.cmpxchg(ptr, cmp, new, "seq_cst", "seq_cst")
         return b.extract_value(res, 0)
     v = lw.read(operands[0], t)
+    if space_of(ins) == "shared" and op in _PLAIN:
+        # a CTA runs on one worker thread, one GPU thread at a time: shared memory is never accessed
+        # concurrently, so the read-modify-write needs no atomic instruction
+        old = b.load(ptr)
+        b.store(_PLAIN[op](b, old, v, t), ptr)
+        return old
     return b.atomic_rmw(_rmw_name(op, t), ptr, v, "seq_cst")
 
 
