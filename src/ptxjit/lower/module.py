@@ -132,13 +132,16 @@ class ModuleCodegen:
         return self.llmod
 
     # ------------------------------------------------------------------ CTA scheduler
-    def _build_cta_scheduler(self, body: ll.Function, has_yields: bool) -> ll.Function:
+    def _new_cta_function(self) -> tuple[ll.Function, ll.IRBuilder]:
         i64p = I64.as_pointer()
         f = ll.Function(self.llmod, ll.FunctionType(I32, [i64p, i64p, I32]), name="run_cta")
         f.linkage = "internal"
         _noalias_records(f)
+        return f, ll.IRBuilder(f.append_basic_block("entry"))
+
+    def _build_cta_scheduler(self, body: ll.Function, has_yields: bool) -> ll.Function:
+        f, b = self._new_cta_function()
         L, W, n = f.args
-        b = ll.IRBuilder(f.append_basic_block("entry"))
         c0, c1 = const_int(I32, 0), const_int(I32, 1)
         trap_blk = f.append_basic_block("trapped")
         if not has_yields:
@@ -227,10 +230,7 @@ class ModuleCodegen:
         release = f.append_basic_block("release_barrier")
         b.cbranch(b.load(any_bar), release, done)
         b.position_at_end(release)
-        for k, ident in enumerate((0, 1, 0)):
-            acc = b.gep(W, [const_int(I32, abi.W_RED_ACC + k)])
-            b.store(b.load(acc), b.gep(W, [const_int(I32, abi.W_RED_RES + k)]))
-            b.store(const_int(I64, ident), acc)
+        _complete_barrier(b, W)
         with _for_range(b, c0, n) as t:
             sp = b.gep(status, [t])
             s = b.load(sp)
@@ -247,12 +247,8 @@ class ModuleCodegen:
         """CTA scheduler for kernels whose only suspension points are CTA barriers: each round resumes
         every thread waiting at the first waiting thread's barrier (the body loops over them), then
         completes the barrier (bar.red results) for the next round."""
-        i64p = I64.as_pointer()
-        f = ll.Function(self.llmod, ll.FunctionType(I32, [i64p, i64p, I32]), name="run_cta")
-        f.linkage = "internal"
-        _noalias_records(f)
+        f, b = self._new_cta_function()
         L, W, n = f.args
-        b = ll.IRBuilder(f.append_basic_block("entry"))
         c0 = const_int(I32, 0)
         status = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_STATUS)])), PTR), I32.as_pointer())
         with _for_range(b, c0, n) as t:
@@ -284,10 +280,7 @@ class ModuleCodegen:
         trapped = f.append_basic_block("trapped")
         b.cbranch(b.icmp_signed("==", r, const_int(I32, abi.RESUME_TRAP)), trapped, ok)
         b.position_at_end(ok)
-        for k, ident in enumerate((0, 1, 0)):
-            acc = b.gep(W, [const_int(I32, abi.W_RED_ACC + k)])
-            b.store(b.load(acc), b.gep(W, [const_int(I32, abi.W_RED_RES + k)]))
-            b.store(const_int(I64, ident), acc)
+        _complete_barrier(b, W)
         b.branch(main)
         b.position_at_end(done)
         b.ret(c0)
@@ -342,6 +335,14 @@ class ModuleCodegen:
         b.branch(loop)
         b.position_at_end(exit_blk)
         b.ret_void()
+
+
+def _complete_barrier(b: ll.IRBuilder, W: ll.Value) -> None:
+    """A CTA barrier completes: bar.red results take the accumulators, which start over."""
+    for k, ident in enumerate((0, 1, 0)):
+        acc = b.gep(W, [const_int(I32, abi.W_RED_ACC + k)])
+        b.store(b.load(acc), b.gep(W, [const_int(I32, abi.W_RED_RES + k)]))
+        b.store(const_int(I64, ident), acc)
 
 
 def _noalias_records(f: ll.Function) -> None:
