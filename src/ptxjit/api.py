@@ -15,11 +15,19 @@ from ptxjit.frontend import ir
 from ptxjit.frontend.parser import parse
 from ptxjit.jit import translate as tr
 from ptxjit.lower.layout import encode_initializer, globals_layout, local_size, param_layout, shared_layout
+from ptxjit.passes.inline import inline_suspending_calls
 from ptxjit.passes.preprocess import preprocess
 from ptxjit.passes.validate import validate
 from ptxjit.runtime import launch
 from ptxjit.runtime.args import pack_arguments
 from ptxjit.util import gc_paused
+
+
+def _suspends(ins: ir.Instr) -> bool:
+    from ptxjit.lower.rules import RULES
+
+    r = RULES.get(ins.opcode)
+    return r is not None and r.yields
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,7 @@ class Module:
         self.ptx_digest = tr.ptx_hash(ptx)
         with gc_paused():
             self.ir: ir.Module = parse(ptx, name)
+            inline_suspending_calls(self.ir, _suspends)
             validate(self.ir)
             self.preprocess_reports = {f.name: preprocess(f) for f in self.ir.functions.values()
                                        if f.body is not None}
