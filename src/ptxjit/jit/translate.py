@@ -34,6 +34,7 @@ class Translation:
     locations: list[tuple[str, str]]  # per instruction id: ("file:line:col", "opcode text")
     seconds: float
     from_disk: bool = False
+    nyields: int = 0
 
 
 _stats = {"translations": 0, "memory_hits": 0, "disk_hits": 0}
@@ -98,7 +99,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
                 return Translation(kernel.name, block, native, meta["save_stride"], meta["local_stride"],
                                    SharedLayout(sh["offsets"], sh["static_size"], sh["dynamic_offset"]),
                                    meta["has_yields"], [tuple(x) for x in meta["locations"]],
-                                   time.perf_counter() - t0, from_disk=True)
+                                   time.perf_counter() - t0, from_disk=True, nyields=meta["nyields"])
     cg = ModuleCodegen(module, kernel, glay, block)
     llmod = cg.build()
     obj = optimize_to_object(str(llmod))
@@ -106,12 +107,12 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
     _count("translations")
     locations = [(str(i.pos), i.text) for i in cg.locations]
     tr = Translation(kernel.name, block, native, cg.body_save_stride, fn_local_size(kernel), cg.shared,
-                     cg.has_yields, locations, time.perf_counter() - t0)
+                     cg.has_yields, locations, time.perf_counter() - t0, nyields=cg.nyields)
     if key is not None:
         cache.store(key, {
             "kernel": kernel.name, "save_stride": tr.save_stride, "local_stride": tr.local_stride,
             "shared": {"offsets": cg.shared.offsets, "static_size": cg.shared.static_size,
                        "dynamic_offset": cg.shared.dynamic_offset},
-            "has_yields": tr.has_yields, "locations": locations,
+            "has_yields": tr.has_yields, "locations": locations, "nyields": tr.nyields,
         }, obj)
     return tr

@@ -48,6 +48,9 @@ W_RED_RES = 11        # 11: popc result, 12: and, 13: or
 W_ID = 14             # worker index (reported as %smid)
 W_SHARED_SIZE = 15
 W_EXITED = 16         # set by `exit` in a device function; the kernel body then ends the thread
+W_XBUF = 17           # region mode: i64 exchange buffer [yield index][parity][thread]
+W_WMASK = 18          # region mode: u32 per warp: lanes released together at the current warp point
+W_CNT = 19            # region mode: u32 per yield index: how often that point was released
 W_SIZE = 24
 
 # ---- per-warp collective state

@@ -58,6 +58,11 @@ def nan_classes(fn: ir.Function) -> dict[str, str]:
     return {r: "pure" if r not in exact else "mixed" for r in arith} | {r: "raw" for r in exact - arith}
 
 
+def _warp_level(ins: ir.Instr) -> bool:
+    """Is this suspension point a warp collective (else a CTA barrier)?"""
+    return ins.opcode not in ("bar", "barrier") or ins.has("warp")
+
+
 def is_special(name: str) -> bool:
     return name.split(".")[0] in SPECIAL_REGS or name.startswith("%envreg")
 
@@ -92,8 +97,9 @@ class FnLowering:
         self.thread_loop = is_kernel and not yields
         # region mode: every suspension point is a CTA barrier, so each call of the body runs one
         # barrier-to-barrier region for all threads waiting at the same point, as a loop over threads
-        self.region_mode = is_kernel and bool(yields) and all(
-            i.opcode in ("bar", "barrier") and not i.has("warp") for i in yields)
+        # (region mode sizes its buffers by the block shape: generic translations use the per-thread scheduler)
+        self.region_mode = is_kernel and bool(yields) and cg.block is not None
+        self.nyields = len(yields)
         # region mode keeps the register save area structure-of-arrays (contiguous across threads)
         self.soa_offsets: dict[str, int] = {}
         off = 0
@@ -237,8 +243,8 @@ class FnLowering:
         raw = self.entry_record_ptr(abi.W_STATUS)
         with self.b.goto_entry_block():
             self.status_ptr = self.typed_ptr(raw, I32)
-        nyields = sum(1 for i in self.fn.instructions if self.cg.yields(i))
-        codes = [0] + [(k + 1) << 1 for k in range(nyields)]
+        codes = [0] + [(self.yield_index[id(i)] << 1) | (abi.WARP_POINT if _warp_level(i) else 0)
+                       for i in self.fn.instructions if id(i) in self.yield_index]
         heads = {}
         for code in codes:
             # two copies per resume point: "dense" when every thread of the CTA waits there (no

@@ -121,6 +121,7 @@ class ModuleCodegen:
         self.body_save_stride = lw.save_stride
         self.has_yields = not lw.thread_loop
         self.region_mode = lw.region_mode
+        self.nyields = lw.nyields
         while self.pending:
             fn = self.pending.pop()
             FnLowering(self, fn, self.funcs[fn.name], is_kernel=False).lower()
@@ -257,11 +258,17 @@ class ModuleCodegen:
         main = f.append_basic_block("round")
         b.branch(main)
         b.position_at_end(main)
+        # warp points first: a CTA barrier may complete only when no thread is still short of it
         b.store(const_int(I32, -1), code_slot)
+        c1 = const_int(I32, 1)
         with _for_range(b, c0, n) as t:
             s = b.load(b.gep(status, [t]))
-            first = b.and_(b.icmp_signed(">=", s, c0), b.icmp_signed("<", b.load(code_slot), c0))
-            with b.if_then(first):
+            cur = b.load(code_slot)
+            is_warp = b.icmp_unsigned("!=", b.and_(s, c1), c0)
+            take = b.or_(b.and_(b.icmp_signed(">=", s, c0), b.icmp_signed("<", cur, c0)),
+                         b.and_(is_warp, b.icmp_unsigned("==", b.and_(cur, c1), c0)))
+            take = b.and_(take, b.icmp_signed(">=", s, c0))
+            with b.if_then(take):
                 b.store(s, code_slot)
         code = b.load(code_slot)
         run = f.append_basic_block("run")
@@ -275,12 +282,29 @@ class ModuleCodegen:
             same = b.icmp_signed("==", b.load(b.gep(status, [t])), code)
             b.store(b.and_(b.load(all_slot), same), all_slot)
         arg = b.select(b.load(all_slot), b.or_(code, const_int(I32, abi.REGION_DENSE)), code)
+        warp_pt = b.icmp_unsigned("!=", b.and_(code, const_int(I32, 1)), c0)
+        with b.if_then(warp_pt):
+            # release at a warp point: per warp, the lanes waiting there; and flip its buffer parity
+            wmask = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_WMASK)])), PTR), I32.as_pointer())
+            cnt = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_CNT)])), PTR), I32.as_pointer())
+            nwarps = b.lshr(b.add(n, const_int(I32, 31)), const_int(I32, 5))
+            with _for_range(b, c0, nwarps) as w:
+                b.store(c0, b.gep(wmask, [w]))
+            with _for_range(b, c0, n) as t:
+                same = b.icmp_signed("==", b.load(b.gep(status, [t])), code)
+                with b.if_then(same):
+                    wp = b.gep(wmask, [b.lshr(t, const_int(I32, 5))])
+                    bit = b.shl(c1, b.and_(t, const_int(I32, 31)))
+                    b.store(b.or_(b.load(wp), bit), wp)
+            cp = b.gep(cnt, [b.lshr(code, c1)])
+            b.store(b.add(b.load(cp), c1), cp)
         r = b.call(body, [L, W, c0, arg])
         ok = f.append_basic_block("ok")
         trapped = f.append_basic_block("trapped")
         b.cbranch(b.icmp_signed("==", r, const_int(I32, abi.RESUME_TRAP)), trapped, ok)
         b.position_at_end(ok)
-        _complete_barrier(b, W)
+        with b.if_then(b.icmp_unsigned("==", b.and_(code, const_int(I32, 1)), c0)):
+            _complete_barrier(b, W)
         b.branch(main)
         b.position_at_end(done)
         b.ret(c0)

@@ -79,6 +79,10 @@ class _WorkerMemory:
         self.status = np.zeros(nthreads, dtype=np.int32)
         nwarps = (nthreads + 31) // 32
         self.warps = np.zeros(nwarps * abi.WARP_STRIDE, dtype=np.uint8)
+        # region-mode warp exchange: [yield index][parity][thread] i64, masks per warp, counts per point
+        self.xbuf = np.zeros(max(2 * (tr.nyields + 1) * nthreads, 2), dtype=np.int64)
+        self.wmask = np.zeros(nwarps + 1, dtype=np.uint32)
+        self.cnt = np.zeros(tr.nyields + 2, dtype=np.uint32)
         rec = np.zeros(abi.W_SIZE, dtype=np.int64)
         rec[abi.W_SHARED] = _aligned_addr(self.shared, 16)
         rec[abi.W_LOCAL] = self.local.ctypes.data
@@ -86,6 +90,9 @@ class _WorkerMemory:
         rec[abi.W_STATUS] = self.status.ctypes.data
         rec[abi.W_WARP] = self.warps.ctypes.data
         rec[abi.W_ID] = index
+        rec[abi.W_XBUF] = self.xbuf.ctypes.data
+        rec[abi.W_WMASK] = self.wmask.ctypes.data
+        rec[abi.W_CNT] = self.cnt.ctypes.data
         rec[abi.W_SHARED_SIZE] = shared_bytes
         self.record = rec
         self.address = int(rec.ctypes.data)
@@ -100,7 +107,7 @@ class _MemoryPool:
         self.free: dict[tuple, list[list[_WorkerMemory]]] = {}
 
     def take(self, tr: Translation, nthreads: int, shared_bytes: int, nworkers: int) -> list[_WorkerMemory]:
-        key = (tr.save_stride, tr.local_stride, tr.has_yields, nthreads, shared_bytes, nworkers)
+        key = (tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, nthreads, shared_bytes, nworkers)
         with self.lock:
             sets = self.free.get(key)
             if sets:
@@ -108,7 +115,7 @@ class _MemoryPool:
         return [_WorkerMemory(tr, nthreads, shared_bytes, i) for i in range(nworkers)]
 
     def give(self, tr: Translation, nthreads: int, shared_bytes: int, mems: list[_WorkerMemory]) -> None:
-        key = (tr.save_stride, tr.local_stride, tr.has_yields, nthreads, shared_bytes, len(mems))
+        key = (tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, nthreads, shared_bytes, len(mems))
         with self.lock:
             sets = self.free.setdefault(key, [])
             if len(sets) < 4:

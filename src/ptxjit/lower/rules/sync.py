@@ -59,6 +59,9 @@ class _Exchange:
     def __init__(self, lw: FnLowering, value: ll.Value | None) -> None:
         b = lw.b
         self.lw = lw
+        if lw.region_mode:
+            self._region(value)
+            return
         if value is not None:
             v64 = b.zext(value, I64) if value.type.width < 64 else value
             b.store(v64, self._slot(lw.warp_state(), abi.WARP_XBUF, lw.lane()))
@@ -71,7 +74,39 @@ class _Exchange:
         off = b.add(const_int(I32, base), b.mul(lane, const_int(I32, 8)))
         return self.lw.typed_ptr(b.gep(ws, [off]), I64)
 
+    def _region(self, value: ll.Value | None) -> None:
+        """Region mode: operands go to a CTA-wide buffer, double-buffered per suspension point by
+        its release count; the scheduler releases the lanes of each warp waiting there together."""
+        lw = self.lw
+        b = lw.b
+        idx = lw.yield_index[id(lw.cur)]
+        cnt = lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_CNT), [const_int(I64, 4 * idx)]), I32)
+        if value is not None:
+            v64 = b.zext(value, I64) if value.type.width < 64 else value
+            b.store(v64, self._region_slot(idx, b.load(cnt), lw.tlin))
+        lw.yield_point(warp_level=True)
+        cnt = lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_CNT), [const_int(I64, 4 * idx)]), I32)  # after resume
+        parity = b.sub(b.load(cnt), const_int(I32, 1))
+        self.region_idx, self.region_parity = idx, parity
+        warp = b.lshr(lw.tlin, const_int(I32, 5))
+        self.warp_base = b.shl(warp, const_int(I32, 5))
+        wm = lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_WMASK), [b.mul(b.zext(warp, I64), const_int(I64, 4))]),
+                          I32)
+        self.arrived = b.load(wm)
+
+    def _region_slot(self, idx: int, count: ll.Value, t: ll.Value) -> ll.Value:
+        lw = self.lw
+        b = lw.b
+        n = lw.cg.block[0] * lw.cg.block[1] * lw.cg.block[2]
+        row = b.add(const_int(I64, 2 * idx * n), b.mul(b.zext(b.and_(count, const_int(I32, 1)), I64),
+                                                       const_int(I64, n)))
+        off = b.mul(b.add(row, b.zext(t, I64)), const_int(I64, 8))
+        return lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_XBUF), [off]), I64)
+
     def value_of(self, lane: ll.Value) -> ll.Value:
+        if self.lw.region_mode:
+            b = self.lw.b
+            return b.load(self._region_slot(self.region_idx, self.region_parity, b.add(self.warp_base, lane)))
         return self.lw.b.load(self._slot(self.ws, abi.WARP_SNAP, lane))
 
 
