@@ -55,6 +55,8 @@ class KernelInfo:
 
 
 def _dims(v, what: str) -> tuple[int, int, int]:
+    if type(v) is int and v >= 1:  # the common case, checked first: this runs at every launch
+        return v, 1, 1
     if isinstance(v, int | np.integer):
         v = (int(v),)
     if not isinstance(v, tuple | list) or not 1 <= len(v) <= 3:
@@ -180,6 +182,7 @@ class Kernel:
         self.module = module
         self.fn = fn
         self.name = fn.name
+        self._layout = param_layout(fn.params)
 
     @property
     def info(self) -> KernelInfo:
@@ -201,7 +204,7 @@ class Kernel:
                     raise ValueError(f"kernel '{self.name}' allows at most {lim3} threads (.maxntid), got {b}")
         if not isinstance(shared_mem, int | np.integer) or shared_mem < 0:
             raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
-        params, keep = pack_arguments(self.name, self.fn.params, args)
+        params, keep = pack_arguments(self.name, self.fn.params, args, self._layout)
         t = self.module.translation(self.fn, b)
         launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem))
         del keep

@@ -138,22 +138,23 @@ def run(tr: Translation, kernel_name: str, grid: tuple[int, int, int], block: tu
     nworkers = max(1, min(worker_count(), nctas))
     batch = max(1, min(64, nctas // (nworkers * 4) or 1))
     _grid_counter += 1
-    L = np.zeros(abi.L_SIZE, dtype=np.int64)
-    L[abi.L_PARAMS] = params.ctypes.data
-    L[abi.L_GLOBALS] = globals_buf.ctypes.data
-    L[abi.L_GRID:abi.L_GRID + 3] = grid
-    L[abi.L_BLOCK:abi.L_BLOCK + 3] = block
-    L[abi.L_NCTAS] = nctas
-    L[abi.L_BATCH] = batch
-    L[abi.L_DYN_SMEM] = dyn_smem
-    L[abi.L_PRINTF] = PRINTF_ADDRESS
-    L[abi.L_GRIDID] = _grid_counter
-    L[abi.L_NTHREADS] = nthreads
-    L[abi.L_NWORKERS] = nworkers
+    rec = [0] * abi.L_SIZE
+    rec[abi.L_PARAMS] = params.__array_interface__["data"][0]
+    rec[abi.L_GLOBALS] = globals_buf.__array_interface__["data"][0]
+    rec[abi.L_GRID:abi.L_GRID + 3] = grid
+    rec[abi.L_BLOCK:abi.L_BLOCK + 3] = block
+    rec[abi.L_NCTAS] = nctas
+    rec[abi.L_BATCH] = batch
+    rec[abi.L_DYN_SMEM] = dyn_smem
+    rec[abi.L_PRINTF] = PRINTF_ADDRESS
+    rec[abi.L_GRIDID] = _grid_counter
+    rec[abi.L_NTHREADS] = nthreads
+    rec[abi.L_NWORKERS] = nworkers
+    L = np.array(rec, dtype=np.int64)  # one allocation for the whole launch record
     shared_bytes = tr.shared.dynamic_offset + dyn_smem if dyn_smem else tr.shared.static_size
     mems = _pool_memory.take(tr, nthreads, shared_bytes, nworkers)
     fn = tr.native.worker
-    lp = int(L.ctypes.data)
+    lp = L.__array_interface__["data"][0]
     try:
         if nworkers == 1:
             fn(lp, mems[0].address)
