@@ -9,7 +9,7 @@ from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules.floating import ftz
 from ptxjit.lower.rules.half import half_lanes_as_f64, pack_halves
 from ptxjit.lower.rules.registry import rule
-from ptxjit.lower.types import F32, I1, I16, I32, const_int
+from ptxjit.lower.types import F32, I16, I32, const_int
 
 INT_CMP = {"eq": ("==", None), "ne": ("!=", None), "lt": ("<", None), "le": ("<=", None), "gt": (">", None),
            "ge": (">=", None), "lo": ("<", "u"), "ls": ("<=", "u"), "hi": (">", "u"), "hs": (">=", "u")}
@@ -148,5 +148,3 @@ def lower_slct(lw: FnLowering, ins: Instr) -> None:
         p = b.icmp_signed(">=", sel, ll.Constant(sel.type, 0))
     lw.write(ins.operands[0], b.select(p, a, c), dt)
 
-
-__all__ = ["compare", "I1"]

@@ -261,6 +261,3 @@ def half_lanes_as_f64(lw: FnLowering, op, t: str) -> list[ll.Value]:
 def pack_halves(lw: FnLowering, lanes: list[ll.Value]) -> ll.Value:
     return _pack(lw, lanes)
 
-
-__all__ = ["decode", "encode", "fmt_of", "float_to_bits16", "half_lanes_as_f64", "pack_halves", "F16", "BF16",
-           "I1"]

@@ -16,7 +16,7 @@ from ptxjit.frontend.ir import Instr
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules.registry import rule
-from ptxjit.lower.types import I1, I32, I64, const_int
+from ptxjit.lower.types import I32, I64, const_int
 
 # ---------------------------------------------------------------- CTA barriers
 
@@ -248,5 +248,3 @@ def lower_activemask(lw: FnLowering, ins: Instr) -> None:
     ex = _Exchange(lw, None)
     lw.write(ins.operands[0], ex.arrived, "b32")
 
-
-__all__ = ["I1"]
