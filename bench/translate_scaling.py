@@ -80,7 +80,9 @@ def _measure(n: int) -> dict:
     summarize(fn)
     t["summary"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    ir_text = str(ModuleCodegen(mod, fn, globals_layout(mod), (256, 1, 1)).build())
+    cg = ModuleCodegen(mod, fn, globals_layout(mod), (256, 1, 1))
+    cg.build()
+    ir_text = cg.ir_text()
     t["lowering"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     optimize_to_object(ir_text, opt_level=2)

@@ -5,3 +5,4 @@ cd "$(dirname "$0")"
 nvcc -ptx -arch=sm_80 -lineinfo -O3 errors.cu -o errors.ptx
 nvcc -ptx -arch=sm_80 -O3 mangled.cu -o mangled.ptx
 nvcc -ptx -arch=sm_80 -O3 noinline_sync.cu -o noinline_sync.ptx
+nvcc -ptx -arch=sm_80 -O3 lockstep.cu -o lockstep.ptx

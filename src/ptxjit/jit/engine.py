@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import os
+import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 
@@ -48,7 +52,7 @@ class NativeCode:
     address: int
 
 
-def optimize_to_object(ir_text: str, opt_level: int = 3) -> bytes:
+def optimize_to_object(ir_text: str, opt_level: int = 3, name: str = "kernel") -> bytes:
     """Parse, verify and optimize LLVM IR for the host CPU; return relocatable object code."""
     tm = _target_machine()
     mod = llvm.parse_assembly(ir_text)
@@ -59,8 +63,59 @@ def optimize_to_object(ir_text: str, opt_level: int = 3) -> bytes:
     pto.loop_vectorization = True
     pto.slp_vectorization = True
     pb = llvm.create_pass_builder(tm, pto)
+    with _without_missed_vectorization_warnings():
+        _run_passes(mod, pb, tm, ir_text, name)
+    obj = tm.emit_object(mod)
+    if os.environ.get("PTXJIT_DUMP_DIR"):
+        with open(os.path.join(os.environ["PTXJIT_DUMP_DIR"], name + ".o"), "wb") as f:
+            f.write(obj)
+    return obj
+
+
+def _run_passes(mod, pb, tm, ir_text: str, name: str) -> None:
+    dump_dir = os.environ.get("PTXJIT_DUMP_DIR")
+    if dump_dir:  # for looking at what the translation became: IR before and after, and assembly
+        _dump(dump_dir, name, ".ll", ir_text)
     pb.getModulePassManager().run(mod, pb)
-    return tm.emit_object(mod)
+    if dump_dir:
+        _dump(dump_dir, name, ".opt.ll", str(mod))
+        _dump(dump_dir, name, ".s", tm.emit_assembly(mod))
+
+
+_MISSED = b"loop not vectorized: the optimizer was unable to perform the requested transformation"
+
+
+@contextlib.contextmanager
+def _without_missed_vectorization_warnings():
+    """Thread loops carry `llvm.loop.vectorize.enable`; where LLVM cannot vectorize one it prints a
+    warning on the process's stderr (file descriptor 2, below Python).  That is our business, not
+    the user's: stderr is captured while the passes run and everything else is passed through."""
+    _lock_stderr.acquire()
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        with tempfile.TemporaryFile() as tmp:
+            os.dup2(tmp.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+                tmp.seek(0)
+                kept = [line for line in tmp.read().splitlines(keepends=True) if _MISSED not in line]
+                if kept:
+                    os.write(2, b"".join(kept))
+    finally:
+        _lock_stderr.release()
+
+
+_lock_stderr = threading.Lock()
+
+
+def _dump(directory: str, name: str, suffix: str, text: str) -> None:
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, name + suffix), "w") as f:
+        f.write(text)
 
 
 def load_object(obj: bytes, entry: str) -> NativeCode:
@@ -74,4 +129,6 @@ def load_object(obj: bytes, entry: str) -> NativeCode:
     addr = engine.get_function_address(entry)
     if not addr:
         raise RuntimeError(f"compiled kernel object lacks its entry point '{entry}'")
+    if os.environ.get("PTXJIT_DUMP_DIR"):  # where the code landed, to match profiler addresses
+        print(f"ptxjit: {entry} loaded at {addr:#x}", flush=True)
     return NativeCode(engine, WorkerFn(addr), addr)

@@ -51,6 +51,7 @@ W_EXITED = 16         # set by `exit` in a device function; the kernel body then
 W_XBUF = 17           # region mode: i64 exchange buffer [yield index][parity][thread]
 W_WMASK = 18          # region mode: u32 per warp: lanes released together at the current warp point
 W_CNT = 19            # region mode: u32 per yield index: how often that point was released
+W_PCOUNT = 20         # region mode: i32 per yield index (0 = start): threads waiting there now
 W_SIZE = 24
 
 # ---- per-warp collective state

@@ -58,6 +58,12 @@ def nan_classes(fn: ir.Function) -> dict[str, str]:
     return {r: "pure" if r not in exact else "mixed" for r in arith} | {r: "raw" for r in exact - arith}
 
 
+# instructions that may not precede a hoisted entry guard (side effects, control, synchronization)
+_GUARD_PREFIX_BARS = frozenset({"st", "atom", "red", "call", "bar", "barrier", "trap", "exit", "ret", "brx",
+                                "cp", "membar", "fence", "vote", "shfl", "match", "redux", "activemask",
+                                "prefetch", "prefetchu", "nanosleep", "pmevent", "brkpt", "mbarrier"})
+
+
 def _warp_level(ins: ir.Instr) -> bool:
     """Is this suspension point a warp collective (else a CTA barrier)?"""
     return ins.opcode not in ("bar", "barrier") or ins.has("warp")
@@ -100,6 +106,11 @@ class FnLowering:
         # (region mode sizes its buffers by the block shape: generic translations use the per-thread scheduler)
         self.region_mode = is_kernel and bool(yields) and cg.block is not None
         self.nyields = len(yields)
+        self.dense = False  # region mode: lowering the copy run when every thread waits at its point
+        self.region_codes: list[int] = []
+        self.region_code = -1  # region mode: the resume point whose copy is being lowered
+        self.skip_branch: ir.Instr | None = None
+        self.mask_codes: set[int] = set()
         # region mode keeps the register save area structure-of-arrays (contiguous across threads)
         self.soa_offsets: dict[str, int] = {}
         off = 0
@@ -111,6 +122,12 @@ class FnLowering:
         self.pointer_regs = pointer_registers(fn, set(cg.kparams) if is_kernel else set())
         self.live_after: dict[int, set[str]] | None = None
         self.remat: dict[str, ir.Instr] = {}
+        self.affine: dict[str, tuple[int, int, int]] = {}
+        self.affine_restore: dict[str, tuple[ll.Value, tuple[int, int, int]]] = {}
+        if self.region_mode:
+            from ptxjit.passes.affine import tid_affine
+
+            self.affine = tid_affine(fn, set(cg.kparams))
         if is_kernel and yields:
             from ptxjit.passes.remat import rematerializable
 
@@ -136,28 +153,13 @@ class FnLowering:
             self._lower_regions(entry)
             return
         if self.thread_loop:
-            # no suspension points: the CTA's threads run as a loop inside this function, so that
-            # per-launch values (parameters, records) are computed once, before the loop, and the
-            # loop over threads is visible to LLVM's vectorizer
-            head, _body, done = self._thread_loops(entry, "thread")
-            self.thread_head = head
-            body_blk = b.block
-            b.position_at_end(done)
-            b.ret(const_int(I32, 0))
-            b.position_at_end(body_blk)
+            self._lower_thread_loop(entry)
+            return
         self._setup_vars()
         start = self.llfn.append_basic_block("start")
-        if self.thread_loop:
-            b.branch(start)
-            dispatch_from = entry
-        else:
-            dispatch_from = b.block
+        dispatch_from = b.block
         self._lower_body(start)
         # entry dispatch: kernels resume at the point their code names
-        if self.thread_loop:
-            b.position_at_end(entry)
-            b.branch(self.thread_head)
-            return
         b.position_at_end(dispatch_from)
         if self.is_kernel and self.yield_blocks:
             sw = b.switch(self.llfn.args[3], start)
@@ -165,6 +167,75 @@ class FnLowering:
                 sw.add_case(const_int(I32, code), blk)
         else:
             b.branch(start)
+
+    def _lower_thread_loop(self, entry: ll.Block) -> None:
+        """No suspension points: the CTA's threads run as a loop inside this function, so that
+        per-launch values (parameters, records) are computed once, before the loop, and the loop
+        over threads is visible to LLVM's vectorizer.
+
+        With the block shape known and a kernel that opens with a guard (`if (i < n)`: straight-line
+        arithmetic, then a conditional branch), a first loop evaluates just the guard for every
+        thread; when no thread takes the branch, a copy of the body without it runs, so its stores
+        are plain vector stores instead of masked ones (slow on many x86 cores)."""
+        b = self.b
+        guard = self._entry_guard() if self.cg.block is not None else None
+        copies = [None] if guard is None else [guard, None]
+        loop_entries = []
+        for skip in copies:
+            pre = self.llfn.append_basic_block("thread_pre")
+            head, _body, done = self._thread_loops(pre, "thread")
+            body_blk = b.block
+            b.position_at_end(pre)
+            b.branch(head)
+            b.position_at_end(done)
+            b.ret(const_int(I32, 0))
+            b.position_at_end(body_blk)
+            self._setup_vars()
+            start = self.llfn.append_basic_block("start")
+            b.branch(start)
+            self.skip_branch = skip
+            self._lower_body(start)
+            self.skip_branch = None
+            loop_entries.append(pre)
+        if guard is None:
+            b.position_at_end(entry)
+            b.branch(loop_entries[0])
+            return
+        taken = self._guard_taken_anywhere(entry, guard)
+        b.cbranch(taken, loop_entries[1], loop_entries[0])
+
+    def _entry_guard(self) -> ir.Instr | None:
+        """The kernel's first conditional branch, if only side-effect-free register arithmetic
+        (no memory but parameters) comes before it."""
+        for st in self.fn.body or ():
+            if isinstance(st, ir.Label):
+                return None
+            if st.opcode == "bra":
+                return st if st.guard is not None else None
+            if st.opcode in _GUARD_PREFIX_BARS or st.guard is not None:
+                return None
+            if st.opcode in ("ld", "ldu") and not st.has("param"):
+                return None
+        return None
+
+    def _guard_taken_anywhere(self, entry: ll.Block, guard: ir.Instr) -> ll.Value:
+        """A loop over the threads running only the code before `guard`: does any thread branch?"""
+        b = self.b
+        head, _body, done = self._thread_loops(entry, "guard")
+        with b.goto_entry_block():
+            acc = b.alloca(I1, name="guard_taken")
+            b.store(const_int(I1, 0), acc)
+        self._setup_vars()
+        for st in self.fn.body or ():
+            if st is guard:
+                break
+            self.lower_instr(st)
+        b.store(b.or_(b.load(acc), self.read_pred(guard.guard)), acc)
+        b.branch(self.thread_latch)
+        b.position_at_end(entry)
+        b.branch(head)
+        b.position_at_end(done)
+        return b.load(acc)
 
     def _thread_loops(self, pre: ll.Block, name: str) -> tuple[ll.Block, ll.Block, ll.Block]:
         """Emit loops over the CTA's threads (z, y, x nested when the block shape is known, so that
@@ -194,7 +265,11 @@ class FnLowering:
             b.cbranch(b.icmp_unsigned("<", phi, n), body, outer_exit)
             b.position_at_end(latch)
             phi.add_incoming(b.add(phi, const_int(I32, 1)), latch)
-            b.branch(head)
+            br = b.branch(head)
+            # the innermost loop (over %tid.x): SIMD lanes are GPU threads (not for the guarded
+            # region copies, which run only when threads have diverged: compile time matters more)
+            if k == len(dims) - 1 and not (self.region_mode and not self.dense):
+                br.set_metadata("llvm.loop", self.cg.vectorize_loop_md())
             if latches:  # the enclosing loop's body enters this loop
                 b.position_at_end(prev_body)
                 b.branch(head)
@@ -245,36 +320,151 @@ class FnLowering:
             self.status_ptr = self.typed_ptr(raw, I32)
         codes = [0] + [(self.yield_index[id(i)] << 1) | (abi.WARP_POINT if _warp_level(i) else 0)
                        for i in self.fn.instructions if id(i) in self.yield_index]
+        self.region_codes = codes
+        # warp points whose instruction reads the set of lanes released together (shfl does not)
+        self.mask_codes = {(self.yield_index[id(i)] << 1) | abi.WARP_POINT for i in self.fn.instructions
+                           if id(i) in self.yield_index and i.opcode in ("vote", "match", "redux", "activemask")}
+        pcount = self.entry_record_ptr(abi.W_PCOUNT)
         heads = {}
+        checks = []
         for code in codes:
             # two copies per resume point: "dense" when every thread of the CTA waits there (no
             # per-thread check, so the loop vectorizes), and a guarded one for when some have exited
             for dense in (True, False):
                 tag = f"region{code}{'d' if dense else 's'}"
-                head, _body, done = self._thread_loops(entry, tag)
+                self.dense = dense
+                self.region_code = code
+                affine = self._affine_candidates(code) if dense else []
+                pre = self.llfn.append_basic_block(f"{tag}_check") if affine else entry
+                go = self.llfn.append_basic_block(f"{tag}_affine") if affine else entry
+                head, _body, done = self._thread_loops(go, tag)
                 thread = b.block
+                if affine:
+                    b.position_at_end(go)
+                    b.branch(head)
                 b.position_at_end(done)
-                b.ret(const_int(I32, 0))
+                ret = b.ret(const_int(I32, 0))
                 b.position_at_end(thread)
+                # how many threads stop at each point: counted in registers (a reduction LLVM
+                # vectorizes), added to the worker's per-point counts when the loop is done
+                self._point_counters: dict[int, ll.AllocaInstr] = {}
+                self._outgoing: dict[str, ll.AllocaInstr] = {}
                 run = self.llfn.append_basic_block(f"{tag}_run")
                 if dense:
                     b.branch(run)
                 else:
-                    st = b.load(b.gep(self.status_ptr, [self.tlin]))
+                    st = self.internal_access(b.load(b.gep(self.status_ptr, [self.tlin])))
                     b.cbranch(b.icmp_signed("==", st, const_int(I32, code)), run, self.thread_latch)
                 b.position_at_end(run)
                 self._setup_vars()
                 setup_end = b.block
                 self.yield_blocks = []
+                if affine:
+                    b.position_at_end(pre)
+                    self.affine_restore, all_affine = self._affine_check(affine)
+                    checks.append((b.block, all_affine, go, code))
+                    b.position_at_end(setup_end)
                 target = self._lower_region_copy(code, tag)
+                self.affine_restore = {}
+                if self._outgoing:
+                    self._store_outgoing(run)
                 b.position_at_end(setup_end)
                 b.branch(target)
-                heads[code | (abi.REGION_DENSE if dense else 0)] = head
+                b.position_before(ret)
+                for k, counter in self._point_counters.items():
+                    slot = self.typed_ptr(b.gep(pcount, [const_int(I64, 4 * k)]), I32)
+                    b.store(b.add(b.load(slot), b.load(counter)), slot)
+                heads[code | (abi.REGION_DENSE if dense else 0)] = pre if affine else head
+        for check_end, all_affine, go, code in checks:
+            # the saved registers are not all affine (threads at different iterations): guarded copy
+            b.position_at_end(check_end)
+            b.cbranch(all_affine, go, heads[code])
+            heads[code].instructions[0].add_incoming(const_int(I32, 0), check_end)  # its first counter
         b.position_at_end(entry)
         sw = b.switch(self.llfn.args[3], heads[0])
         for key, head in heads.items():
             if key != 0:
                 sw.add_case(const_int(I32, key), head)
+
+    def _store_outgoing(self, run: ll.Block) -> None:
+        """Dense copies save registers once per thread, at the loop latch, whatever point the thread
+        stopped at: each saved register is undefined at the start of the thread's run, so on paths
+        that do not save it the store writes a value nobody reads (the thread's next resume point
+        does not restore it), and LLVM emits plain vector stores instead of masked ones."""
+        b = self.b
+        b.position_at_start(run)
+        for out in self._outgoing.values():
+            b.store(ll.Constant(out.type.pointee, ll.Undefined), out)
+        b.position_at_start(self.thread_latch)
+        for name, out in self._outgoing.items():
+            self.internal_access(b.store(b.load(out), self._saved(name, self.regs[name])))
+
+    def _affine_candidates(self, code: int) -> list[str]:
+        """Registers restored at resume point `code` that may be affine in %tid (passes/affine.py)."""
+        if code == 0 or self.live_after is None:
+            return []
+        ins = next(i for i in self.fn.instructions if self.yield_index.get(id(i)) == code >> 1)
+        keep = self.live_after.get(id(ins), set())
+        return sorted(r for r in keep if r in self.affine and r not in self.remat)
+
+    def _affine_check(self, regs: list[str]) -> tuple[dict, ll.Value]:
+        """In a dense region's preheader: each candidate's base u (thread 0's saved value), and
+        whether every thread's saved value is u + k.tid without signed overflow."""
+        b = self.b
+        bx, by, bz = self.cg.block
+        n = bx * by * bz
+        restore = {}
+        ok = const_int(I1, 1)
+        for name in regs:
+            k = self.affine[name]
+            slot = self.regs[name]
+            u = self.internal_access(b.load(self._saved(name, slot, const_int(I32, 0))))
+            restore[name] = (u, k)
+            if u.type == PTR:
+                continue  # addresses: gep arithmetic, no overflow promise needed
+            width = u.type.width
+            hi = sum(max(c, 0) * (d - 1) for c, d in zip(k, (bx, by, bz), strict=True))
+            lo = sum(min(c, 0) * (d - 1) for c, d in zip(k, (bx, by, bz), strict=True))
+            smax, smin = (1 << (width - 1)) - 1, -(1 << (width - 1))
+            if hi > smax or lo < smin:
+                ok = const_int(I1, 0)
+                continue
+            ok = b.and_(ok, b.icmp_signed("<=", u, const_int(u.type, smax - hi)))
+            ok = b.and_(ok, b.icmp_signed(">=", u, const_int(u.type, smin - lo)))
+        acc = b.alloca(I1)  # cheap enough outside the entry block: one per dense region check
+        b.store(ok, acc)
+        from ptxjit.lower.module import _for_range
+
+        with _for_range(b, const_int(I32, 0), const_int(I32, n)) as t:
+            tid = (b.urem(t, const_int(I32, bx)), b.urem(b.udiv(t, const_int(I32, bx)), const_int(I32, by)),
+                   b.udiv(t, const_int(I32, bx * by)))
+            same = const_int(I1, 1)
+            for name in regs:
+                u, k = restore[name]
+                got = self.internal_access(b.load(self._saved(name, self.regs[name], t)))
+                want = self._affine_value(u, k, tid, nsw=False)
+                if got.type == PTR:
+                    got, want = b.ptrtoint(got, I64), b.ptrtoint(want, I64)
+                same = b.and_(same, b.icmp_unsigned("==", got, want))
+            b.store(b.and_(b.load(acc), same), acc)
+        return restore, b.load(acc)
+
+    def _affine_value(self, u: ll.Value, k: tuple[int, int, int], tid, nsw: bool) -> ll.Value:
+        """u + kx*tid.x + ky*tid.y + kz*tid.z in u's type (a byte offset for pointers)."""
+        b = self.b
+        ty = I64 if u.type == PTR else u.type
+        off = None
+        for c, t in zip(k, tid, strict=True):
+            if c == 0:
+                continue
+            tv = b.zext(t, ty) if ty.width > 32 else t
+            term = b.mul(tv, const_int(ty, c), flags=["nsw"] if nsw else [])
+            off = term if off is None else b.add(off, term, flags=["nsw"] if nsw else [])
+        if off is None:
+            return u
+        if u.type == PTR:
+            return b.gep(u, [off])
+        return b.add(u, off, flags=["nsw"] if nsw else [])
 
     def _lower_region_copy(self, code: int, tag: str) -> ll.Block:
         """Lower the code reachable from resume point `code` without passing another suspension point
@@ -387,6 +577,8 @@ class FnLowering:
     def lower_instr(self, ins: ir.Instr) -> None:
         from ptxjit.lower.rules import RULES
 
+        if ins is self.skip_branch:
+            return  # the thread-loop copy run when no thread takes this branch
         self.cur = ins
         r = RULES.get(ins.opcode)
         if r is None:
@@ -406,6 +598,24 @@ class FnLowering:
         if not b.block.is_terminated:
             b.branch(cont)
         b.position_at_end(cont)
+
+    def internal_access(self, inst: ll.Instruction) -> ll.Instruction:
+        """Mark a load/store of the runtime's own per-thread buffers (see ModuleCodegen.scopes)."""
+        inst.set_metadata("alias.scope", self.cg.scopes("internal"))
+        inst.set_metadata("noalias", self.cg.scopes("shared", "local"))
+        return inst
+
+    def user_access(self, inst: ll.Instruction, space: str) -> ll.Instruction:
+        """Mark a load/store of kernel-visible memory in state space `space` ('' = generic): it
+        never aliases the runtime's buffers, and a global access never reaches shared or local."""
+        if space in ("shared", "local"):
+            inst.set_metadata("alias.scope", self.cg.scopes(space))
+            inst.set_metadata("noalias", self.cg.scopes("internal"))
+        elif space in ("global", "const"):
+            inst.set_metadata("noalias", self.cg.scopes("internal", "shared", "local"))
+        else:
+            inst.set_metadata("noalias", self.cg.scopes("internal"))
+        return inst
 
     def unsupported(self, reason: str) -> UnsupportedInstructionError:
         ins = self.cur
@@ -655,7 +865,8 @@ class FnLowering:
 
     def emit_return(self) -> None:
         if self.region_mode:
-            self.b.store(const_int(I32, abi.STATUS_EXITED), self.b.gep(self.status_ptr, [self.tlin]))
+            self.internal_access(self.b.store(const_int(I32, abi.STATUS_EXITED),
+                                              self.b.gep(self.status_ptr, [self.tlin])))
             self.b.branch(self.thread_latch)
         elif self.thread_loop:
             self.b.branch(self.thread_latch)  # this thread is done: on to the next
@@ -729,16 +940,27 @@ class FnLowering:
                 recompute = recompute_order(again, self.remat, self.instr_order)
             live = [(n, s) for n, s in self.regs.items() if n in keep and n not in again]
         for name, slot in live:
-            b.store(b.load(slot), self._saved(name, slot))
+            if self.dense:  # stored at the loop latch (see _store_outgoing)
+                b.store(b.load(slot), self._outgoing_slot(name, slot))
+                continue
+            self.internal_access(b.store(b.load(slot), self._saved(name, slot)))
         if self.region_mode:
-            b.store(const_int(I32, code), b.gep(self.status_ptr, [self.tlin]))
+            self.internal_access(b.store(const_int(I32, code), b.gep(self.status_ptr, [self.tlin])))
+            counter = self._point_counter(code >> 1)
+            b.store(b.add(b.load(counter), const_int(I32, 1)), counter)
             b.branch(self.thread_latch)
         else:
             b.ret(const_int(I32, code))
         resume = self.llfn.append_basic_block(f"resume{code}")
         b.position_at_end(resume)
         for name, slot in live:
-            b.store(b.load(self._saved(name, slot)), slot)
+            if name in self.affine_restore and code == self.region_code:
+                # checked in the preheader: rebuilt from the thread loop's counters, so LLVM sees
+                # the addresses derived from it as contiguous across threads
+                u, k = self.affine_restore[name]
+                b.store(self._affine_value(u, k, self.loop_tid, nsw=True), slot)
+                continue
+            b.store(self.internal_access(b.load(self._saved(name, slot))), slot)
         if recompute:
             from ptxjit.lower.rules import RULES
 
@@ -749,9 +971,29 @@ class FnLowering:
             self.cur = cur
         self.yield_blocks.append((code, resume))
 
-    def _saved(self, name: str, slot: ll.Value) -> ll.Value:
-        """Where register `name` of this thread is kept across a suspension point."""
+    def _outgoing_slot(self, name: str, slot: ll.AllocaInstr) -> ll.AllocaInstr:
+        out = self._outgoing.get(name)
+        if out is None:
+            with self.b.goto_entry_block():
+                out = self.b.alloca(slot.type.pointee, name=f"out_{name.lstrip('%')}")
+            self._outgoing[name] = out
+        return out
+
+    def _point_counter(self, index: int) -> ll.AllocaInstr:
+        """This region loop's count of threads stopping at yield point `index` (zeroed on entry)."""
+        c = self._point_counters.get(index)
+        if c is None:
+            b = self.b
+            with b.goto_entry_block():
+                c = b.alloca(I32, name=f"stopped{index}")
+                b.store(const_int(I32, 0), c)
+            self._point_counters[index] = c
+        return c
+
+    def _saved(self, name: str, slot: ll.Value, tlin: ll.Value | None = None) -> ll.Value:
+        """Where register `name` of this thread (or of thread `tlin`) is kept across a suspension point."""
         b = self.b
+        tlin = self.tlin if tlin is None else tlin
         ty = slot.type.pointee
         if self.region_mode:
             # structure of arrays: register-major, contiguous across threads
@@ -761,7 +1003,7 @@ class FnLowering:
             n = const_int(I64, block[0] * block[1] * block[2]) if block is not None else self.launch_slot(
                 abi.L_NTHREADS)
             off = b.add(b.mul(n, const_int(I64, self.soa_offsets[name])),
-                        b.mul(b.zext(self.tlin, I64), const_int(I64, size)))
+                        b.mul(b.zext(tlin, I64), const_int(I64, size)))
             return self.typed_ptr(b.gep(base, [off]), ty)
         return self.typed_ptr(b.gep(self._save_area(), [const_int(I64, self._save_slot(name))]), ty)
 

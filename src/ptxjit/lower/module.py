@@ -7,6 +7,8 @@ as a loop over the CTA's threads between suspension points (barriers, warp colle
 
 from __future__ import annotations
 
+import re
+
 from llvmlite import ir as ll
 
 from ptxjit.errors import PTXValidationError, UnsupportedInstructionError
@@ -16,8 +18,11 @@ from ptxjit.lower.function import FnLowering
 from ptxjit.lower.layout import GlobalsLayout, param_layout, shared_layout
 from ptxjit.lower.layout import local_size as fn_local_size
 from ptxjit.lower.types import I1, I32, I64, PTR, VOID, const_int
+from ptxjit.passes.lockstep import lockstep_loops
 
 WORKER_SYMBOL = "ptxjit_worker"
+_LOOP_TAG = "ptxjit.thread.loop"
+_LOOP_RE = re.compile(r'^(!\d+) = !\{\s*!"' + re.escape(_LOOP_TAG) + r'", i32 \d+\s*\}$', re.M)
 EXTERN_FUNCS = {"vprintf", "__assertfail", "malloc", "free", "__nv_assertfail"}
 
 
@@ -25,16 +30,18 @@ class ModuleCodegen:
     def __init__(self, module: ir.Module, kernel: ir.Function, globals_layout: GlobalsLayout,
                  block: tuple[int, int, int] | None = None) -> None:
         self.module = module
-        self.kernel = kernel
         # launch-time specialization: a known block shape makes %ntid, %tid and the thread loop's
         # trip count constants (None: generic code reading them from the launch record)
         self.block = block
+        self.kernel = kernel
         self.glay = globals_layout
         self.llmod = ll.Module(name=kernel.name)
         play = param_layout(kernel.params)
         self.kparams = {p.name: off for p, off in zip(kernel.params, play.offsets, strict=True)}
         self.kparam_size = play.size
         self.shared = shared_layout(module, kernel)
+        if block is not None:  # region mode can run stride loops in lockstep across the CTA
+            self.kernel = lockstep_loops(kernel, self.yields)
         self.locations: list[ir.Instr] = []
         self._loc_ids: dict[int, int] = {}
         self.funcs: dict[str, ll.Function] = {}
@@ -75,6 +82,40 @@ class ModuleCodegen:
             t = args[0] if args else ret
             name = f"{name}.{_type_suffix(t)}"
         return self.extern_function(name, ret, args)
+
+    def scopes(self, *names: str):
+        """A list of alias scopes.  'internal' holds the runtime's own per-thread buffers (register
+        save area, thread states, warp exchange), which kernel memory accesses never touch;
+        'shared' and 'local' hold those state spaces, which global addresses never reach.  Telling
+        LLVM lets it vectorize loops whose addresses it cannot analyse (indices restored from the
+        save area) past their stores."""
+        cache = self.__dict__.setdefault("_scopes", {})
+        if not cache:
+            cache["domain"] = self.llmod.add_metadata([ll.MetaDataString(self.llmod, "ptxjit")])
+        key = tuple(sorted(names))
+        md = cache.get(key)
+        if md is None:
+            scope = [cache.get(("scope", n)) or cache.setdefault(("scope", n), self.llmod.add_metadata(
+                [ll.MetaDataString(self.llmod, "ptxjit." + n), cache["domain"]])) for n in key]
+            md = cache[key] = self.llmod.add_metadata(scope)
+        return md
+
+    def vectorize_loop_md(self):
+        """Loop metadata asking LLVM to vectorize a thread loop whatever its cost model says
+        (SIMD lanes are GPU threads; the cost model misjudges loops whose loads it must scalarize).
+        A placeholder here: loop IDs must be distinct and self-referential, which llvmlite cannot
+        build, so `ir_text` rewrites it."""
+        self._loops = getattr(self, "_loops", 0) + 1
+        return self.llmod.add_metadata([ll.MetaDataString(self.llmod, _LOOP_TAG), const_int(I32, self._loops)])
+
+    def ir_text(self) -> str:
+        """The module as LLVM IR text, with the thread loops' IDs completed."""
+        text = str(self.llmod)
+        if not getattr(self, "_loops", 0):
+            return text
+        enable = "!" + str(1 + max(int(n) for n in re.findall(r"^!(\d+) =", text, re.M)))
+        text = _LOOP_RE.sub(lambda m: f"{m.group(1)} = distinct !{{{m.group(1)}, {enable}}}", text)
+        return text + f'\n{enable} = !{{!"llvm.loop.vectorize.enable", i1 true}}\n'
 
     def empty_md(self):
         md = getattr(self, "_empty_md", None)
@@ -126,7 +167,7 @@ class ModuleCodegen:
             fn = self.pending.pop()
             FnLowering(self, fn, self.funcs[fn.name], is_kernel=False).lower()
         if self.region_mode:
-            cta = self._build_region_scheduler(body)
+            cta = self._build_region_scheduler(body, lw.region_codes, lw.mask_codes)
         else:
             cta = self._build_cta_scheduler(body, self.has_yields)
         self._build_worker(cta)
@@ -244,66 +285,69 @@ class ModuleCodegen:
         b.ret(const_int(I32, -1))
         return f
 
-    def _build_region_scheduler(self, body: ll.Function) -> ll.Function:
-        """CTA scheduler for kernels whose only suspension points are CTA barriers: each round resumes
-        every thread waiting at the first waiting thread's barrier (the body loops over them), then
-        completes the barrier (bar.red results) for the next round."""
+    def _build_region_scheduler(self, body: ll.Function, codes: list[int], mask_codes: set[int]) -> ll.Function:
+        """CTA scheduler for region mode.  The body counts, per resume point, the threads that stop
+        there; each round picks a point with waiters (warp points first: a CTA barrier may complete
+        only when no thread is still short of it), resumes all its threads (the body loops over
+        them; the dense copy when that is every thread), then completes a barrier (bar.red
+        results).  Only a warp point some threads have left needs a pass over the thread states."""
         f, b = self._new_cta_function()
         L, W, n = f.args
-        c0 = const_int(I32, 0)
+        c0, c1 = const_int(I32, 0), const_int(I32, 1)
         status = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_STATUS)])), PTR), I32.as_pointer())
+        pcount = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_PCOUNT)])), PTR), I32.as_pointer())
         with _for_range(b, c0, n) as t:
             b.store(c0, b.gep(status, [t]))
-        code_slot = b.alloca(I32)
+        b.store(n, b.gep(pcount, [c0]))
+        for code in codes[1:]:
+            b.store(c0, b.gep(pcount, [const_int(I32, code >> 1)]))
         main = f.append_basic_block("round")
         b.branch(main)
         b.position_at_end(main)
-        # warp points first: a CTA barrier may complete only when no thread is still short of it
-        b.store(const_int(I32, -1), code_slot)
-        c1 = const_int(I32, 1)
-        with _for_range(b, c0, n) as t:
-            s = b.load(b.gep(status, [t]))
-            cur = b.load(code_slot)
-            is_warp = b.icmp_unsigned("!=", b.and_(s, c1), c0)
-            take = b.or_(b.and_(b.icmp_signed(">=", s, c0), b.icmp_signed("<", cur, c0)),
-                         b.and_(is_warp, b.icmp_unsigned("==", b.and_(cur, c1), c0)))
-            take = b.and_(take, b.icmp_signed(">=", s, c0))
-            with b.if_then(take):
-                b.store(s, code_slot)
-        code = b.load(code_slot)
+        counts = {code: b.load(b.gep(pcount, [const_int(I32, code >> 1)])) for code in codes}
+        pick = const_int(I32, -1)
+        # warp points before barriers (and the start); the select chain's last word is the first choice
+        ordered = [c for c in codes if c & abi.WARP_POINT] + [c for c in codes if not c & abi.WARP_POINT]
+        for code in reversed(ordered):
+            pick = b.select(b.icmp_signed(">", counts[code], c0), const_int(I32, code), pick)
+        code = pick
         run = f.append_basic_block("run")
         done = f.append_basic_block("all_exited")
         b.cbranch(b.icmp_signed("<", code, c0), done, run)
         b.position_at_end(run)
-        # all threads waiting at that point (none exited, no divergent barriers): the dense copy
-        all_slot = b.alloca(I1)
-        b.store(const_int(I1, 1), all_slot)
-        with _for_range(b, c0, n) as t:
-            same = b.icmp_signed("==", b.load(b.gep(status, [t])), code)
-            b.store(b.and_(b.load(all_slot), same), all_slot)
-        arg = b.select(b.load(all_slot), b.or_(code, const_int(I32, abi.REGION_DENSE)), code)
-        warp_pt = b.icmp_unsigned("!=", b.and_(code, const_int(I32, 1)), c0)
+        cp = b.gep(pcount, [b.lshr(code, c1)])
+        waiting = b.load(cp)
+        b.store(c0, cp)
+        dense = b.icmp_signed("==", waiting, n)
+        arg = b.select(dense, b.or_(code, const_int(I32, abi.REGION_DENSE)), code)
+        warp_pt = b.icmp_unsigned("!=", b.and_(code, c1), c0)
         with b.if_then(warp_pt):
-            # release at a warp point: per warp, the lanes waiting there; and flip its buffer parity
-            wmask = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_WMASK)])), PTR), I32.as_pointer())
+            # a warp point: flip its exchange-buffer parity; when not every thread is there, the
+            # lanes released per warp are those waiting at this point
             cnt = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_CNT)])), PTR), I32.as_pointer())
-            nwarps = b.lshr(b.add(n, const_int(I32, 31)), const_int(I32, 5))
-            with _for_range(b, c0, nwarps) as w:
-                b.store(c0, b.gep(wmask, [w]))
-            with _for_range(b, c0, n) as t:
-                same = b.icmp_signed("==", b.load(b.gep(status, [t])), code)
-                with b.if_then(same):
-                    wp = b.gep(wmask, [b.lshr(t, const_int(I32, 5))])
-                    bit = b.shl(c1, b.and_(t, const_int(I32, 31)))
-                    b.store(b.or_(b.load(wp), bit), wp)
-            cp = b.gep(cnt, [b.lshr(code, c1)])
-            b.store(b.add(b.load(cp), c1), cp)
+            ccp = b.gep(cnt, [b.lshr(code, c1)])
+            b.store(b.add(b.load(ccp), c1), ccp)
+            needs_mask = const_int(I1, 0)
+            for mc in sorted(mask_codes):
+                needs_mask = b.or_(needs_mask, b.icmp_unsigned("==", code, const_int(I32, mc)))
+            with b.if_then(b.and_(needs_mask, b.not_(dense))):
+                wmask = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_WMASK)])), PTR),
+                                  I32.as_pointer())
+                nwarps = b.lshr(b.add(n, const_int(I32, 31)), const_int(I32, 5))
+                with _for_range(b, c0, nwarps) as w:
+                    b.store(c0, b.gep(wmask, [w]))
+                with _for_range(b, c0, n) as t:
+                    same = b.icmp_signed("==", b.load(b.gep(status, [t])), code)
+                    with b.if_then(same):
+                        wp = b.gep(wmask, [b.lshr(t, const_int(I32, 5))])
+                        bit = b.shl(c1, b.and_(t, const_int(I32, 31)))
+                        b.store(b.or_(b.load(wp), bit), wp)
         r = b.call(body, [L, W, c0, arg])
         ok = f.append_basic_block("ok")
         trapped = f.append_basic_block("trapped")
         b.cbranch(b.icmp_signed("==", r, const_int(I32, abi.RESUME_TRAP)), trapped, ok)
         b.position_at_end(ok)
-        with b.if_then(b.icmp_unsigned("==", b.and_(code, const_int(I32, 1)), c0)):
+        with b.if_then(b.icmp_unsigned("==", b.and_(code, c1), c0)):
             _complete_barrier(b, W)
         b.branch(main)
         b.position_at_end(done)

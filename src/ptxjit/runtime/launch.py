@@ -83,6 +83,7 @@ class _WorkerMemory:
         self.xbuf = np.zeros(max(2 * (tr.nyields + 1) * nthreads, 2), dtype=np.int64)
         self.wmask = np.zeros(nwarps + 1, dtype=np.uint32)
         self.cnt = np.zeros(tr.nyields + 2, dtype=np.uint32)
+        self.pcount = np.zeros(tr.nyields + 2, dtype=np.int32)
         rec = np.zeros(abi.W_SIZE, dtype=np.int64)
         rec[abi.W_SHARED] = _aligned_addr(self.shared, 16)
         rec[abi.W_LOCAL] = self.local.ctypes.data
@@ -93,6 +94,7 @@ class _WorkerMemory:
         rec[abi.W_XBUF] = self.xbuf.ctypes.data
         rec[abi.W_WMASK] = self.wmask.ctypes.data
         rec[abi.W_CNT] = self.cnt.ctypes.data
+        rec[abi.W_PCOUNT] = self.pcount.ctypes.data
         rec[abi.W_SHARED_SIZE] = shared_bytes
         self.record = rec
         self.address = int(rec.ctypes.data)

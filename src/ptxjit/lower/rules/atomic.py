@@ -82,8 +82,8 @@ def atomic(lw: FnLowering, ins: Instr, addr_op, operands: list) -> ll.Value:
     if space_of(ins) == "shared" and op in _PLAIN:
         # a CTA runs on one worker thread, one GPU thread at a time: shared memory is never accessed
         # concurrently, so the read-modify-write needs no atomic instruction
-        old = b.load(ptr)
-        b.store(_PLAIN[op](b, old, v, t), ptr)
+        old = lw.user_access(b.load(ptr), space_of(ins))
+        lw.user_access(b.store(_PLAIN[op](b, old, v, t), ptr), space_of(ins))
         return old
     return b.atomic_rmw(_rmw_name(op, t), ptr, v, "seq_cst")
 

@@ -71,15 +71,16 @@ def lower_ld(lw: FnLowering, ins: Instr) -> None:
         if ins.has("volatile") and order is None:
             order = "monotonic"  # volatile: re-read every time (spin loops on flags)
         if order is not None and isinstance(elt, ll.IntType):
-            v = b.load_atomic(p, order, size)
+            v = lw.user_access(b.load_atomic(p, order, size), space_of(ins))
         else:
-            v = b.load(p, align=size)
+            v = lw.user_access(b.load(p, align=size), space_of(ins))
             if _is_kernel_param(lw, ins.operands[1]):
                 v.set_metadata("invariant.load", lw.cg.empty_md())
         lw.write(dsts[0], v, t)
         return
     vt = ll.VectorType(elt, n)
-    v = b.load(lw.typed_ptr(base, vt), align=size)  # element alignment: unaligned moves never fault
+    # element alignment: unaligned moves never fault
+    v = lw.user_access(b.load(lw.typed_ptr(base, vt), align=size), space_of(ins))
     for i, dst in enumerate(dsts):
         lw.write(dst, b.extract_element(v, const_int(I32, i)), t)
 
@@ -105,15 +106,16 @@ def lower_st(lw: FnLowering, ins: Instr) -> None:
         v = lw.read(src, t)
         p = lw.typed_ptr(base, elt)
         if order is not None and isinstance(elt, ll.IntType):
-            b.store_atomic(v, p, order, size)
+            lw.user_access(b.store_atomic(v, p, order, size), space_of(ins))
         else:
-            b.store(v, p, align=size)
+            lw.user_access(b.store(v, p, align=size), space_of(ins))
         return
     vt = ll.VectorType(elt, n)
     vec = ll.Constant(vt, ll.Undefined)
     for i, item in enumerate(src.items):
         vec = b.insert_element(vec, lw.read(item, t), const_int(I32, i))
-    b.store(vec, lw.typed_ptr(base, vt), align=size)  # element alignment: unaligned moves never fault
+    # element alignment: unaligned moves never fault
+    lw.user_access(b.store(vec, lw.typed_ptr(base, vt), align=size), space_of(ins))
 
 
 @rule("mov", family="memory")

@@ -50,6 +50,12 @@ def _bar_red(lw: FnLowering, ins: Instr) -> None:
         lw.write(ins.operands[0], r, "pred")
 
 
+@rule("lockstep", family="sync", yields=True)
+def lower_lockstep(lw: FnLowering, ins: Instr) -> None:
+    """lockstep (inserted by passes/lockstep.py, not PTX): a scheduling point that exchanges nothing."""
+    lw.yield_point(warp_level=True)
+
+
 # ---------------------------------------------------------------- warp exchange helpers
 
 
@@ -83,13 +89,22 @@ class _Exchange:
         cnt = lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_CNT), [const_int(I64, 4 * idx)]), I32)
         if value is not None:
             v64 = b.zext(value, I64) if value.type.width < 64 else value
-            b.store(v64, self._region_slot(idx, b.load(cnt), lw.tlin))
+            lw.internal_access(b.store(v64, self._region_slot(idx, b.load(cnt), lw.tlin)))
         lw.yield_point(warp_level=True)
         cnt = lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_CNT), [const_int(I64, 4 * idx)]), I32)  # after resume
         parity = b.sub(b.load(cnt), const_int(I32, 1))
         self.region_idx, self.region_parity = idx, parity
         warp = b.lshr(lw.tlin, const_int(I32, 5))
         self.warp_base = b.shl(warp, const_int(I32, 5))
+        if lw.dense:  # every thread of the CTA is released here: each warp's lanes, all of them
+            n = lw.cg.block[0] * lw.cg.block[1] * lw.cg.block[2]
+            if n % 32 == 0:
+                self.arrived = const_int(I32, 0xFFFFFFFF)
+                return
+            left = b.sub(const_int(I32, n), self.warp_base)
+            part = b.sub(b.shl(const_int(I32, 1), b.and_(left, const_int(I32, 31))), const_int(I32, 1))
+            self.arrived = b.select(b.icmp_unsigned(">=", left, const_int(I32, 32)), const_int(I32, 0xFFFFFFFF), part)
+            return
         wm = lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_WMASK), [b.mul(b.zext(warp, I64), const_int(I64, 4))]),
                           I32)
         self.arrived = b.load(wm)
@@ -106,7 +121,8 @@ class _Exchange:
     def value_of(self, lane: ll.Value) -> ll.Value:
         if self.lw.region_mode:
             b = self.lw.b
-            return b.load(self._region_slot(self.region_idx, self.region_parity, b.add(self.warp_base, lane)))
+            return self.lw.internal_access(
+                b.load(self._region_slot(self.region_idx, self.region_parity, b.add(self.warp_base, lane))))
         return self.lw.b.load(self._slot(self.ws, abi.WARP_SNAP, lane))
 
 

@@ -1,0 +1,119 @@
+"""Which integer registers are affine in the thread index: value = kx*tid.x + ky*tid.y + kz*tid.z + u,
+with constant coefficients and a part u that is the same for every thread of the CTA *when the
+threads have taken the same path* (built from parameters, %ctaid, %ntid, %nctaid and constants).
+
+Region mode saves the registers live across a suspension point per thread; restored from memory,
+an index is opaque to LLVM, so loads through it become scalar gathers.  For the registers found
+here, the dense copy of a region checks once per round that every thread's saved value really is
+u + k.tid (threads may sit at different loop iterations) and then rebuilds them from u and the
+thread loop's counters, which LLVM sees as contiguous addresses.  The analysis only nominates
+candidates: correctness rests on that run-time check.
+"""
+
+from __future__ import annotations
+
+from ptxjit.frontend import ir
+from ptxjit.passes.dataflow import defs_uses
+
+Coeffs = tuple[int, int, int]
+_VARYING = "varying"
+_TID = {"%tid.x": (1, 0, 0), "%tid.y": (0, 1, 0), "%tid.z": (0, 0, 1)}
+_UNIFORM_SPECIAL = ("%ctaid", "%ntid", "%nctaid", "%gridid", "%warpsize")
+_INT_TYPES = frozenset({"b32", "s32", "u32", "b64", "s64", "u64"})
+
+
+def tid_affine(fn: ir.Function, kernel_params: set[str]) -> dict[str, Coeffs]:
+    """Integer registers whose every definition is affine in %tid with the same coefficients."""
+    state: dict[str, Coeffs | str] = {}
+
+    def coeffs(op) -> Coeffs | str | None:
+        """The operand's coefficients, _VARYING, or None (not known yet)."""
+        if isinstance(op, ir.Imm | ir.Sym):
+            return (0, 0, 0)
+        if isinstance(op, ir.Reg):
+            if op.neg:
+                return _VARYING
+            if op.name in _TID:
+                return _TID[op.name]
+            if op.name.split(".")[0] in _UNIFORM_SPECIAL:
+                return (0, 0, 0)
+            if op.name.startswith("%") and op.name.split(".")[0] in ("%laneid", "%warpid", "%clock",
+                                                                      "%clock64", "%smid"):
+                return _VARYING
+            return state.get(op.name)
+        return _VARYING
+
+    def scale(k: Coeffs, c: int) -> Coeffs:
+        return (k[0] * c, k[1] * c, k[2] * c)
+
+    def combine(a, b, sign: int = 1):
+        if a == _VARYING or b == _VARYING:
+            return _VARYING
+        if a is None or b is None:
+            return None
+        return (a[0] + sign * b[0], a[1] + sign * b[1], a[2] + sign * b[2])
+
+    def product(a, b, op_b) -> Coeffs | str | None:
+        """a * b where only a constant factor keeps a non-uniform value affine."""
+        ka, kb = a, b
+        if ka == _VARYING or kb == _VARYING:
+            return _VARYING
+        if ka is None or kb is None:
+            return None
+        if kb == (0, 0, 0) and isinstance(op_b, ir.Imm):
+            return scale(ka, int(op_b.value))
+        if ka == (0, 0, 0) and kb == (0, 0, 0):
+            return (0, 0, 0)
+        return _VARYING
+
+    def value(ins: ir.Instr) -> Coeffs | str | None:
+        ops = ins.operands
+        op = ins.opcode
+        wide_ok = ins.has("lo") or ins.has("wide") or op in ("add", "sub", "shl", "mov", "cvt", "cvta")
+        if op == "ld":
+            a = ops[1]
+            if ins.has("param") and isinstance(a, ir.Addr) and isinstance(a.base, ir.Sym) \
+                    and a.base.name in kernel_params:
+                return (0, 0, 0)
+            return _VARYING
+        if op in ("mov", "cvta") and len(ops) == 2:
+            return coeffs(ops[1])
+        if op == "cvt" and len(ops) == 2 and not any(m in ins.mods for m in ("sat",)):
+            t = ins.types()
+            if len(t) == 2 and t[0] in _INT_TYPES | {"u16", "s16"} and t[1] in _INT_TYPES:
+                return coeffs(ops[1])
+            return _VARYING
+        if not wide_ok:
+            return _VARYING
+        if op in ("add", "sub") and len(ops) == 3 and not ins.has("sat", "cc"):
+            return combine(coeffs(ops[1]), coeffs(ops[2]), 1 if op == "add" else -1)
+        if op == "mul" and len(ops) == 3:
+            a, b = coeffs(ops[1]), coeffs(ops[2])
+            r = product(a, b, ops[2])
+            return r if r != _VARYING or not isinstance(ops[1], ir.Imm) else product(b, a, ops[1])
+        if op == "shl" and len(ops) == 3 and isinstance(ops[2], ir.Imm):
+            a = coeffs(ops[1])
+            return a if a in (None, _VARYING) else scale(a, 1 << int(ops[2].value))
+        if op == "mad" and len(ops) == 4 and not ins.has("hi", "sat", "cc"):
+            return combine(product(coeffs(ops[1]), coeffs(ops[2]), ops[2]), coeffs(ops[3]))
+        return _VARYING
+
+    instrs = fn.instructions
+    for _ in range(8):  # loop-carried definitions need a few passes to settle
+        changed = False
+        for ins in instrs:
+            d, _u = defs_uses(ins)
+            if not d:
+                continue
+            v = value(ins) if len(d) == 1 and fn.regs.get(d[0]) in _INT_TYPES else _VARYING
+            if v is None:
+                continue
+            for r in d:
+                old = state.get(r)
+                new = v if old is None or old == v else _VARYING
+                if new != old:
+                    state[r] = new
+                    changed = True
+        if not changed:
+            break
+    return {r: k for r, k in state.items() if k != _VARYING}
