@@ -80,9 +80,7 @@ def _measure(n: int) -> dict:
     summarize(fn)
     t["summary"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    cg = ModuleCodegen(mod, fn, globals_layout(mod), (256, 1, 1))
-    cg.build()
-    ir_text = cg.ir_text()
+    ir_text = str(ModuleCodegen(mod, fn, globals_layout(mod), (256, 1, 1)).build())
     t["lowering"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     optimize_to_object(ir_text, opt_level=2)

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
-import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 
@@ -63,8 +60,7 @@ def optimize_to_object(ir_text: str, opt_level: int = 3, name: str = "kernel") -
     pto.loop_vectorization = True
     pto.slp_vectorization = True
     pb = llvm.create_pass_builder(tm, pto)
-    with _without_missed_vectorization_warnings():
-        _run_passes(mod, pb, tm, ir_text, name)
+    _run_passes(mod, pb, tm, ir_text, name)
     obj = tm.emit_object(mod)
     if os.environ.get("PTXJIT_DUMP_DIR"):
         with open(os.path.join(os.environ["PTXJIT_DUMP_DIR"], name + ".o"), "wb") as f:
@@ -82,34 +78,6 @@ def _run_passes(mod, pb, tm, ir_text: str, name: str) -> None:
         _dump(dump_dir, name, ".s", tm.emit_assembly(mod))
 
 
-_MISSED = b"loop not vectorized: the optimizer was unable to perform the requested transformation"
-
-
-@contextlib.contextmanager
-def _without_missed_vectorization_warnings():
-    """Thread loops carry `llvm.loop.vectorize.enable`; where LLVM cannot vectorize one it prints a
-    warning on the process's stderr (file descriptor 2, below Python).  That is our business, not
-    the user's: stderr is captured while the passes run and everything else is passed through."""
-    _lock_stderr.acquire()
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-        with tempfile.TemporaryFile() as tmp:
-            os.dup2(tmp.fileno(), 2)
-            try:
-                yield
-            finally:
-                os.dup2(saved, 2)
-                os.close(saved)
-                tmp.seek(0)
-                kept = [line for line in tmp.read().splitlines(keepends=True) if _MISSED not in line]
-                if kept:
-                    os.write(2, b"".join(kept))
-    finally:
-        _lock_stderr.release()
-
-
-_lock_stderr = threading.Lock()
 
 
 def _dump(directory: str, name: str, suffix: str, text: str) -> None:

@@ -101,8 +101,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
                                    meta["has_yields"], [tuple(x) for x in meta["locations"]],
                                    time.perf_counter() - t0, from_disk=True, nyields=meta["nyields"])
     cg = ModuleCodegen(module, kernel, glay, block)
-    cg.build()
-    obj = optimize_to_object(cg.ir_text(), name=kernel.name)
+    obj = optimize_to_object(str(cg.build()), name=kernel.name)
     native = load_object(obj, WORKER_SYMBOL)
     _count("translations")
     locations = [(str(i.pos), i.text) for i in cg.locations]

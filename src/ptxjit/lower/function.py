@@ -265,11 +265,7 @@ class FnLowering:
             b.cbranch(b.icmp_unsigned("<", phi, n), body, outer_exit)
             b.position_at_end(latch)
             phi.add_incoming(b.add(phi, const_int(I32, 1)), latch)
-            br = b.branch(head)
-            # the innermost loop (over %tid.x): SIMD lanes are GPU threads (not for the guarded
-            # region copies, which run only when threads have diverged: compile time matters more)
-            if k == len(dims) - 1 and not (self.region_mode and not self.dense):
-                br.set_metadata("llvm.loop", self.cg.vectorize_loop_md())
+            b.branch(head)
             if latches:  # the enclosing loop's body enters this loop
                 b.position_at_end(prev_body)
                 b.branch(head)

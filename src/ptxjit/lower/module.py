@@ -7,8 +7,6 @@ as a loop over the CTA's threads between suspension points (barriers, warp colle
 
 from __future__ import annotations
 
-import re
-
 from llvmlite import ir as ll
 
 from ptxjit.errors import PTXValidationError, UnsupportedInstructionError
@@ -21,8 +19,6 @@ from ptxjit.lower.types import I1, I32, I64, PTR, VOID, const_int
 from ptxjit.passes.lockstep import lockstep_loops
 
 WORKER_SYMBOL = "ptxjit_worker"
-_LOOP_TAG = "ptxjit.thread.loop"
-_LOOP_RE = re.compile(r'^(!\d+) = !\{\s*!"' + re.escape(_LOOP_TAG) + r'", i32 \d+\s*\}$', re.M)
 EXTERN_FUNCS = {"vprintf", "__assertfail", "malloc", "free", "__nv_assertfail"}
 
 
@@ -99,23 +95,6 @@ class ModuleCodegen:
                 [ll.MetaDataString(self.llmod, "ptxjit." + n), cache["domain"]])) for n in key]
             md = cache[key] = self.llmod.add_metadata(scope)
         return md
-
-    def vectorize_loop_md(self):
-        """Loop metadata asking LLVM to vectorize a thread loop whatever its cost model says
-        (SIMD lanes are GPU threads; the cost model misjudges loops whose loads it must scalarize).
-        A placeholder here: loop IDs must be distinct and self-referential, which llvmlite cannot
-        build, so `ir_text` rewrites it."""
-        self._loops = getattr(self, "_loops", 0) + 1
-        return self.llmod.add_metadata([ll.MetaDataString(self.llmod, _LOOP_TAG), const_int(I32, self._loops)])
-
-    def ir_text(self) -> str:
-        """The module as LLVM IR text, with the thread loops' IDs completed."""
-        text = str(self.llmod)
-        if not getattr(self, "_loops", 0):
-            return text
-        enable = "!" + str(1 + max(int(n) for n in re.findall(r"^!(\d+) =", text, re.M)))
-        text = _LOOP_RE.sub(lambda m: f"{m.group(1)} = distinct !{{{m.group(1)}, {enable}}}", text)
-        return text + f'\n{enable} = !{{!"llvm.loop.vectorize.enable", i1 true}}\n'
 
     def empty_md(self):
         md = getattr(self, "_empty_md", None)
