@@ -60,30 +60,22 @@ def optimize_to_object(ir_text: str, opt_level: int = 3, name: str = "kernel") -
     pto.loop_vectorization = True
     pto.slp_vectorization = True
     pb = llvm.create_pass_builder(tm, pto)
-    _run_passes(mod, pb, tm, ir_text, name)
-    obj = tm.emit_object(mod)
-    if os.environ.get("PTXJIT_DUMP_DIR"):
-        with open(os.path.join(os.environ["PTXJIT_DUMP_DIR"], name + ".o"), "wb") as f:
-            f.write(obj)
-    return obj
-
-
-def _run_passes(mod, pb, tm, ir_text: str, name: str) -> None:
     dump_dir = os.environ.get("PTXJIT_DUMP_DIR")
-    if dump_dir:  # for looking at what the translation became: IR before and after, and assembly
+    if dump_dir:  # for looking at what the translation became: IR before and after, assembly, object
         _dump(dump_dir, name, ".ll", ir_text)
     pb.getModulePassManager().run(mod, pb)
+    obj = tm.emit_object(mod)
     if dump_dir:
         _dump(dump_dir, name, ".opt.ll", str(mod))
         _dump(dump_dir, name, ".s", tm.emit_assembly(mod))
+        _dump(dump_dir, name, ".o", obj)
+    return obj
 
 
-
-
-def _dump(directory: str, name: str, suffix: str, text: str) -> None:
+def _dump(directory: str, name: str, suffix: str, data: str | bytes) -> None:
     os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, name + suffix), "w") as f:
-        f.write(text)
+    with open(os.path.join(directory, name + suffix), "wb" if isinstance(data, bytes) else "w") as f:
+        f.write(data)
 
 
 def load_object(obj: bytes, entry: str) -> NativeCode:
