@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections import Counter
@@ -15,6 +16,7 @@ from ptxjit.frontend import ir
 from ptxjit.frontend.parser import parse
 from ptxjit.jit import translate as tr
 from ptxjit.lower.layout import encode_initializer, globals_layout, local_size, param_layout, shared_layout
+from ptxjit.passes.contract import contract_fma
 from ptxjit.passes.inline import inline_suspending_calls
 from ptxjit.passes.preprocess import preprocess
 from ptxjit.passes.validate import validate
@@ -88,20 +90,29 @@ def _plain_name(mangled: str) -> str | None:
 class Module:
     """A loaded PTX module: parsed and validated; kernels are translated at their first launch."""
 
-    def __init__(self, ptx: str | bytes, name: str = "<ptx>") -> None:
+    def __init__(self, ptx: str | bytes, name: str = "<ptx>", fmad: bool | None = None) -> None:
+        """Parse and validate `ptx`.  `fmad` (default True, or PTXJIT_FMAD=0 to turn it off) fuses
+        mul + add/sub without rounding modifiers into fma as ptxas does by default (`ptxas --fmad`),
+        which is what a GPU computes; False keeps every mul and add separately rounded."""
         if isinstance(ptx, bytes):
             ptx = ptx.decode("utf-8", errors="replace")
         if not isinstance(ptx, str):
             raise TypeError(f"Module() takes PTX text (str or bytes), got {type(ptx).__name__}")
         self.name = name
         self.source_text = ptx
-        self.ptx_digest = tr.ptx_hash(ptx)
+        if fmad is None:
+            fmad = os.environ.get("PTXJIT_FMAD", "1").strip().lower() not in ("0", "false", "no", "off")
+        self.fmad = bool(fmad)
+        # the translation depends on the contraction choice: key cached code by it
+        self.ptx_digest = tr.ptx_hash(ptx) + ("" if self.fmad else "|nofmad")
         with gc_paused():
             self.ir: ir.Module = parse(ptx, name)
             inline_suspending_calls(self.ir, _suspends)
             validate(self.ir)
             self.preprocess_reports = {f.name: preprocess(f) for f in self.ir.functions.values()
                                        if f.body is not None}
+            self.contracted = {f.name: contract_fma(f) for f in self.ir.functions.values()
+                               if self.fmad and f.body is not None}
         self._glay = globals_layout(self.ir)
         self.globals = np.zeros(self._glay.size, dtype=np.uint8)
         self._init_globals()
