@@ -1,0 +1,351 @@
+"""Region mode and suspension points: barriers and warp collectives split a kernel into regions.
+
+Part of `FnLowering` (lower/function.py). Each region (from the start or one suspension point to the next)
+is lowered as its own loop over the CTA's threads (dense and guarded copies); registers live across a
+suspension point are saved structure-of-arrays, affine ones rebuilt from the loop counters.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from ptxjit.frontend import ir
+from ptxjit.lower import abi
+from ptxjit.lower.types import I1, I32, I64, PTR, const_int
+
+
+def _warp_level(ins: ir.Instr) -> bool:
+    """Is this suspension point a warp collective (else a CTA barrier)?"""
+    return ins.opcode not in ("bar", "barrier") or ins.has("warp")
+
+
+class RegionLowering:
+    """Mixin of FnLowering: region copies, save/restore, yields and warp state."""
+
+    def _lower_regions(self, entry: ll.Block) -> None:
+        """Region mode: one loop over the CTA's threads per resume point (start, each barrier), each
+        with its own copy of the code reachable from there, so that every loop has a constant entry
+        and LLVM can vectorize it; the entry block dispatches on the resume code."""
+        b = self.b
+        raw = self.entry_record_ptr(abi.W_STATUS)
+        with self.b.goto_entry_block():
+            self.status_ptr = self.typed_ptr(raw, I32)
+        codes = [0] + [(self.yield_index[id(i)] << 1) | (abi.WARP_POINT if _warp_level(i) else 0)
+                       for i in self.fn.instructions if id(i) in self.yield_index]
+        self.region_codes = codes
+        # warp points whose instruction reads the set of lanes released together (shfl does not)
+        self.mask_codes = {(self.yield_index[id(i)] << 1) | abi.WARP_POINT for i in self.fn.instructions
+                           if id(i) in self.yield_index and i.opcode in ("vote", "match", "redux", "activemask")}
+        pcount = self.entry_record_ptr(abi.W_PCOUNT)
+        heads = {}
+        checks = []
+        for code in codes:
+            # two copies per resume point: "dense" when every thread of the CTA waits there (no
+            # per-thread check, so the loop vectorizes), and a guarded one for when some have exited
+            for dense in (True, False):
+                tag = f"region{code}{'d' if dense else 's'}"
+                self.dense = dense
+                self.region_code = code
+                affine = self._affine_candidates(code) if dense else []
+                pre = self.llfn.append_basic_block(f"{tag}_check") if affine else entry
+                go = self.llfn.append_basic_block(f"{tag}_affine") if affine else entry
+                head, _body, done = self._thread_loops(go, tag)
+                thread = b.block
+                if affine:
+                    b.position_at_end(go)
+                    b.branch(head)
+                b.position_at_end(done)
+                ret = b.ret(const_int(I32, 0))
+                b.position_at_end(thread)
+                # how many threads stop at each point: counted in registers (a reduction LLVM
+                # vectorizes), added to the worker's per-point counts when the loop is done
+                self._point_counters: dict[int, ll.AllocaInstr] = {}
+                self._outgoing: dict[str, ll.AllocaInstr] = {}
+                run = self.llfn.append_basic_block(f"{tag}_run")
+                if dense:
+                    b.branch(run)
+                else:
+                    st = self.internal_access(b.load(b.gep(self.status_ptr, [self.tlin])))
+                    b.cbranch(b.icmp_signed("==", st, const_int(I32, code)), run, self.thread_latch)
+                b.position_at_end(run)
+                self._setup_vars()
+                setup_end = b.block
+                self.yield_blocks = []
+                if affine:
+                    b.position_at_end(pre)
+                    self.affine_restore, all_affine = self._affine_check(affine)
+                    checks.append((b.block, all_affine, go, code))
+                    b.position_at_end(setup_end)
+                target = self._lower_region_copy(code, tag)
+                self.affine_restore = {}
+                if self._outgoing:
+                    self._store_outgoing(run)
+                b.position_at_end(setup_end)
+                b.branch(target)
+                b.position_before(ret)
+                for k, counter in self._point_counters.items():
+                    slot = self.typed_ptr(b.gep(pcount, [const_int(I64, 4 * k)]), I32)
+                    b.store(b.add(b.load(slot), b.load(counter)), slot)
+                heads[code | (abi.REGION_DENSE if dense else 0)] = pre if affine else head
+        for check_end, all_affine, go, code in checks:
+            # the saved registers are not all affine (threads at different iterations): guarded copy
+            b.position_at_end(check_end)
+            b.cbranch(all_affine, go, heads[code])
+            heads[code].instructions[0].add_incoming(const_int(I32, 0), check_end)  # its first counter
+        b.position_at_end(entry)
+        sw = b.switch(self.llfn.args[3], heads[0])
+        for key, head in heads.items():
+            if key != 0:
+                sw.add_case(const_int(I32, key), head)
+
+    def _store_outgoing(self, run: ll.Block) -> None:
+        """Dense copies save registers once per thread, at the loop latch, whatever point the thread
+        stopped at: each saved register is undefined at the start of the thread's run, so on paths
+        that do not save it the store writes a value nobody reads (the thread's next resume point
+        does not restore it), and LLVM emits plain vector stores instead of masked ones."""
+        b = self.b
+        b.position_at_start(run)
+        for out in self._outgoing.values():
+            b.store(ll.Constant(out.type.pointee, ll.Undefined), out)
+        b.position_at_start(self.thread_latch)
+        for name, out in self._outgoing.items():
+            self.internal_access(b.store(b.load(out), self._saved(name, self.regs[name])))
+
+    def _affine_candidates(self, code: int) -> list[str]:
+        """Registers restored at resume point `code` that may be affine in %tid (passes/affine.py)."""
+        if code == 0 or self.live_after is None:
+            return []
+        ins = next(i for i in self.fn.instructions if self.yield_index.get(id(i)) == code >> 1)
+        keep = self.live_after.get(id(ins), set())
+        return sorted(r for r in keep if r in self.affine and r not in self.remat)
+
+    def _affine_check(self, regs: list[str]) -> tuple[dict, ll.Value]:
+        """In a dense region's preheader: each candidate's base u (thread 0's saved value), and
+        whether every thread's saved value is u + k.tid without signed overflow."""
+        b = self.b
+        bx, by, bz = self.cg.block
+        n = bx * by * bz
+        restore = {}
+        ok = const_int(I1, 1)
+        for name in regs:
+            k = self.affine[name]
+            slot = self.regs[name]
+            u = self.internal_access(b.load(self._saved(name, slot, const_int(I32, 0))))
+            restore[name] = (u, k)
+            if u.type == PTR:
+                continue  # addresses: gep arithmetic, no overflow promise needed
+            width = u.type.width
+            hi = sum(max(c, 0) * (d - 1) for c, d in zip(k, (bx, by, bz), strict=True))
+            lo = sum(min(c, 0) * (d - 1) for c, d in zip(k, (bx, by, bz), strict=True))
+            smax, smin = (1 << (width - 1)) - 1, -(1 << (width - 1))
+            if hi > smax or lo < smin:
+                ok = const_int(I1, 0)
+                continue
+            ok = b.and_(ok, b.icmp_signed("<=", u, const_int(u.type, smax - hi)))
+            ok = b.and_(ok, b.icmp_signed(">=", u, const_int(u.type, smin - lo)))
+        acc = b.alloca(I1)  # cheap enough outside the entry block: one per dense region check
+        b.store(ok, acc)
+        from ptxjit.lower.module import _for_range
+
+        with _for_range(b, const_int(I32, 0), const_int(I32, n)) as t:
+            tid = (b.urem(t, const_int(I32, bx)), b.urem(b.udiv(t, const_int(I32, bx)), const_int(I32, by)),
+                   b.udiv(t, const_int(I32, bx * by)))
+            same = const_int(I1, 1)
+            for name in regs:
+                u, k = restore[name]
+                got = self.internal_access(b.load(self._saved(name, self.regs[name], t)))
+                want = self._affine_value(u, k, tid, nsw=False)
+                if got.type == PTR:
+                    got, want = b.ptrtoint(got, I64), b.ptrtoint(want, I64)
+                same = b.and_(same, b.icmp_unsigned("==", got, want))
+            b.store(b.and_(b.load(acc), same), acc)
+        return restore, b.load(acc)
+
+    def _affine_value(self, u: ll.Value, k: tuple[int, int, int], tid, nsw: bool) -> ll.Value:
+        """u + kx*tid.x + ky*tid.y + kz*tid.z in u's type (a byte offset for pointers)."""
+        b = self.b
+        ty = I64 if u.type == PTR else u.type
+        off = None
+        for c, t in zip(k, tid, strict=True):
+            if c == 0:
+                continue
+            tv = b.zext(t, ty) if ty.width > 32 else t
+            term = b.mul(tv, const_int(ty, c), flags=["nsw"] if nsw else [])
+            off = term if off is None else b.add(off, term, flags=["nsw"] if nsw else [])
+        if off is None:
+            return u
+        if u.type == PTR:
+            return b.gep(u, [off])
+        return b.add(u, off, flags=["nsw"] if nsw else [])
+
+    def _lower_region_copy(self, code: int, tag: str) -> ll.Block:
+        """Lower the code reachable from resume point `code` without passing another suspension point
+        (regions partition the kernel, so all copies together stay linear in its size).  Returns the
+        block the region's threads start in."""
+        from ptxjit.passes.dataflow import build_cfg
+
+        b = self.b
+        body = self.fn.body or []
+        if not hasattr(self, "_cfg"):
+            self._cfg = build_cfg(self.fn)[0]
+            self._block_of = {}
+            for bi, blk in enumerate(self._cfg):
+                for i in range(blk.start, blk.end):
+                    self._block_of[i] = bi
+            self._yield_pos = {self.yield_index[id(st)]: i for i, st in enumerate(body)
+                               if isinstance(st, ir.Instr) and id(st) in self.yield_index}
+        blocks = self._cfg
+        entry_i = 0 if code == 0 else self._yield_pos[code >> 1]
+        entry_b = self._block_of.get(entry_i, 0)
+
+        def scan(bi: int, i0: int) -> list[int]:
+            """Successor blocks reached from statement i0 of block bi (none if a suspension point stops it)."""
+            for i in range(i0, blocks[bi].end):
+                st = body[i]
+                if isinstance(st, ir.Instr) and id(st) in self.yield_index and i != entry_i:
+                    return []
+            return blocks[bi].succs
+
+        reach: set[int] = set()
+        stack = list(scan(entry_b, entry_i))
+        while stack:
+            bi = stack.pop()
+            if bi in reach:
+                continue
+            reach.add(bi)
+            stack.extend(scan(bi, blocks[bi].start))
+        llblocks = {bi: self.llfn.append_basic_block(f"{tag}_bb{bi}") for bi in sorted(reach)}
+        self.labels = {}
+        for bi in reach:
+            k = blocks[bi].start
+            while k < blocks[bi].end and isinstance(body[k], ir.Label):
+                self.labels[body[k].name] = llblocks[bi]
+                k += 1
+
+        def lower_from(bi: int, i0: int) -> None:
+            for i in range(i0, blocks[bi].end):
+                st = body[i]
+                if isinstance(st, ir.Label):
+                    continue
+                if b.block.is_terminated:
+                    b.position_at_end(self.llfn.append_basic_block(f"{tag}_dead"))
+                stops = id(st) in self.yield_index and i != entry_i
+                self.lower_instr(st)
+                if stops:  # the rest of this block belongs to the region after that point
+                    if not b.block.is_terminated:
+                        b.unreachable()
+                    return
+            if not b.block.is_terminated:
+                nxt = bi + 1
+                if nxt in llblocks:
+                    b.branch(llblocks[nxt])
+                else:
+                    self.emit_return()
+
+        entry_blk = self.llfn.append_basic_block(f"{tag}_entry")
+        b.position_at_end(entry_blk)
+        lower_from(entry_b, entry_i)
+        for bi in sorted(reach):
+            b.position_at_end(llblocks[bi])
+            lower_from(bi, blocks[bi].start)
+        return entry_blk if code == 0 else dict(self.yield_blocks)[code]
+
+    # ------------------------------------------------------------------ suspension points
+    def yield_point(self, warp_level: bool) -> None:
+        """Suspend the thread: save registers, return a resume code; continue in the resume block."""
+        b = self.b
+        code = (self.yield_index[id(self.cur)] << 1) | (abi.WARP_POINT if warp_level else 0)
+        live = self.regs.items()
+        recompute: list[ir.Instr] = []
+        if self.live_after is not None and self.cur is not None and id(self.cur) in self.live_after:
+            keep = self.live_after[id(self.cur)]
+            # recompute pure functions of tid/ctaid/parameters after the resume instead of saving them
+            again = {r for r in keep if r in self.remat}
+            if again:
+                from ptxjit.passes.remat import recompute_order
+
+                recompute = recompute_order(again, self.remat, self.instr_order)
+            live = [(n, s) for n, s in self.regs.items() if n in keep and n not in again]
+        for name, slot in live:
+            if self.dense:  # stored at the loop latch (see _store_outgoing)
+                b.store(b.load(slot), self._outgoing_slot(name, slot))
+                continue
+            self.internal_access(b.store(b.load(slot), self._saved(name, slot)))
+        if self.region_mode:
+            self.internal_access(b.store(const_int(I32, code), b.gep(self.status_ptr, [self.tlin])))
+            counter = self._point_counter(code >> 1)
+            b.store(b.add(b.load(counter), const_int(I32, 1)), counter)
+            b.branch(self.thread_latch)
+        else:
+            b.ret(const_int(I32, code))
+        resume = self.llfn.append_basic_block(f"resume{code}")
+        b.position_at_end(resume)
+        for name, slot in live:
+            if name in self.affine_restore and code == self.region_code:
+                # checked in the preheader: rebuilt from the thread loop's counters, so LLVM sees
+                # the addresses derived from it as contiguous across threads
+                u, k = self.affine_restore[name]
+                b.store(self._affine_value(u, k, self.loop_tid, nsw=True), slot)
+                continue
+            b.store(self.internal_access(b.load(self._saved(name, slot))), slot)
+        if recompute:
+            from ptxjit.lower.rules import RULES
+
+            cur = self.cur
+            for ins in recompute:
+                self.cur = ins
+                RULES[ins.opcode].lower(self, ins)
+            self.cur = cur
+        self.yield_blocks.append((code, resume))
+
+    def _outgoing_slot(self, name: str, slot: ll.AllocaInstr) -> ll.AllocaInstr:
+        out = self._outgoing.get(name)
+        if out is None:
+            with self.b.goto_entry_block():
+                out = self.b.alloca(slot.type.pointee, name=f"out_{name.lstrip('%')}")
+            self._outgoing[name] = out
+        return out
+
+    def _point_counter(self, index: int) -> ll.AllocaInstr:
+        """This region loop's count of threads stopping at yield point `index` (zeroed on entry)."""
+        c = self._point_counters.get(index)
+        if c is None:
+            b = self.b
+            with b.goto_entry_block():
+                c = b.alloca(I32, name=f"stopped{index}")
+                b.store(const_int(I32, 0), c)
+            self._point_counters[index] = c
+        return c
+
+    def _saved(self, name: str, slot: ll.Value, tlin: ll.Value | None = None) -> ll.Value:
+        """Where register `name` of this thread (or of thread `tlin`) is kept across a suspension point."""
+        b = self.b
+        tlin = self.tlin if tlin is None else tlin
+        ty = slot.type.pointee
+        if self.region_mode:
+            # structure of arrays: register-major, contiguous across threads
+            base = self.entry_record_ptr(abi.W_SAVE)
+            size = max(1, ir.type_size(self.reg_types[name]))
+            block = self.cg.block
+            n = const_int(I64, block[0] * block[1] * block[2]) if block is not None else self.launch_slot(
+                abi.L_NTHREADS)
+            off = b.add(b.mul(n, const_int(I64, self.soa_offsets[name])),
+                        b.mul(b.zext(tlin, I64), const_int(I64, size)))
+            return self.typed_ptr(b.gep(base, [off]), ty)
+        return self.typed_ptr(b.gep(self._save_area(), [const_int(I64, self._save_slot(name))]), ty)
+
+    def _save_slot(self, name: str) -> int:
+        return self.save_slots[name]
+
+    def _save_area(self) -> ll.Value:
+        b = self.b
+        base = self.worker_slot(abi.W_SAVE)
+        stride = const_int(I64, self.save_stride)
+        return b.inttoptr(b.add(base, b.mul(b.zext(self.tlin, I64), stride)), PTR)
+
+    def warp_state(self) -> ll.Value:
+        """i8* to this thread's warp collective state."""
+        b = self.b
+        base = self.worker_slot(abi.W_WARP)
+        warp = b.zext(b.lshr(self.tlin, const_int(I32, 5)), I64)
+        return b.inttoptr(b.add(base, b.mul(warp, const_int(I64, abi.WARP_STRIDE))), PTR)
