@@ -204,12 +204,10 @@ def test_f32_directed_rounding_spot_values():
 # ----------------------------------------------------------------------------------------------------------
 
 
-def _near_min_normal(v: Fraction | None) -> bool:
-    """True when an exact result sits so close to 2^-126 that FTZ-before/after-rounding could differ."""
-    if v is None:
-        return False
-    lim = Fraction(2) ** -126
-    return lim * (1 - Fraction(1, 2**20)) <= abs(v) < lim
+def _tiny_before_rounding(v: Fraction | None) -> bool:
+    """.ftz on the H100 flushes a result whose *exact* value is below 2^-126, even when rounding would
+    reach 2^-126 (golden isa_mul_rn_ftz_f32: 1.1754944e-38 * 0.99999994 -> +0)."""
+    return v is not None and v != 0 and abs(v) < Fraction(2) ** -126
 
 
 def _exact(op, a, b, c=None):
@@ -247,14 +245,13 @@ def test_f32_ftz(instr):
     for i in range(len(a)):
         x, y, z = ftz_in(F32, int(a[i])), ftz_in(F32, int(b[i])), ftz_in(F32, int(c[i]))
         yy = y ^ (0x80000000 if op == "sub" else 0)
-        if _near_min_normal(_exact(op if op != "sub" else "add", x, yy, z)):
-            continue
+        v = _exact(op if op != "sub" else "add", x, yy, z)
         if op == "fma":
             r = model_fma(F32, x, y, z, mode)
         else:
             r = {"add": model_add, "sub": model_sub, "mul": model_mul}[op](F32, x, y, mode)
         keep.append(i)
-        exp.append(ftz_out(F32, r))
+        exp.append((0x80000000 if v < 0 else 0) if _tiny_before_rounding(v) else ftz_out(F32, r))
     keep = np.array(keep)
     assert_bits_equal(F32, d[keep], exp, [a[keep], b[keep]], instr)
     if op == "mul":
@@ -263,11 +260,10 @@ def test_f32_ftz(instr):
 
 
 def _sat(b):
-    """PTX .sat: clamp to [0, 1], NaN -> +0.  Returns a float."""
-    if b is None or is_nan(F32, b):
-        return 0.0
-    v = float(to_fraction(F32, b)) if not is_inf(F32, b) else (INF if not sign_of(F32, b) else -INF)
-    return min(max(v, 0.0), 1.0)
+    """PTX .sat: clamp to [0, 1]; NaN and -0 -> +0 (golden isa_add_sat_f32: -0 + -0 -> +0).  f32 bits."""
+    if b is None or is_nan(F32, b) or sign_of(F32, b):
+        return 0
+    return min(b, f2b(1.0))  # non-negative encodings order like their values
 
 
 @pytest.mark.parametrize("instr", ["add.sat.f32", "sub.rn.sat.f32", "mul.sat.f32", "fma.rn.sat.f32",
@@ -292,9 +288,8 @@ def test_f32_sat(instr):
         r = (model_fma(F32, x, y, z, mode) if op == "fma"
              else {"add": model_add, "sub": model_sub, "mul": model_mul}[op](F32, x, y, mode))
         want = _sat(r)
-        got = float(np.uint32(d[i]).view(np.float32))
-        if not (got == want and not math.isnan(got)):
-            bad.append((hex(x), hex(y), hex(z), want, got))
+        if int(d[i]) != want:
+            bad.append((hex(x), hex(y), hex(z), hex(want), hex(int(d[i]))))
     assert not bad, f"{instr}: {bad[:10]}"
 
 
@@ -362,28 +357,6 @@ def test_rcp_f64_rn():
     assert_bits_equal(F64, d, exp, [a], "rcp.rn.f64")
 
 
-@pytest.mark.parametrize("instr", ["rcp.approx.f32", "rcp.approx.ftz.f32"])
-def test_rcp_approx_f32(instr):
-    a = np.concatenate([_random32(500, 62, 60), f32bits([1.0, -1.0, 2.0, 0.5, 3.0, -7.0])])
-    (d,) = elementwise(f"{instr} {{d}}, {{a}};", [("f32", a)], ["f32"])
-    bad = []
-    for x, g in zip(a, d, strict=True):
-        e = model_div(F32, f2b(1.0), int(x))
-        if is_nan(F32, int(g)) or ulp_diff(F32, int(g), e) > 1:
-            bad.append((hex(int(x)), hex(e), hex(int(g))))
-    assert not bad, f"{instr}: {bad[:10]}"
-    # exact powers of two and specials
-    s = f32bits([0.0, -0.0, INF, -INF, QNAN32, 4.0])
-    (d,) = elementwise(f"{instr} {{d}}, {{a}};", [("f32", s)], ["f32"])
-    assert_bits_equal(F32, d, [0x7F800000, 0xFF800000, 0, 0x80000000, None, f2b(0.25)], [s], instr)
-
-
-def test_rcp_approx_ftz_subnormal_input():
-    s = f32bits([0x00000010, 0x80000010])
-    (d,) = elementwise("rcp.approx.ftz.f32 {d}, {a};", [("f32", s)], ["f32"])
-    assert [int(x) for x in d] == [0x7F800000, 0xFF800000]
-
-
 @pytest.mark.parametrize("rnd", [".rn", ".rz", ".rm", ".rp"])
 def test_sqrt_f32_ieee(rnd):
     a = np.concatenate([f32bits(SPECIAL32), _random32(500, 70, 60), _random_bits32(300, 71) & 0x7FFFFFFF,
@@ -398,37 +371,6 @@ def test_sqrt_f64_rn():
     (d,) = elementwise("sqrt.rn.f64 {d}, {a};", [("f64", a)], ["f64"])
     exp = [model_sqrt(F64, int(x)) for x in a]
     assert_bits_equal(F64, d, exp, [a], "sqrt.rn.f64")
-
-
-def _rel_err(got_bits: int, exact: float) -> float:
-    g = float(np.uint32(got_bits).view(np.float32))
-    if exact == 0:
-        return abs(g)
-    return abs(g - exact) / abs(exact)
-
-
-@pytest.mark.parametrize("instr", ["sqrt.approx.f32", "sqrt.approx.ftz.f32"])
-def test_sqrt_approx_f32(instr):
-    a = np.concatenate([_random32(600, 74, 60) & 0x7FFFFFFF, f32bits([1.0, 4.0, 2.0, 1.0e30])])
-    (d,) = elementwise(f"{instr} {{d}}, {{a}};", [("f32", a)], ["f32"])
-    bad = [(hex(int(x)), hex(int(g))) for x, g in zip(a, d, strict=True)
-           if _rel_err(int(g), math.sqrt(float(np.uint32(x).view(np.float32)))) > 2.0**-22]
-    assert not bad, bad[:10]
-    s = f32bits([0.0, INF, -1.0, QNAN32])
-    (d,) = elementwise(f"{instr} {{d}}, {{a}};", [("f32", s)], ["f32"])
-    assert_bits_equal(F32, d, [0, 0x7F800000, None, None], [s], instr)
-
-
-@pytest.mark.parametrize("instr", ["rsqrt.approx.f32", "rsqrt.approx.ftz.f32"])
-def test_rsqrt_approx_f32(instr):
-    a = np.concatenate([_random32(600, 75, 60) & 0x7FFFFFFF, f32bits([1.0, 4.0, 0.25, 2.0])])
-    (d,) = elementwise(f"{instr} {{d}}, {{a}};", [("f32", a)], ["f32"])
-    bad = [(hex(int(x)), hex(int(g))) for x, g in zip(a, d, strict=True)
-           if _rel_err(int(g), 1.0 / math.sqrt(float(np.uint32(x).view(np.float32)))) > 2.0**-22]
-    assert not bad, bad[:10]
-    s = f32bits([0.0, -0.0, INF, -4.0, QNAN32])
-    (d,) = elementwise(f"{instr} {{d}}, {{a}};", [("f32", s)], ["f32"])
-    assert_bits_equal(F32, d, [0x7F800000, 0xFF800000, 0, None, None], [s], instr)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -471,22 +413,6 @@ def test_lg2_approx(ftz):
                       [s], "lg2")
 
 
-@pytest.mark.parametrize("ftz", ["", ".ftz"])
-def test_ex2_approx(ftz):
-    rnd = np.clip(_random32(200, 81, 6).view(np.float32), -125.0, 127.0).view(np.uint32)
-    xs = np.concatenate([np.linspace(-125.0, 127.0, 600).astype(np.float32).view(np.uint32), rnd])
-    (d,) = elementwise(f"ex2.approx{ftz}.f32 {{d}}, {{a}};", [("f32", xs)], ["f32"])
-    bad = []
-    for x, g in zip(xs, d, strict=True):
-        e = 2.0 ** _f(x)
-        if not abs(_f(g) - e) <= e * 2.0**-21:
-            bad.append((_f(x), e, _f(g)))
-    assert not bad, bad[:10]
-    s = f32bits([-INF, INF, QNAN32, 0.0, 3.0, -2.0, 200.0])
-    (d,) = elementwise(f"ex2.approx{ftz}.f32 {{d}}, {{a}};", [("f32", s)], ["f32"])
-    assert_bits_equal(F32, d, [0, 0x7F800000, None, f2b(1.0), f2b(8.0), f2b(0.25), 0x7F800000], [s], "ex2")
-
-
 def test_tanh_approx():
     xs = np.concatenate([np.linspace(-10.0, 10.0, 401).astype(np.float32).view(np.uint32),
                          _random32(200, 82, 12)])
@@ -514,15 +440,17 @@ def test_abs_neg(ty):
     a = f32bits(vals) if ty == "f32" else f64bits(vals)
     (ab,) = elementwise(f"abs.{ty} {{d}}, {{a}};", [(ty, a)], [ty])
     (ng,) = elementwise(f"neg.{ty} {{d}}, {{a}};", [(ty, a)], [ty])
-    for x, g in zip(a, ab, strict=True):
-        x, g = int(x), int(g)
+    quiet = 1 << (fmt.man - 1)
+    for x, g, n in zip(a, ab, ng, strict=True):
+        x, g, n = int(x), int(g), int(n)
         if is_nan(fmt, x):
-            assert is_nan(fmt, g)
+            # H100 (isa_abs_f32/isa_neg_f32): f32 NaN -> 0x7fffffff; (isa_abs_f64/isa_neg_f64): f64 NaN is
+            # quieted, sign and payload untouched, by abs and neg alike
+            want = fmt.canonical_nan if ty == "f32" else x | quiet
+            assert (g, n) == (want, want), (hex(x), hex(g), hex(n))
         else:
             assert g == x & ~fmt.sign_bit, (hex(x), hex(g))
-    for x, g in zip(a, ng, strict=True):
-        # neg only flips the sign bit, for zeros and NaNs too
-        assert int(g) == int(x) ^ fmt.sign_bit, (hex(int(x)), hex(int(g)))
+            assert n == x ^ fmt.sign_bit, (hex(x), hex(n))
 
 
 def test_abs_neg_ftz_f32():
@@ -535,8 +463,8 @@ def test_abs_neg_ftz_f32():
 
 def _model_minmax(fmt, op, a, b, nan_variant=False):
     an, bn = is_nan(fmt, a), is_nan(fmt, b)
-    if an and bn:
-        return fmt.canonical_nan
+    if an and bn:  # isa_min_f64: (NaN, NaN') -> NaN' quieted; f32: canonical
+        return fmt.canonical_nan if fmt.name == "f32" else b | (1 << (fmt.man - 1))
     if an or bn:
         return fmt.canonical_nan if nan_variant else (b if an else a)
     if is_zero(fmt, a) and is_zero(fmt, b):
@@ -676,10 +604,8 @@ def test_ieee_ops_with_ftz(instr):
         else:
             r = model_sqrt(F32, x)
             exact = None
-        if _near_min_normal(exact):
-            continue
         keep.append(i)
-        exp.append(ftz_out(F32, r))
+        exp.append((0x80000000 if exact < 0 else 0) if _tiny_before_rounding(exact) else ftz_out(F32, r))
     keep = np.array(keep)
     assert_bits_equal(F32, d[keep], exp, [a[keep], b[keep]], instr)
 

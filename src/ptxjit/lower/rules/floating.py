@@ -11,6 +11,7 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.rules import fpbits
 from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import F32, F64, I1, I32, I64, const_int
 
@@ -39,11 +40,14 @@ def is_nan(lw: FnLowering, x: ll.Value) -> ll.Value:
 
 
 def canon_nan(lw: FnLowering, x: ll.Value) -> ll.Value:
+    """NaN -> 0x7FFFFFFF, the GPU's f32 NaN.  Selected on the integer bits: LLVM treats NaN payloads
+    as unspecified and folds a float `select(isnan(x), NaN, x)` to `x`, dropping the canonicalization."""
     if x.type != F32:
         return x
     b = lw.b
-    nan = b.bitcast(const_int(I32, F32_CANON_NAN), F32)
-    return b.select(is_nan(lw, x), nan, x)
+    bits = b.bitcast(x, I32)
+    nan = b.icmp_unsigned(">", b.and_(bits, const_int(I32, 0x7FFFFFFF)), const_int(I32, 0x7F800000))
+    return b.bitcast(b.select(nan, const_int(I32, F32_CANON_NAN), bits), F32)
 
 
 def arith_nan(lw: FnLowering, x: ll.Value) -> ll.Value:
@@ -67,10 +71,11 @@ def ftz(lw: FnLowering, x: ll.Value) -> ll.Value:
 
 
 def saturate(lw: FnLowering, x: ll.Value) -> ll.Value:
-    """Clamp to [0, 1]; NaN -> 0."""
+    """Clamp to [0, 1]; NaN and -0 -> +0."""
     b = lw.b
     t = x.type
-    lo = b.select(b.fcmp_unordered("ult", x, fconst(t, 0.0)), fconst(t, 0.0), x)  # NaN -> 0 too
+    # NaN -> +0, and -0 -> +0 (isa_add_sat_f32: -0 + -0 -> +0)
+    lo = b.select(b.fcmp_unordered("ule", x, fconst(t, 0.0)), fconst(t, 0.0), x)
     return b.select(b.fcmp_ordered(">", lo, fconst(t, 1.0)), fconst(t, 1.0), lo)
 
 
@@ -224,14 +229,17 @@ def rounded_binop(lw: FnLowering, op: str, a: ll.Value, c: ll.Value, mode: str) 
     return r
 
 
-def _overflow_fix(lw, res, r, a, c, op, mode):
+def _overflow_fix(lw, res, r, a, c, op, mode, addend=None):
     # an infinite round-to-nearest result from finite operands overflowed: directed modes clamp
+    # (an infinite addend is not an overflow: isa_fma_rz_f64 (1, x, inf) -> inf)
     b = lw.b
     t = r.type
     inf = fconst(t, float("inf"))
     big = fconst(t, 3.4028234663852886e38 if t == F32 else 1.7976931348623157e308)
     finite_in = b.and_(b.fcmp_ordered("<", intr(lw, "llvm.fabs", [a]), inf),
                        b.fcmp_ordered("<", intr(lw, "llvm.fabs", [c]), inf))
+    if addend is not None:
+        finite_in = b.and_(finite_in, b.fcmp_ordered("<", intr(lw, "llvm.fabs", [addend]), inf))
     if op == "div":
         finite_in = b.and_(finite_in, b.fcmp_ordered("!=", c, fconst(t, 0.0)))
     overflow = b.and_(finite_in, b.fcmp_ordered("==", intr(lw, "llvm.fabs", [r]), inf))
@@ -280,7 +288,7 @@ def rounded_fma(lw: FnLowering, a: ll.Value, c: ll.Value, d: ll.Value, mode: str
     fin = b.fcmp_ordered("<", intr(lw, "llvm.fabs", [r]), fconst(F64, float("inf")))
     err = b.select(fin, err, z)
     pos, neg = _err_signs(lw, err)
-    res = _overflow_fix(lw, directed(lw, r, pos, neg, mode), r, a, c, "mul", mode)
+    res = _overflow_fix(lw, directed(lw, r, pos, neg, mode), r, a, c, "mul", mode, addend=d)
     if mode == "rm":
         exact_zero = b.and_(b.fcmp_ordered("==", r, z), b.fcmp_ordered("==", err, z))
         res = _zero_sign_rm(lw, res, ph, d, exact_zero)
@@ -314,19 +322,45 @@ def lower_float_arith(lw: FnLowering, ins: Instr) -> None:
         r = arith_nan(lw, rounded_fma(lw, srcs[0], srcs[1], srcs[2], mode))
     elif op == "div":
         r = arith_nan(lw, rounded_binop(lw, "div", srcs[0], srcs[1], mode))
-    elif op == "abs":
-        r = intr(lw, "llvm.fabs", [srcs[0]])
-    elif op == "neg":
-        r = b.fneg(srcs[0])
+    elif op in ("abs", "neg"):
+        r = (fpbits.f32_abs_neg if t == "f32" else fpbits.f64_abs_neg)(b, srcs[0], op)
     elif op in ("min", "max"):
-        r = _minmax(lw, op, srcs[0], srcs[1], ins.has("NaN"))
+        if ins.has("xorsign"):
+            mags = [intr(lw, "llvm.fabs", [s]) for s in srcs]
+            r = fpbits.xorsign_abs_minmax(b, _minmax(lw, op, mags[0], mags[1], ins.has("NaN")), srcs[0], srcs[1])
+        else:
+            r = _minmax(lw, op, srcs[0], srcs[1], ins.has("NaN"))
     else:
         raise lw.unsupported("float form")
+    if t == "f64" and op in ("add", "sub", "mul", "fma", "mad", "min", "max"):
+        # NaN operands: the GPU returns b's NaN before c's before a's (quieted)
+        r = fpbits.f64_nan_result(b, r, [srcs[1], srcs[2], srcs[0]] if len(srcs) == 3 else [srcs[1], srcs[0]])
+    if flush and op in ("mul", "fma", "mad", "div"):
+        r = _flush_tiny_exact(lw, op, srcs, r)
     if flush:
         r = ftz(lw, r)
     if ins.has("sat"):
         r = saturate(lw, r)
     lw.write(ins.operands[0], r, t)
+
+
+def _flush_tiny_exact(lw: FnLowering, op: str, srcs: list[ll.Value], r: ll.Value) -> ll.Value:
+    """.ftz f32 mul/fma/div: flush when the exact result (computed in f64) is below 2^-126."""
+    b = lw.b
+    x = [b.fpext(s, F64) for s in srcs]
+    z = fconst(F64, 0.0)
+    if op == "mul":  # the product of two f32 is exact in f64
+        return fpbits.flush_tiny_before_rounding(b, r, b.fmul(x[0], x[1]))
+    if op == "div":
+        q = b.fdiv(x[0], x[1])
+        rem = intr(lw, "llvm.fma", [b.fneg(q), x[1], x[0]])  # a - q*c, exact
+        # |a/c| < |q| when (a/c - q) = rem/c has the sign opposite to q
+        err_neg = b.xor(b.fcmp_ordered("<", rem, z), b.fcmp_ordered("<", x[1], z))
+        below = b.and_(b.fcmp_ordered("!=", rem, z), b.xor(err_neg, b.fcmp_ordered("<", q, z)))
+        return fpbits.flush_tiny_before_rounding(b, r, q, below)
+    s, e = _two_sum(lw, b.fmul(x[0], x[1]), x[2])  # a*c exact, s + e == a*c + d exactly
+    below = b.and_(b.fcmp_ordered("!=", e, z), b.xor(b.fcmp_ordered("<", e, z), b.fcmp_ordered("<", s, z)))
+    return fpbits.flush_tiny_before_rounding(b, r, s, below)
 
 
 def _minmax(lw: FnLowering, op: str, a: ll.Value, c: ll.Value, propagate_nan: bool) -> ll.Value:
@@ -363,14 +397,23 @@ def lower_rcp_sqrt(lw: FnLowering, ins: Instr) -> None:
     """rcp/sqrt (.rn exact with directed modes; .approx) and rsqrt.approx."""
     b = lw.b
     t = _ft(ins)
+    if ins.has("approx") and t == "f32":
+        from ptxjit.lower.rules import approx  # the H100's multifunction unit, bit for bit
+
+        approx.lower_f32(lw, ins)
+        return
     x = lw.read(ins.operands[1], t)
     flush = ins.has("ftz") and t == "f32"
     if flush:
         x = ftz(lw, x)
     mode = _mode(ins)
     one = fconst(x.type, 1.0)
-    if ins.opcode == "rcp":
-        r = rounded_binop(lw, "div", one, x, mode) if not ins.has("approx") else b.fdiv(one, x)
+    if ins.opcode == "rcp" and not ins.has("approx"):
+        r = rounded_binop(lw, "div", one, x, mode)
+        if flush:  # like div.ftz: a quotient below 2^-126 before rounding is flushed
+            r = _flush_tiny_exact(lw, "div", [one, x], r)
+    elif ins.opcode == "rcp":
+        r = b.fdiv(one, x)
     elif ins.opcode == "sqrt":
         r = intr(lw, "llvm.sqrt", [x])
         if mode != "rn" and not ins.has("approx"):
@@ -379,7 +422,12 @@ def lower_rcp_sqrt(lw: FnLowering, ins: Instr) -> None:
                 s64 = intr(lw, "llvm.sqrt", [x64])
                 r = _f32_from_exact(lw, s64, intr(lw, "llvm.fma", [b.fneg(s64), s64, x64]), mode)
             else:
-                e = intr(lw, "llvm.fma", [b.fneg(r), r, x])
+                # the residual x - r*r is exact only if it stays normal: for tiny x compute it on
+                # x * 2^600, whose root is r * 2^300 exactly (isa_sqrt_rz_f64 at 0x000fffffffffffff)
+                tiny = b.fcmp_ordered("<", x, fconst(F64, 2.0**-900))
+                xs = b.select(tiny, b.fmul(x, fconst(F64, 2.0**600)), x)
+                rs = b.select(tiny, b.fmul(r, fconst(F64, 2.0**300)), r)
+                e = intr(lw, "llvm.fma", [b.fneg(rs), rs, xs])
                 pos, neg = _err_signs(lw, e)
                 r = directed(lw, r, pos, neg, mode)
     else:
@@ -401,6 +449,11 @@ def lower_transcendental(lw: FnLowering, ins: Instr) -> None:
         from ptxjit.lower.rules import half
 
         half.lower_half_unary(lw, ins)
+        return
+    if ins.opcode == "ex2" and t == "f32":
+        from ptxjit.lower.rules import approx  # the H100's multifunction unit, bit for bit
+
+        approx.lower_f32(lw, ins)
         return
     x = lw.read(ins.operands[1], t)
     flush = ins.has("ftz") and t == "f32"

@@ -1,0 +1,114 @@
+"""NumPy reference of the reconstructed approximate instructions (mirrors src/ptxjit/lower/rules/approx.py);
+`python3 tools/mufu/model.py` compares it with the H100's outputs in ../shared/gpu-golden/isa."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fit  # noqa: E402
+
+# the generated tables, loaded by path (the ptxjit package itself needs llvmlite)
+_spec = importlib.util.spec_from_file_location(
+    "mufu_tables", Path(__file__).resolve().parents[2] / "src" / "ptxjit" / "lower" / "mufu_tables.py")
+T = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(T)
+
+NAN32 = np.uint32(0x7FFFFFFF)
+
+
+def interp(name: str, u: np.ndarray) -> np.ndarray:
+    nb, cut, frac = T.PARAMS[name]
+    tab = np.array(getattr(T, name.upper()), dtype=np.int64)
+    u = u.astype(np.int64)
+    return fit.eval_table(u >> nb, u & ((1 << nb) - 1), tab, nb, cut, frac)
+
+
+def _split(x: np.ndarray):
+    x = x.astype(np.int64)
+    return x >> 31, (x >> 23) & 0xFF, x & 0x7FFFFF
+
+
+def rcp_ftz(x: np.ndarray) -> np.ndarray:
+    s, e, m = _split(x)
+    Y = interp("rcp", m)
+    r = ((253 - e) << 23) + Y - (1 << 23)
+    r = np.where(r < (1 << 23), 0, r)            # subnormal/underflow results flush
+    r = np.where(e == 0, 0x7F800000, r)           # +-0, flushed subnormal -> inf
+    r = np.where(e == 255, np.where(m == 0, 0, 0x7FFFFFFF), r)
+    r = np.where(r == 0x7FFFFFFF, r, r | (s << 31))
+    return r.astype(np.uint32)
+
+
+def rsqrt_ftz(x: np.ndarray) -> np.ndarray:
+    s, e, m = _split(x)
+    u = ((e - 127) & 1) << 23 | m
+    Y = np.where(u == 0, 1 << 24, interp("rsqrt", u))
+    k = (e - 127) >> 1
+    r = ((126 - k) << 23) + Y - (1 << 23)
+    r = np.where(e == 0, 0x7F800000 | (s << 31), r)
+    r = np.where((e == 255) & (m == 0), 0, r)
+    r = np.where(((e == 255) & (m != 0)) | ((s != 0) & (e != 0)), 0x7FFFFFFF, r)
+    return r.astype(np.uint32)
+
+
+def sqrt_ftz(x: np.ndarray) -> np.ndarray:
+    s, e, m = _split(x)
+    u = ((e - 127) & 1) << 23 | m
+    Y = interp("sqrt", u)
+    k = (e - 127) >> 1
+    r = ((127 + k) << 23) + Y - (1 << 23)
+    r = np.where(e == 0, s << 31, r)
+    r = np.where((e == 255) & (m == 0), 0x7F800000, r)
+    r = np.where(((e == 255) & (m != 0)) | ((s != 0) & (e != 0)), 0x7FFFFFFF, r)
+    return r.astype(np.uint32)
+
+
+def compare(name: str, got: np.ndarray, want: np.ndarray, x: np.ndarray, show: int = 6) -> None:
+    bad = np.nonzero(got != want)[0]
+    print(f"{name}: {len(got) - len(bad)}/{len(got)} exact")
+    for i in bad[:show]:
+        print(f"   x={x[i]:#010x} ({x[i:i+1].view(np.float32)[0]:.8g}) got {got[i]:#010x} want {want[i]:#010x}")
+
+
+def ex2_ftz(x: np.ndarray) -> np.ndarray:
+    """x to fixed point with 23 fraction bits (|x| truncated; negative: ones' complement unless whole), split
+    into integer part and fraction; 2**fraction from the table."""
+    x = x.astype(np.int64)
+    s, e, m = x >> 31, (x >> 23) & 0xFF, x & 0x7FFFFF
+    sh = e - 127 - 23 + 23  # |x| * 2**23 = (m | 1<<23) << (e - 127)
+    mag = np.where(sh >= 0, ((m | (1 << 23)) << np.clip(sh, 0, 40)), (m | (1 << 23)) >> np.clip(-sh, 0, 63))
+    mag = np.where(e == 0, 0, np.where(e >= 127 + 8, 1 << 40, mag))
+    whole = (mag & 0x7FFFFF) == 0  # no fraction bits: exact two's complement
+    fx = np.where(s != 0, np.where(whole, -mag, ~mag), mag)
+    i = fx >> 23
+    Y = interp("ex2", fx & 0x7FFFFF)
+    r = ((i + 127) << 23) + Y - (1 << 23)
+    r = np.where(i + 127 <= 0, 0, np.where(i >= 128, 0x7F800000, r))
+    r = np.where((e == 255) & (m != 0), 0x7FFFFFFF, r)
+    return r.astype(np.uint32)
+
+
+def _f32(v: np.ndarray) -> np.ndarray:
+    return v.view(np.float32)
+
+
+def nonftz(fn, x: np.ndarray, pre: float, post: float, when) -> np.ndarray:
+    """Software wrapper for the non-ftz forms: scale the argument by `pre`, run the unit, scale the
+    result by `post` (an f32 multiply), where `when` (on the argument's value) holds."""
+    xv = _f32(x)
+    with np.errstate(all="ignore"):
+        scaled = (xv * np.float32(pre)).view(np.uint32)
+        r = _f32(fn(scaled)) * np.float32(post)
+    return np.where(when(xv), r.view(np.uint32), fn(x))
+
+
+if __name__ == "__main__":
+    import golden
+    for fn, model in [("rcp", rcp_ftz), ("rsqrt", rsqrt_ftz), ("sqrt", sqrt_ftz), ("ex2", ex2_ftz)]:
+        (x,), (y,) = golden.isa(f"isa_{fn}_approx_ftz_f32")
+        compare(fn + " ftz", model(x), y, x)
