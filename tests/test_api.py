@@ -93,3 +93,50 @@ def test_plain_name_lookup_of_mangled_kernel():
     v = np.arange(8, dtype=np.int32)
     k(1, 8, (v, 3))
     np.testing.assert_array_equal(v, np.arange(8) * 3)
+
+
+def test_concurrent_launches_while_set_workers_flips(demo, monkeypatch):
+    """The worker pool is never shut down under a launch: 8 threads launch while another thread keeps
+    changing the worker count (the pool grows by replacement; the old one drains)."""
+    import threading
+    import time
+
+    from ptxjit.runtime import launch
+
+    monkeypatch.setattr(launch, "_pool", None)  # start small, so that the pool really grows here
+    monkeypatch.setattr(launch, "_pool_size", 0)
+
+    k = demo.get_function("saxpy")
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def launcher(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(60):
+                n = int(rng.integers(256, 4096))
+                x = rng.random(n, dtype=np.float32)
+                y = np.ones(n, np.float32)
+                k((n + 63) // 64, 64, (n, 3.0, x, y))
+                np.testing.assert_array_equal(y, np.float32(3.0) * x + np.float32(1.0))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    def flipper() -> None:  # growing counts replace the pool again and again; 1 takes the inline path
+        i = 0
+        while not stop.is_set():
+            ptxjit.set_workers(1 if i % 3 == 0 else 2 + i % 63)
+            i += 1
+            time.sleep(0.0005)
+
+    f = threading.Thread(target=flipper)
+    ts = [threading.Thread(target=launcher, args=(s,)) for s in range(8)]
+    f.start()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    stop.set()
+    f.join()
+    ptxjit.set_workers(None)
+    assert not errors, errors[:3]

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
+from ptxjit import PtxjitWarning
 from ptxjit.cli import main, parse_arg
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -46,3 +48,181 @@ def test_arg_specs(tmp_path):
     assert parse_arg(str(tmp_path / "a.npy")).tolist() == [0, 1, 2]
     r = CliRunner().invoke(main, ["run", str(EXAMPLES / "demo_kernels.ptx"), "saxpy", "--arg", "bogus:x"])
     assert r.exit_code != 0 and "bogus" in r.output
+
+
+# ------------------------------------------------------------------ bad input: one line, exit 2, no traceback
+DATA = Path(__file__).parent / "data"
+DEMO = str(EXAMPLES / "demo_kernels.ptx")
+SAXPY_OK = ["--grid", "4", "--block", "256", "--arg", "1000", "--arg", "2.0", "--arg", "ones:float32:1000",
+            "--arg", "ones:float32:1000"]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("cli")
+    (d / "malformed.ptx").write_text(".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k( {\n")
+    (d / "binary.ptx").write_bytes(bytes(range(256)) * 4)
+    (d / "unsupported.ptx").write_text(
+        ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+        "  .reg .f32 %f<2>;\n  .reg .b64 %rd<2>;\n  tex.2d.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1}];\n"
+        "  ret;\n}\n")
+    (d / "bad.cu").write_text('extern "C" __global__ void k(float* x) { x[0] = undeclared; }\n')
+    (d / "garbage.npy").write_text("not an array")
+    np.save(d / "objects.npy", np.array([object(), 1], dtype=object), allow_pickle=True)
+    (d / "adir.npy").mkdir()
+    return {k: str(d / k) for k in ("malformed.ptx", "binary.ptx", "unsupported.ptx", "bad.cu", "garbage.npy",
+                                     "objects.npy", "adir.npy")} | {"dir": str(d)}
+
+
+def _saxpy(*extra: str, args: list[str] | None = None) -> list[str]:
+    base = ["run", DEMO, "saxpy", "--grid", "4", "--block", "256"]
+    a = args if args is not None else ["--arg", "1000", "--arg", "2.0", "--arg", "ones:float32:1000",
+                                       "--arg", "ones:float32:1000"]
+    return base + a + list(extra)
+
+
+def _with_arg(spec: str) -> list[str]:  # one bad --arg in the x slot of saxpy
+    return _saxpy(args=["--arg", "1000", "--arg", "2.0", "--arg", spec, "--arg", "ones:float32:1000"])
+
+
+BAD = {
+    # files and commands
+    "info missing file": lambda f: ["info", "/nonexistent/k.ptx"],
+    "info directory": lambda f: ["info", f["dir"]],
+    "info malformed PTX": lambda f: ["info", f["malformed.ptx"]],
+    "info binary file": lambda f: ["info", f["binary.ptx"]],
+    "info bad CUDA": lambda f: ["info", f["bad.cu"]],
+    "info no file": lambda f: ["info"],
+    "info unknown option": lambda f: ["info", DEMO, "--frob"],
+    "unknown command": lambda f: ["frob"],
+    "cache unknown subcommand": lambda f: ["cache", "frob"],
+    "cache clear unknown option": lambda f: ["cache", "clear", "--frob"],
+    "run missing file": lambda f: ["run", "/nonexistent/k.ptx", "k"],
+    "run directory": lambda f: ["run", f["dir"], "k"],
+    "run no kernel": lambda f: ["run", DEMO],
+    "run unknown kernel": lambda f: ["run", DEMO, "nokernel"],
+    "run malformed PTX": lambda f: ["run", f["malformed.ptx"], "k"],
+    "run binary file": lambda f: ["run", f["binary.ptx"], "k"],
+    "run unsupported instruction": lambda f: ["run", f["unsupported.ptx"], "k", "--arg", "zeros:float32:4"],
+    "run bad CUDA": lambda f: ["run", f["bad.cu"], "k", "--arg", "zeros:float32:4"],
+    # launch shape
+    "grid letters": lambda f: _saxpy("--grid", "abc"),
+    "grid zero": lambda f: _saxpy("--grid", "0"),
+    "grid negative": lambda f: _saxpy("--grid", "-1"),
+    "grid four dims": lambda f: _saxpy("--grid", "1,2,3,4"),
+    "grid empty": lambda f: _saxpy("--grid", ""),
+    "grid huge": lambda f: _saxpy("--grid", "99999999999999999999"),
+    "grid huge 2d": lambda f: _saxpy("--grid", f"{2 ** 40},{2 ** 40}"),
+    "grid.y over limit": lambda f: _saxpy("--grid", "1,70000"),
+    "block too many threads": lambda f: _saxpy("--block", "2048"),
+    "block zero": lambda f: _saxpy("--block", "0"),
+    "block.z over limit": lambda f: _saxpy("--block", "1,1,65"),
+    "block letters": lambda f: _saxpy("--block", "x"),
+    "shared-mem negative": lambda f: _saxpy("--shared-mem", "-1"),
+    "shared-mem letters": lambda f: _saxpy("--shared-mem", "abc"),
+    "shared-mem over limit": lambda f: _saxpy("--shared-mem", "999999999"),
+    "missing dynamic shared": lambda f: ["run", str(DATA / "launch_checks.ptx"), "dyn_sum", "--grid", "1",
+                                         "--block", "32", "--arg", "ones:float32:32", "--arg", "zeros:float32:1",
+                                         "--arg", "32"],
+    "workers zero": lambda f: _saxpy("--workers", "0"),
+    "workers negative": lambda f: _saxpy("--workers", "-3"),
+    "workers letters": lambda f: _saxpy("--workers", "abc"),
+    "repeat zero": lambda f: _saxpy("--repeat", "0"),
+    "repeat letters": lambda f: _saxpy("--repeat", "abc"),
+    # --arg specs
+    "arg unknown kind": lambda f: _with_arg("bogus:x"),
+    "arg missing shape": lambda f: _with_arg("zeros:float32"),
+    "arg unknown dtype": lambda f: _with_arg("zeros:notatype:4"),
+    "arg shape letters": lambda f: _with_arg("zeros:float32:abc"),
+    "arg negative shape": lambda f: _with_arg("zeros:float32:-4"),
+    "arg float shape": lambda f: _with_arg("zeros:float32:1e10"),
+    "arg huge shape": lambda f: _with_arg("ones:float32:100000000000x100000000"),
+    "arange letters": lambda f: _with_arg("arange:float32:abc"),
+    "arange float": lambda f: _with_arg("arange:float32:1e3"),
+    "full missing value": lambda f: _with_arg("full:float32:4"),
+    "full bad int": lambda f: _with_arg("full:int32:4:abc"),
+    "full int overflow": lambda f: _with_arg("full:uint8:4:300"),
+    "full float for int": lambda f: _with_arg("full:int32:4:1.5"),
+    "rand bad seed": lambda f: _with_arg("rand:float32:4:seed"),
+    "rand negative seed": lambda f: _with_arg("rand:float32:4:-1"),
+    "arg missing npy": lambda f: _with_arg("/nonexistent/a.npy"),
+    "arg garbage npy": lambda f: _with_arg(f["garbage.npy"]),
+    "arg pickled npy": lambda f: _with_arg(f["objects.npy"]),
+    "arg directory npy": lambda f: _with_arg(f["adir.npy"]),
+    "arg object dtype": lambda f: _with_arg("zeros:object:4"),
+    "arg empty": lambda f: _with_arg(""),
+    "arg int for pointer": lambda f: _with_arg("12345"),
+    "arg scalar out of range": lambda f: _saxpy(args=["--arg", "99999999999999999999", "--arg", "2.0", "--arg",
+                                                      "ones:float32:1000", "--arg", "ones:float32:1000"]),
+    "arg nan for int": lambda f: _saxpy(args=["--arg", "nan", "--arg", "2.0", "--arg", "ones:float32:1000",
+                                              "--arg", "ones:float32:1000"]),
+    "too few args": lambda f: _saxpy(args=["--arg", "1000"]),
+    "too many args": lambda f: _saxpy("--arg", "1"),
+    # --out
+    "out no path": lambda f: _saxpy("--out", "3"),
+    "out bad index": lambda f: _saxpy("--out", "x:y.npy"),
+    "out index out of range": lambda f: _saxpy("--out", "9:y.npy"),
+    "out of a scalar": lambda f: _saxpy("--out", "0:y.npy"),
+    "out missing directory": lambda f: _saxpy("--out", "3:/nonexistent/dir/y.npy"),
+    "out is a directory": lambda f: _saxpy("--out", f"3:{f['adir.npy']}"),
+    "out unwritable": lambda f: _saxpy("--out", "3:/proc/ptxjit-cli-test.npy"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input_is_one_line_exit_2(files, case):
+    r = CliRunner().invoke(main, BAD[case](files))
+    assert "Traceback" not in r.output, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    errors = [ln for ln in r.output.splitlines() if ln.startswith("Error")]
+    assert len(errors) == 1, r.output
+
+
+def test_enough_bad_inputs_are_covered():
+    assert len(BAD) >= 50
+
+
+def test_bad_workers_environment(monkeypatch):
+    monkeypatch.setenv("PTXJIT_WORKERS", "abc")
+    r = CliRunner().invoke(main, _saxpy())
+    assert r.exit_code == 2 and "PTXJIT_WORKERS must be a positive integer" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_kernel_trap_exits_1_without_traceback():
+    r = CliRunner().invoke(main, ["run", str(DATA / "errors.ptx"), "trap_at", "--grid", "2", "--block", "32",
+                                  "--arg", "zeros:int32:64", "--arg", "1", "--arg", "3"])
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert "Error: kernel 'trap_at' executed trap in block (1, 0, 0) thread (3, 0, 0)" in r.output
+
+
+def test_internal_error_is_one_line(monkeypatch):
+    import ptxjit.api
+
+    def boom(*a, **k):
+        raise AssertionError("something inside broke")
+
+    monkeypatch.setattr(ptxjit.api.Kernel, "__call__", boom)
+    r = CliRunner().invoke(main, _saxpy())
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert "Error: internal error in ptxjit: something inside broke (set PTXJIT_DEBUG=1" in r.output
+
+
+def test_element_width_warning_is_not_an_error():
+    from ptxjit.runtime import args
+
+    args._warned.clear()
+    with pytest.warns(PtxjitWarning, match="float64 array"):
+        r = CliRunner().invoke(main, _with_arg("ones:float64:1000"))
+    assert r.exit_code == 0 and "ran saxpy" in r.output
+
+
+def test_real_process_prints_no_traceback(files):
+    import subprocess
+    import sys
+
+    for args in (["run", DEMO, "nokernel"], _with_arg("zeros:float32:-4"), ["info", files["binary.ptx"]]):
+        p = subprocess.run([sys.executable, "-m", "ptxjit.cli", *args], capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2 and "Traceback" not in p.stderr + p.stdout, p.stderr
+        assert p.stderr.strip().splitlines()[-1].startswith("Error")

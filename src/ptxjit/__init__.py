@@ -6,21 +6,23 @@ from ptxjit.cuda import CompiledCuda, CudaCompileError, RawKernel, RawModule, co
 from ptxjit.errors import (
     KernelDeadlock,
     KernelError,
+    KernelTimeout,
     KernelTrap,
     PTXError,
+    PtxjitWarning,
     PTXSyntaxError,
     PTXValidationError,
     UnsupportedInstructionError,
 )
 from ptxjit.jit.translate import cache_stats
 from ptxjit.runtime.launch import set_workers, worker_count
-from ptxjit.runtime.memory import DeviceArray, empty, to_device, zeros
+from ptxjit.runtime.memory import DeviceArray, Pointer, empty, to_device, zeros
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CompiledCuda", "CudaCompileError", "DeviceArray", "Kernel", "KernelDeadlock", "KernelError", "KernelInfo",
-    "KernelTrap", "Module", "PTXError", "PTXSyntaxError", "PTXValidationError", "ParamInfo", "RawKernel",
-    "RawModule", "UnsupportedInstructionError", "cache_stats", "compile_cuda", "cuda", "empty", "numba",
-    "set_workers", "to_device", "worker_count", "zeros",
+    "KernelTimeout", "KernelTrap", "Module", "PTXError", "PTXSyntaxError", "PTXValidationError", "ParamInfo", "Pointer",
+    "PtxjitWarning", "RawKernel", "RawModule", "UnsupportedInstructionError", "cache_stats", "compile_cuda",
+    "cuda", "empty", "numba", "set_workers", "to_device", "worker_count", "zeros",
 ]

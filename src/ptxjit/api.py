@@ -20,8 +20,9 @@ from ptxjit.passes.contract import contract_fma
 from ptxjit.passes.inline import inline_suspending_calls
 from ptxjit.passes.preprocess import preprocess
 from ptxjit.passes.validate import validate
-from ptxjit.runtime import launch
-from ptxjit.runtime.args import pack_arguments
+from ptxjit.runtime import launch, printf
+from ptxjit.runtime.access import analyze
+from ptxjit.runtime.args import check_launch_shape, check_shared_memory, pack_arguments
 from ptxjit.util import gc_paused
 
 
@@ -194,17 +195,22 @@ class Kernel:
         self.fn = fn
         self.name = fn.name
         self._layout = param_layout(fn.params)
+        # what the launch checks need, computed once: pointer/read-only/width facts per parameter,
+        # dynamic shared memory use, and the static shared size (CUDA's per-block limit counts both)
+        self._access = analyze(module.ir, fn)
+        self._static_shared = shared_layout(module.ir, fn).static_size
 
     @property
     def info(self) -> KernelInfo:
         return self.module._info(self.fn)
 
-    def __call__(self, grid, block, args=(), shared_mem: int = 0) -> None:
+    def __call__(self, grid, block, args=(), shared_mem: int = 0, timeout: float | None = None) -> None:
+        """Launch: `grid` blocks of `block` threads on `args`.  `timeout` (seconds; default
+        PTXJIT_TIMEOUT, else none) stops the launch and raises KernelTimeout when it runs longer."""
         g = _dims(grid, "grid")
         b = _dims(block, "block")
+        check_launch_shape(self.name, g, b)
         nthreads = b[0] * b[1] * b[2]
-        if nthreads > 1024:
-            raise ValueError(f"kernel '{self.name}': block {b} has {nthreads} threads; the limit is 1024")
         for key in ("reqntid", "maxntid"):
             lim = self.fn.perf.get(key)
             if lim:
@@ -215,7 +221,12 @@ class Kernel:
                     raise ValueError(f"kernel '{self.name}' allows at most {lim3} threads (.maxntid), got {b}")
         if not isinstance(shared_mem, int | np.integer) or shared_mem < 0:
             raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
-        params, keep = pack_arguments(self.name, self.fn.params, args, self._layout)
+        check_shared_memory(self.name, self._static_shared, int(shared_mem), self._access)
+        params, keep = pack_arguments(self.name, self.fn.params, args, self._layout, self._access)
         t = self.module.translation(self.fn, b)
-        launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem))
+        if self._access.uses_printf:  # %s may only read memory this launch knows (runtime/printf.py)
+            with printf.known_memory(keep, self.module.globals):
+                launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem), timeout)
+        else:
+            launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem), timeout)
         del keep

@@ -1,7 +1,14 @@
-"""Command line: `ptxjit info` and `ptxjit run`."""
+"""Command line: `ptxjit info` and `ptxjit run`.
+
+Bad input never ends in a traceback: a usage or input error (missing file, bad --arg/--grid/--out,
+unknown kernel, malformed PTX, refused launch) prints one `Error: ...` line and exits with 2, click's
+convention; a kernel that fails while running (trap, deadlock) exits with 1; an unexpected internal
+error prints one line too (PTXJIT_DEBUG=1 shows its traceback) and exits with 1.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections import Counter
@@ -10,6 +17,7 @@ from pathlib import Path
 import click
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ptxjit.errors import KernelError, PTXError
@@ -31,13 +39,33 @@ Argument forms (one --arg per kernel parameter, in order):
 
 def _shape(s: str) -> tuple[int, ...]:
     try:
-        return tuple(int(x) for x in s.lower().split("x"))
+        shape = tuple(int(x) for x in s.lower().split("x"))
     except ValueError as e:
         raise click.BadParameter(f"bad shape {s!r} (use e.g. 1024 or 32x32)") from e
+    if any(d < 0 for d in shape):
+        raise click.BadParameter(f"bad shape {s!r}: dimensions must not be negative")
+    return shape
+
+
+def _memory_limit() -> int:
+    try:  # an --arg array larger than physical memory would only get the process killed
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
 
 
 def parse_arg(spec: str):
-    """Turn one --arg spec into a NumPy array or a Python scalar."""
+    """Turn one --arg spec into a NumPy array or a Python scalar (click.BadParameter if it is bad)."""
+    try:
+        return _parse_arg(spec)
+    except click.BadParameter as e:
+        e.param_hint = e.param_hint or "'--arg'"
+        raise
+    except (ValueError, TypeError, OverflowError, MemoryError) as e:
+        raise click.BadParameter(f"{spec!r}: {e}", param_hint="'--arg'") from None
+
+
+def _parse_arg(spec: str):
     parts = spec.split(":")
     kind = parts[0]
     if kind in ("zeros", "ones", "rand", "arange", "full"):
@@ -47,9 +75,14 @@ def parse_arg(spec: str):
             dtype = np.dtype(parts[1])
         except TypeError as e:
             raise click.BadParameter(f"{spec!r}: unknown dtype {parts[1]!r}") from e
+        if dtype.hasobject:
+            raise click.BadParameter(f"{spec!r}: arrays of Python objects cannot be passed to a kernel")
+        shape = (int(parts[2]),) if kind == "arange" else _shape(parts[2])
+        nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        if nbytes > _memory_limit():
+            raise click.BadParameter(f"{spec!r}: {nbytes} bytes is more than this machine's memory")
         if kind == "arange":
-            return np.arange(int(parts[2]), dtype=dtype)
-        shape = _shape(parts[2])
+            return np.arange(shape[0], dtype=dtype)
         if kind == "zeros":
             return np.zeros(shape, dtype)
         if kind == "ones":
@@ -57,16 +90,29 @@ def parse_arg(spec: str):
         if kind == "full":
             if len(parts) < 4:
                 raise click.BadParameter(f"{spec!r}: expected full:DTYPE:SHAPE:VALUE")
-            return np.full(shape, float(parts[3]) if dtype.kind == "f" else int(parts[3]), dtype)
+            return np.full(shape, float(parts[3]) if dtype.kind in "fc" else int(parts[3], 0), dtype)
         rng = np.random.default_rng(int(parts[3]) if len(parts) > 3 else 0)
         if dtype.kind == "f":
             return rng.random(shape).astype(dtype)
         return rng.integers(0, 100, size=shape).astype(dtype)
     if spec.endswith(".npy"):
         try:
-            return np.load(spec)
+            a = np.load(spec, allow_pickle=False)
         except OSError as e:
-            raise click.BadParameter(f"cannot read {spec}: {e}") from e
+            raise click.BadParameter(f"cannot read {spec}: {e.strerror or e}", param_hint="'--arg'") from None
+        except ValueError as e:  # numpy calls any non-.npy file "pickled data": say what it is
+            with open(spec, "rb") as f:
+                npy = f.read(6) == b"\x93NUMPY"
+            if not npy:
+                why = f"{spec} is not a .npy file"
+            elif "pickle" in str(e):
+                why = f"{spec} holds Python objects, which cannot be passed to a kernel"
+            else:
+                why = f"{spec} is a damaged .npy file ({e})"
+            raise click.BadParameter(why, param_hint="'--arg'") from None
+        if not isinstance(a, np.ndarray):
+            raise click.BadParameter(f"{spec} does not hold a single array", param_hint="'--arg'")
+        return a
     try:
         return int(spec, 0)
     except ValueError:
@@ -77,14 +123,58 @@ def parse_arg(spec: str):
         raise click.BadParameter(f"{spec!r} is not an array spec, a .npy file or a number") from e
 
 
-def _dims(s: str) -> tuple[int, ...]:
+def _dims(s: str, what: str = "dimensions") -> tuple[int, ...]:
     try:
-        return tuple(int(x) for x in s.replace("x", ",").split(",") if x)
-    except ValueError as e:
-        raise click.BadParameter(f"bad dimensions {s!r} (use e.g. 256 or 16,16 or 16x16)") from e
+        d = tuple(int(x) for x in s.replace("x", ",").split(",") if x.strip())
+    except ValueError:
+        d = ()
+    if not 1 <= len(d) <= 3:
+        raise click.BadParameter(f"bad {what} {s!r} (use e.g. 256 or 16,16 or 16x16)", param_hint=f"'--{what}'")
+    return d
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _error(msg: str, code: int) -> click.exceptions.Exit:
+    """Print one error line; the caller raises the returned Exit (exit code `code`)."""
+    msg = str(msg).strip() or "unknown error"
+    click.echo(f"Error: {msg}", err=True)
+    return click.exceptions.Exit(code)
+
+
+class _Main(click.Group):
+    """The command group: turns every exception a command raises into one line and an exit code."""
+
+    def invoke(self, ctx: click.Context):
+        from ptxjit.cuda import CudaCompileError
+
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except BrokenPipeError:  # output piped into `head`: stop quietly
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except OSError:
+                pass
+            raise click.exceptions.Exit(1) from None
+        except KernelError as e:  # the kernel failed while running (trap, deadlock): not a usage error
+            raise _error(str(e), 1) from None
+        except CudaCompileError as e:  # NVRTC's log, several lines, is the useful part
+            raise _error(str(e), 2) from None
+        except (PTXError, TypeError, ValueError, OverflowError, ImportError, MemoryError) as e:
+            raise _error(" ".join(str(e).split()) or type(e).__name__, 2) from None
+        except KeyError as e:
+            raise _error(str(e.args[0]) if e.args else "key error", 2) from None
+        except OSError as e:
+            where = f"{e.filename}: " if e.filename else ""
+            raise _error(f"{where}{e.strerror or e}", 2) from None
+        except Exception as e:
+            if os.environ.get("PTXJIT_DEBUG"):
+                raise
+            raise _error(f"internal error in ptxjit: {' '.join(str(e).split()) or type(e).__name__} "
+                         f"(set PTXJIT_DEBUG=1 for the traceback)", 1) from None
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="ptxjit")
 def main() -> None:
     """ptxjit: run NVIDIA PTX kernels on the CPU.
@@ -108,12 +198,8 @@ def info(ptx_file: str, rules: bool, summary: bool) -> None:
     from ptxjit.lower.layout import local_size, param_layout, shared_layout
     from ptxjit.passes.validate import unsupported_instructions
 
-    try:
-        mod = _load_ir(ptx_file)
-    except PTXError as e:
-        err_console.print(f"[red]error:[/red] {e}")
-        sys.exit(1)
-    console.print(f"[bold]{ptx_file}[/bold]: PTX {mod.version}, target {', '.join(mod.target)}, "
+    mod = _load_ir(ptx_file)
+    console.print(f"[bold]{escape(ptx_file)}[/bold]: PTX {mod.version}, target {', '.join(mod.target)}, "
                   f"address size {mod.address_size}")
     for f in mod.entries:
         lay = param_layout(f.params)
@@ -146,11 +232,18 @@ def info(ptx_file: str, rules: bool, summary: bool) -> None:
     else:
         console.print("\n[green]all instructions supported[/green]")
     if rules:
+        from ptxjit.isa import SPECS
         from ptxjit.lower.rules import RULES
 
-        t = Table("opcode", "family", "rule")
-        for op, r in sorted(RULES.items(), key=lambda kv: (kv[1].family, kv[0])):
-            t.add_row(op, r.family, r.doc)
+        # every opcode of the ISA table, with its rule (or none) and its spec summary
+        t = Table("opcode", "family", "rule", "ISA spec")
+        def fam(o: str) -> str:
+            return SPECS[o].family if o in SPECS else RULES[o].family
+
+        for op in sorted(set(SPECS) | set(RULES), key=lambda o: (fam(o), o)):
+            sp, r = SPECS.get(op), RULES.get(op)
+            t.add_row(op, sp.family if sp else r.family, r.doc if r else "[dim]no rule[/dim]",
+                      sp.describe() if sp else "[dim]ptxjit-internal[/dim]")
         console.print(t)
 
 
@@ -160,7 +253,8 @@ def _ptx_text(path: str) -> str:
         from ptxjit.cuda import load_module
 
         return load_module(path).source_text
-    return Path(path).read_text()
+    # bytes, decoded leniently: a non-UTF-8 file becomes a syntax error with a position, not a crash
+    return Path(path).read_bytes().decode("utf-8", errors="replace")
 
 
 def _load_ir(path: str):
@@ -203,9 +297,11 @@ def _print_summary(mod, f) -> None:
 @click.option("--arg", "args", multiple=True, help="A kernel argument (see below); repeat per parameter.")
 @click.option("--out", "outs", multiple=True, metavar="INDEX:PATH.npy",
               help="After the run, save argument INDEX (an array) to PATH.npy. Repeatable.")
-@click.option("--shared-mem", default=0, show_default=True, help="Dynamic shared memory bytes.")
-@click.option("--workers", type=int, default=None, help="Worker threads (default: all cores).")
-@click.option("--repeat", default=1, show_default=True, help="Launch the kernel this many times (timing).")
+@click.option("--shared-mem", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Dynamic shared memory bytes.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker threads (default: all cores).")
+@click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Launch the kernel this many times (timing).")
 @click.option("--show", is_flag=True, help="Print a summary of every array argument after the run.")
 def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...], outs: tuple[str, ...],
         shared_mem: int, workers: int | None, repeat: int, show: bool) -> None:
@@ -218,46 +314,56 @@ def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...]
     """
     import ptxjit
 
+    g, b = _dims(grid, "grid"), _dims(block, "block")
     values = [parse_arg(a) for a in args]
-    out_map: list[tuple[int, str]] = []
-    for o in outs:
-        idx, _, path = o.partition(":")
-        if not idx.isdigit() or not path:
-            raise click.BadParameter(f"--out {o!r}: expected INDEX:PATH.npy")
-        if int(idx) >= len(values) or not isinstance(values[int(idx)], np.ndarray):
-            raise click.BadParameter(f"--out {o!r}: argument {idx} is not an array")
-        out_map.append((int(idx), path))
+    out_map = [_out_spec(o, values) for o in outs]  # checked before the run: a bad path fails fast
     if workers:
         ptxjit.set_workers(workers)
-    try:
-        if ptx_file.endswith(".cu"):
-            from ptxjit.cuda import load_module
+    if ptx_file.endswith(".cu"):
+        from ptxjit.cuda import load_module
 
-            mod = load_module(ptx_file)
-        else:
-            mod = ptxjit.Module.from_file(ptx_file)
-        k = mod.get_function(kernel)
-        t0 = time.perf_counter()
-        k(_dims(grid), _dims(block), values, shared_mem=shared_mem)
-        first = time.perf_counter() - t0
-        times = []
-        for _ in range(repeat - 1):
-            t1 = time.perf_counter()
-            k(_dims(grid), _dims(block), values, shared_mem=shared_mem)
-            times.append(time.perf_counter() - t1)
-    except (PTXError, KernelError, KeyError, TypeError, ValueError, ImportError) as e:
-        msg = e.args[0] if isinstance(e, KeyError) else str(e)
-        err_console.print(f"[red]error:[/red] {msg}")
-        sys.exit(1)
+        mod = load_module(ptx_file)
+    else:
+        mod = ptxjit.Module(_ptx_text(ptx_file), ptx_file)
+    k = mod.get_function(kernel)
+    t0 = time.perf_counter()
+    k(g, b, values, shared_mem=shared_mem)
+    first = time.perf_counter() - t0
+    times = []
+    for _ in range(repeat - 1):
+        t1 = time.perf_counter()
+        k(g, b, values, shared_mem=shared_mem)
+        times.append(time.perf_counter() - t1)
     console.print(f"ran {k.name} grid={grid} block={block}: first launch {first * 1e3:.2f} ms"
                   + (f", then median {np.median(times) * 1e3:.3f} ms over {len(times)}" if times else ""))
     for idx, path in out_map:
-        np.save(path, values[idx])
-        console.print(f"wrote argument {idx} to {path}")
+        try:
+            np.save(path, values[idx])
+        except OSError as e:
+            raise _error(f"cannot write {path}: {e.strerror or e}", 2) from None
+        console.print(f"wrote argument {idx} to {escape(path)}")
     if show:
         for i, v in enumerate(values):
             if isinstance(v, np.ndarray):
                 console.print(f"arg {i}: {v.dtype}{list(v.shape)} first values {v.ravel()[:8]}")
+
+
+def _out_spec(o: str, values: list) -> tuple[int, str]:
+    """--out INDEX:PATH -> (index, path np.save writes), refused unless the path can be written."""
+    idx, _, path = o.partition(":")
+    if not idx.isdigit() or not path:
+        raise click.BadParameter(f"{o!r}: expected INDEX:PATH.npy", param_hint="'--out'")
+    if int(idx) >= len(values) or not isinstance(values[int(idx)], np.ndarray):
+        raise click.BadParameter(f"{o!r}: argument {idx} is not an array", param_hint="'--out'")
+    dest = Path(path if path.endswith(".npy") else path + ".npy")  # np.save adds the suffix
+    parent = dest.parent if str(dest.parent) else Path(".")
+    if dest.is_dir():
+        raise click.BadParameter(f"{o!r}: {dest} is a directory", param_hint="'--out'")
+    if not parent.is_dir():
+        raise click.BadParameter(f"{o!r}: directory {parent} does not exist", param_hint="'--out'")
+    if not os.access(parent, os.W_OK) or (dest.exists() and not os.access(dest, os.W_OK)):
+        raise click.BadParameter(f"{o!r}: {dest} is not writable", param_hint="'--out'")
+    return int(idx), str(dest)
 
 
 @main.group("cache")
@@ -267,19 +373,23 @@ def cache_group() -> None:
 
 @cache_group.command("info")
 def cache_info() -> None:
-    """Show where the cache is and how much it holds."""
+    """Show where the cache is, whether it is used and how much it holds."""
     from ptxjit.jit import cache
 
     i = cache.info()
-    console.print(f"directory: {i['directory']}\nentries: {i['entries']}\nbytes: {i['bytes']}")
+    click.echo(f"directory: {i['directory']}\nstatus: {i['status']}\nentries: {i['entries']}\nbytes: {i['bytes']}")
 
 
 @cache_group.command("clear")
-def cache_clear() -> None:
-    """Delete every cached translation."""
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def cache_clear(yes: bool) -> None:
+    """Delete every cached translation (asks first unless --yes)."""
     from ptxjit.jit import cache
 
-    console.print(f"removed {cache.clear()} entries from {cache.kernels_dir()}")
+    d = cache.kernels_dir()
+    if not yes:
+        click.confirm(f"Delete every cached translation in {d}?", abort=True)
+    click.echo(f"removed {cache.clear()} entries from {d}")
 
 
 if __name__ == "__main__":

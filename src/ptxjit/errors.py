@@ -53,6 +53,21 @@ class UnsupportedInstructionError(PTXError):
         super().__init__(msg)
 
 
+class InvalidInstructionError(PTXValidationError, UnsupportedInstructionError):
+    """The instruction is not valid PTX: ptxas would reject it (unknown opcode or modifier, impossible
+    type, wrong operand count, kind or register class, wrong state space, non-predicate guard).
+
+    It is a PTXValidationError; it is also an UnsupportedInstructionError so that callers which catch
+    "ptxjit cannot run this instruction" keep catching it."""
+
+    def __init__(self, pos: SourcePos | None, instruction: str, reason: str = "") -> None:
+        self.pos = pos
+        self.instruction = instruction
+        self.reason = reason
+        PTXError.__init__(self, f"{pos}: invalid PTX: {instruction}: {reason}" if pos else
+                          f"invalid PTX: {instruction}: {reason}")
+
+
 class KernelError(RuntimeError):
     """A kernel failed while running (trap, deadlock, ...)."""
 
@@ -73,3 +88,19 @@ class KernelTrap(KernelError):
 
 class KernelDeadlock(KernelError):
     """The threads of a CTA wait at barriers that can never complete."""
+
+
+class KernelTimeout(KernelError):
+    """A launch ran longer than its timeout (`timeout=` or PTXJIT_TIMEOUT); its workers were stopped."""
+
+    def __init__(self, kernel: str, elapsed: float, timeout: float, detail: str = "") -> None:
+        self.kernel = kernel
+        self.elapsed = elapsed
+        self.timeout = timeout
+        super().__init__(f"kernel '{kernel}' timed out after {elapsed:.2f} s (timeout {timeout:g} s)"
+                         + (f"; {detail}" if detail else ""))
+
+
+class PtxjitWarning(UserWarning):
+    """Something ptxjit works around but the user should know: an untrusted or unusable cache
+    directory, a damaged cache entry, an array whose elements differ from what the kernel reads."""

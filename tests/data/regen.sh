@@ -7,3 +7,6 @@ nvcc -ptx -arch=sm_80 -O3 mangled.cu -o mangled.ptx
 nvcc -ptx -arch=sm_80 -O3 noinline_sync.cu -o noinline_sync.ptx
 nvcc -ptx -arch=sm_80 -O3 lockstep.cu -o lockstep.ptx
 nvcc -ptx -arch=sm_90 -O3 warp_converge.cu -o warp_converge.ptx
+nvcc -ptx -arch=sm_80 -O3 printf_bad.cu -o printf_bad.ptx
+nvcc -ptx -arch=sm_80 -O3 launch_checks.cu -o launch_checks.ptx
+nvcc -ptx -arch=sm_80 -O3 interrupts.cu -o interrupts.ptx

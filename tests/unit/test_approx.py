@@ -45,6 +45,32 @@ def _isa_unary_f32(variant: str) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(xs), np.concatenate(ys)
 
 
+_BITS = {"f32": np.uint32, "f64": np.uint64, "f16": np.uint16, "bf16": np.uint16, "f16x2": np.uint32,
+         "bf16x2": np.uint32}
+_REG = {"f32": "f32", "f64": "f64", "f16": "b16", "bf16": "b16", "f16x2": "x2", "bf16x2": "x2"}
+
+
+def _isa(variant: str) -> tuple[list[np.ndarray], list[np.ndarray], list[str]]:
+    """(operands, H100 results, operand types) as unsigned bit arrays for an isa/ variant."""
+    lay = json.loads((GOLDEN / "isa" / "layout.json").read_text())["variants"][variant]
+    n = lay["n"]
+    ins: list[list[np.ndarray]] = [[] for _ in lay["ins"]]
+    outs: list[list[np.ndarray]] = [[] for _ in lay["outs"]]
+
+    def field(buf, slot, off, t):
+        dt = np.dtype(_BITS[t])
+        return np.ascontiguousarray(buf[: n * slot].reshape(n, slot)[:, off: off + dt.itemsize]).view(dt).ravel()
+
+    for rid in _isa_index()[variant]:
+        bi = np.load(GOLDEN / "isa" / "in" / f"{rid}.npz")["b0"]
+        bo = np.load(GOLDEN / "isa" / "gpu" / f"{rid}.npz")["g1"]
+        for k, (off, t) in enumerate(zip(lay["in_off"], lay["ins"], strict=True)):
+            ins[k].append(field(bi, lay["in_slot"], off, t))
+        for k, (off, t) in enumerate(zip(lay["out_off"], lay["outs"], strict=True)):
+            outs[k].append(field(bo, lay["out_slot"], off, t))
+    return [np.concatenate(a) for a in ins], [np.concatenate(a) for a in outs], lay["ins"]
+
+
 def _assert_same(instr: str, x: np.ndarray, got: np.ndarray, want: np.ndarray) -> None:
     bad = np.nonzero(got != want)[0]
     detail = [(hex(int(x[i])), hex(int(got[i])), hex(int(want[i]))) for i in bad[:8]]
@@ -85,3 +111,97 @@ def test_f32_approx_matches_h100_dense(name):
     instr = name.split("_f32")[0].replace("_", ".") + ".f32"
     (got,) = elementwise(f"{instr} {{d}}, {{a}};", [("f32", x)], ["f32"])
     _assert_same(instr, x, got, want)
+
+
+HALF_UNARY = ["ex2.approx.f16", "ex2.approx.f16x2", "ex2.approx.ftz.bf16", "ex2.approx.ftz.bf16x2"]
+
+
+@pytest.mark.parametrize("instr", HALF_UNARY)
+def test_half_approx_matches_h100_exhaustive(instr):
+    """Every f16/bf16 input (isa/ holds all 65,536 patterns): the f32 unit, truncated to the half format."""
+    (x,), (want,), (t,) = _isa("isa_" + instr.replace(".", "_"))
+    (got,) = elementwise(f"{instr} {{d}}, {{a}};", [(_REG[t], x)], [_REG[t]])
+    _assert_same(instr, x, got, want)
+
+
+F64_UNARY = ["rcp.approx.ftz.f64", "rsqrt.approx.ftz.f64", "rsqrt.approx.f64"]
+
+
+@pytest.mark.parametrize("instr", F64_UNARY)
+def test_f64_approx_matches_h100_isa(instr):
+    (x,), (want,), _ = _isa("isa_" + instr.replace(".", "_"))
+    (got,) = elementwise(f"{instr} {{d}}, {{a}};", [("f64", x)], ["f64"])
+    _assert_same(instr, x, got, want)
+
+
+@pytest.mark.parametrize("name", ["rcp_approx_ftz_f64_1_2", "rsqrt_approx_ftz_f64_1_2", "rsqrt_approx_ftz_f64_2_4"])
+def test_f64_approx_matches_h100_dense(name):
+    """MUFU.RCP64H / RSQ64H: every high word of [1, 2) resp. [2, 4) at even mantissa offsets (a fifth)."""
+    z = {}
+    for p in sorted((GOLDEN / "mufu").glob("mufu_*.npz")):
+        with np.load(p) as f:
+            if name in f.files:
+                z[name] = f[name]
+    want = z[name].view(np.uint64)
+    i = np.arange(len(want), dtype=np.uint64)
+    base = np.uint64(0x4000000000000000 if name.endswith("2_4") else 0x3FF0000000000000)
+    x = base + (i << np.uint64(33))
+    sel = slice(0, None, 5)
+    x, want = x[sel], want[sel]
+    instr = name.split("_f64")[0].replace("_", ".") + ".f64"
+    (got,) = elementwise(f"{instr} {{d}}, {{a}};", [("f64", x)], ["f64"])
+    _assert_same(instr, x, got, want)
+
+
+DIV = [f"div.{kind}{ftz}.f32" for kind in ("approx", "full") for ftz in ("", ".ftz")]
+
+
+@pytest.mark.parametrize("instr", DIV)
+def test_div_approx_matches_h100_isa(instr):
+    (a, c), (want,), _ = _isa("isa_" + instr.replace(".", "_"))
+    (got,) = elementwise(f"{instr} {{d}}, {{a}}, {{b}};", [("f32", a), ("f32", c)], ["f32"])
+    _assert_same(instr, a, got, want)
+
+
+def _ordered(v: np.ndarray, width: int) -> np.ndarray:
+    v = v.astype(np.int64)
+    sign = 1 << (width - 1)
+    return np.where(v & sign, -(v & (sign - 1)), v)
+
+
+_INF = {"f32": 0x7F800000, "f16": 0x7C00, "f16x2": 0x7C00, "bf16": 0x7F80, "bf16x2": 0x7F80}
+
+
+def _case_bounds() -> list[str]:
+    from ptxjit.lower.approx_bounds import APPROX_MAX_ULP
+
+    return sorted(APPROX_MAX_ULP)
+
+
+@pytest.mark.parametrize("variant", _case_bounds())
+def test_inexact_approx_within_recorded_bound(variant):
+    """The variants not yet bit-exact stay within approx_bounds.APPROX_MAX_ULP of the H100 on isa/."""
+    from ptxjit.lower.approx_bounds import APPROX_MAX_ULP
+
+    (x,), (want,), (t,) = _isa(variant)
+    instr = variant[4:].replace("_", ".")
+    (got,) = elementwise(f"{instr} {{d}}, {{a}};", [(_REG[t], x)], [_REG[t]])
+    if t.endswith("x2"):
+        got = np.concatenate([got & 0xFFFF, got >> 16])
+        want = np.concatenate([want & 0xFFFF, want >> 16])
+    width = 32 if t == "f32" else 16
+    mag = (1 << (width - 1)) - 1
+    gn = (got.astype(np.int64) & mag) > _INF[t]
+    wn = (want.astype(np.int64) & mag) > _INF[t]
+    assert np.array_equal(gn, wn), f"{variant}: NaN where the H100 has none or vice versa"
+    d = np.where(gn, 0, np.abs(_ordered(got, width) - _ordered(want, width)))
+    assert d.max() <= APPROX_MAX_ULP[variant], f"{variant}: {d.max()} ulp > recorded {APPROX_MAX_ULP[variant]}"
+
+
+@pytest.mark.parametrize("fn", ["sin", "cos"])
+def test_sincos_reduction_matches_h100(fn):
+    """The reduction is exact: quarter-turn points (exact 0 / +-1 on the H100) and tiny arguments."""
+    (x,), (want,), _ = _isa(f"isa_{fn}_approx_f32")
+    (got,) = elementwise(f"{fn}.approx.f32 {{d}}, {{a}};", [("f32", x)], ["f32"])
+    exact_hw = np.isin(want & 0x7FFFFFFF, [0, 0x3F800000])
+    _assert_same(fn, x[exact_hw], got[exact_hw], want[exact_hw])

@@ -1,14 +1,33 @@
 """atom / red on global and shared memory: final values and returned old values, checked against
-order-independent properties computed in Python (sums, permutations, multisets, extrema)."""
+order-independent properties computed in Python (sums, permutations, multisets, extrema); the H100's
+floating-point corner cases (flushing, NaN results) and the vector forms one cell per thread against a
+Python model; and a replay of every atom/red case of the H100 golden set."""
 
 from __future__ import annotations
 
 from collections import Counter
+from unittest import mock
 
 import numpy as np
 import pytest
 
-from tests.unit.floatutil import launch
+import tests.ptxsnip
+from tests.unit.floatutil import (
+    BF16,
+    F16,
+    F32,
+    F64,
+    Fmt,
+    ftz_in,
+    is_inf,
+    is_nan,
+    is_zero,
+    launch,
+    round_fraction,
+    sign_of,
+    to_fraction,
+)
+from tests.unit.goldenutil import available, golden_cases, replay_case
 
 GID = """
     mov.u32 %r60, %tid.x;
@@ -444,3 +463,248 @@ $L_end:
     launch(body, [("u64", "out")], [out], block=64)
     assert int(out[0]) == (64 << 32) + sum(range(64))
     assert int(out[1]) == 7
+
+
+# ----------------------------------------------------------------------------------------------------------
+# floating-point results bit for bit: one cell per thread (order-independent), against the H100's rules
+# ----------------------------------------------------------------------------------------------------------
+
+_F32_SPECIAL = [0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00400000, 0x00800000,
+                0x80800000, 0x3F800000, 0xBF800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000,
+                0xFFC00001, 0x7F800001, 0x3FC00000, 0x4B800001]
+_F64_SPECIAL = [0x0, 0x8000000000000000, 0x1, 0x800FFFFFFFFFFFFF, 0x0010000000000000, 0x3FF0000000000000,
+                0xBFF8000000000000, 0x7FEFFFFFFFFFFFFF, 0x7FF0000000000000, 0xFFF0000000000000,
+                0x7FF8000000000000, 0xFFF80000ABCDEF01, 0x7FF0000000000001, 0xFFF0000000000123, 0x7FF4000000000000]
+
+
+def _ieee_add(fmt: Fmt, a: int, b: int) -> int | None:
+    """Correctly rounded a + b for non-NaN operands; None for inf - inf."""
+    if is_inf(fmt, a) and is_inf(fmt, b):
+        return a if sign_of(fmt, a) == sign_of(fmt, b) else None
+    if is_inf(fmt, a) or is_inf(fmt, b):
+        return a if is_inf(fmt, a) else b
+    v = to_fraction(fmt, a) + to_fraction(fmt, b)
+    zs = sign_of(fmt, a) if is_zero(fmt, a) and is_zero(fmt, b) and sign_of(fmt, a) == sign_of(fmt, b) else 0
+    return round_fraction(fmt, v, "rn", zs)
+
+
+def add_f32(old: int, v: int, global_mem: bool) -> int:
+    """atom/red.add.f32: global memory flushes subnormal operands and results (isa_atom_global_add_f32,
+    isa_red_global_add_f32), shared memory keeps them (isa_atom_shared_add_f32); NaN is 0x7FFFFFFF."""
+    if global_mem:
+        old, v = ftz_in(F32, old), ftz_in(F32, v)
+    r = None if is_nan(F32, old) or is_nan(F32, v) else _ieee_add(F32, old, v)
+    if r is None:
+        return 0x7FFFFFFF
+    return ftz_in(F32, r) if global_mem else r
+
+
+def add_f64(old: int, v: int, global_mem: bool) -> int:
+    """atom/red.add.f64: in global memory a NaN operand comes back unchanged, the added value's first
+    (isa_atom_global_add_f64); in shared memory quieted, memory's first (isa_atom_shared_add_f64).  Invalid:
+    the default NaN 0xFFF8000000000000."""
+    quiet = 0 if global_mem else 1 << 51
+    order = (v, old) if global_mem else (old, v)
+    for x in order:
+        if is_nan(F64, x):
+            return x | quiet
+    r = _ieee_add(F64, old, v)
+    return 0xFFF8000000000000 if r is None else r
+
+
+def half_op(fmt: Fmt, op: str, x: int, y: int) -> int:
+    """add/min/max.noftz on one f16/bf16 lane: subnormals kept; NaN: add gives 0x7FFF, min/max the other
+    operand, 0x7FFF when both are NaN (isa_atom_global_min_noftz_v2_f16x2); -0 < +0."""
+    if op == "add":
+        r = None if is_nan(fmt, x) or is_nan(fmt, y) else _ieee_add(fmt, x, y)
+        return 0x7FFF if r is None else r
+    if is_nan(fmt, x) and is_nan(fmt, y):
+        return 0x7FFF
+    if is_nan(fmt, x) or is_nan(fmt, y):
+        return y if is_nan(fmt, x) else x
+
+    def key(b: int):
+        return (to_fraction(fmt, b) if not is_inf(fmt, b) else (-1 if sign_of(fmt, b) else 1) * 10 ** 40,
+                0 if sign_of(fmt, b) else 1)
+
+    return min(x, y, key=key) if op == "min" else max(x, y, key=key)
+
+
+def half2_op(fmt: Fmt, op: str, x: int, y: int) -> int:
+    return half_op(fmt, op, x & 0xFFFF, y & 0xFFFF) | (half_op(fmt, op, x >> 16, y >> 16) << 16)
+
+
+_REGS = {2: "%h", 4: "%r", 8: "%rd"}
+
+
+SM90 = ".version 8.1\n.target sm_90\n.address_size 64\n"  # vector atomics need PTX 8.1 and sm_90
+
+
+def _launch90(body: str, params, args, **kw) -> None:
+    with mock.patch.object(tests.ptxsnip, "HEADER", SM90):
+        launch(body, params, args, **kw)
+
+
+def _per_thread(instr: str, size: int, vec: int, init: list[int], vals: list[int], *, shared: bool = False,
+                ret: bool = True, sm90: bool = False) -> tuple[list[int], list[int]]:
+    """Thread i applies `instr` (e.g. 'atom.global.add.f32') to its own cell i (vec elements of `size`
+    bytes) with value i.  Returns (final cells, returned old values) as raw bits, element by element."""
+    n = len(init) // vec
+    dt = {2: np.uint16, 4: np.uint32, 8: np.uint64}[size]
+    bt = f"b{8 * size}"
+    r = _REGS[size]
+    stride = size * vec
+
+    def regs(first: int) -> str:
+        return f"{r}{first}" if vec == 1 else "{" + ", ".join(f"{r}{first + k}" for k in range(vec)) + "}"
+
+    vreg, oreg = regs(1), regs(11)
+    lines = [GID, "    ld.param.u64 %rd40, [cell];", "    ld.param.u64 %rd41, [rets];",
+             "    ld.param.u64 %rd42, [vals];", f"    mul.wide.u32 %rd43, %r63, {stride};",
+             "    add.s64 %rd44, %rd40, %rd43;", "    add.s64 %rd45, %rd41, %rd43;", "    add.s64 %rd46, %rd42, %rd43;"]
+    lines += [f"    ld.global.{bt} {r}{1 + k}, [%rd46+{k * size}];" for k in range(vec)]
+    where = "[%rd44]"
+    if shared:
+        lines += [f"    ld.global.{bt} {r}{21 + k}, [%rd44+{k * size}];" for k in range(vec)]
+        lines += ["    mov.u32 %r30, sm;", f"    mul.lo.u32 %r31, %r60, {stride};", "    add.u32 %r32, %r30, %r31;"]
+        lines += [f"    st.shared.{bt} [%r32+{k * size}], {r}{21 + k};" for k in range(vec)]
+        where = "[%r32]"
+    lines.append(f"    {instr} {oreg + ', ' if ret else ''}{where}, {vreg};")
+    if shared:
+        lines += [f"    ld.shared.{bt} {r}{21 + k}, [%r32+{k * size}];" for k in range(vec)]
+        lines += [f"    st.global.{bt} [%rd44+{k * size}], {r}{21 + k};" for k in range(vec)]
+    if ret:
+        lines += [f"    st.global.{bt} [%rd45+{k * size}], {r}{11 + k};" for k in range(vec)]
+    decls = f".shared .align 16 .b8 sm[{stride * n}];" if shared else ""
+    cell = np.array(init, dtype=dt)
+    rets = np.zeros(len(init), dtype=dt)
+    v = np.array(vals, dtype=dt)
+    (_launch90 if sm90 else launch)("\n".join(lines), [("u64", "cell"), ("u64", "rets"), ("u64", "vals")],
+                                    [cell, rets, v], grid=1, block=n, extra_decls=decls)
+    return [int(x) for x in cell], [int(x) for x in rets]
+
+
+def _check_bits(got: list[int], exp: list[int], init: list[int], vals: list[int], what: str) -> None:
+    bad = [i for i, (g, e) in enumerate(zip(got, exp, strict=True)) if g != e]
+    assert not bad, f"{what}: {len(bad)}/{len(got)} differ; " + "; ".join(
+        f"[{i}] 0x{init[i]:x} op 0x{vals[i]:x}: expected 0x{exp[i]:x} got 0x{got[i]:x}" for i in bad[:6])
+
+
+def _special_pairs(special: list[int]) -> tuple[list[int], list[int]]:
+    a = [x for x in special for _ in special]
+    b = [y for _ in special for y in special]
+    return a, b
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["global", "shared"])
+def test_atom_add_f32_flush_and_nan(shared):
+    init, vals = _special_pairs(_F32_SPECIAL)
+    space = "shared" if shared else "global"
+    final, olds = _per_thread(f"atom.{space}.add.f32", 4, 1, init, vals, shared=shared)
+    assert olds == init
+    _check_bits(final, [add_f32(x, y, not shared) for x, y in zip(init, vals, strict=True)], init, vals,
+                f"atom.{space}.add.f32")
+    final, _ = _per_thread(f"red.{space}.add.f32", 4, 1, init, vals, shared=shared, ret=False)
+    _check_bits(final, [add_f32(x, y, not shared) for x, y in zip(init, vals, strict=True)], init, vals,
+                f"red.{space}.add.f32")
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["global", "shared"])
+def test_atom_add_f64_nan(shared):
+    init, vals = _special_pairs(_F64_SPECIAL)
+    space = "shared" if shared else "global"
+    final, olds = _per_thread(f"atom.{space}.add.f64", 8, 1, init, vals, shared=shared)
+    assert olds == init
+    _check_bits(final, [add_f64(x, y, not shared) for x, y in zip(init, vals, strict=True)], init, vals,
+                f"atom.{space}.add.f64")
+
+
+def test_atom_add_f32_immediate_operand():
+    final, olds = _per_thread("atom.global.add.f32", 4, 1, [0x3F800000, 0x00000001], [0, 0])
+    assert olds == [0x3F800000, 0x00000001]
+    body = GID + """
+    ld.param.u64 %rd40, [cell];
+    atom.global.add.f32 %f1, [%rd40], 0f3F000000;
+    red.global.add.f32 [%rd40+4], 0f40000000;
+"""
+    cell = np.array([1.0, 0.0], dtype=np.float32)
+    launch(body, [("u64", "cell")], [cell], grid=1, block=4)
+    assert cell.tolist() == [3.0, 8.0]
+
+
+_HALF_SPECIAL = {"f16": [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7C00,
+                         0xFC00, 0x7E00, 0xFE55, 0x7C01, 0x3555],
+                 "bf16": [0x0000, 0x8000, 0x0001, 0x807F, 0x0080, 0x3F80, 0xBF80, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80,
+                          0x7FC0, 0xFFC1, 0x7F81, 0x3EAB, 0x4049]}
+
+
+@pytest.mark.parametrize("op", ["add", "min", "max"])
+@pytest.mark.parametrize("t", ["f16x2", "bf16x2"])
+def test_atom_vector_half2(t, op):
+    """atom.global.<op>.noftz.v2.f16x2 / .bf16x2: per element and per lane (golden isa_atom_global_*_v2_*)."""
+    fmt = BF16 if t.startswith("bf") else F16
+    sp = _HALF_SPECIAL[t[:-2]]
+    a, b = _special_pairs(sp)
+    words_a = [a[i] | (a[-1 - i] << 16) for i in range(len(a))]
+    words_b = [b[i] | (b[(i * 7) % len(b)] << 16) for i in range(len(b))]
+    final, olds = _per_thread(f"atom.global.{op}.noftz.v2.{t}", 4, 2, words_a, words_b, sm90=True)
+    assert olds == words_a
+    _check_bits(final, [half2_op(fmt, op, x, y) for x, y in zip(words_a, words_b, strict=True)], words_a, words_b,
+                f"atom.global.{op}.noftz.v2.{t}")
+
+
+@pytest.mark.parametrize("op", ["add", "min", "max"])
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_red_vector_half_v8(t, op):
+    fmt = BF16 if t == "bf16" else F16
+    a, b = _special_pairs(_HALF_SPECIAL[t])
+    final, _ = _per_thread(f"red.global.{op}.noftz.v8.{t}", 2, 8, a, b, ret=False, sm90=True)
+    _check_bits(final, [half_op(fmt, op, x, y) for x, y in zip(a, b, strict=True)], a, b,
+                f"red.global.{op}.noftz.v8.{t}")
+
+
+@pytest.mark.parametrize("vec", [2, 4])
+def test_atom_red_vector_f32(vec):
+    init, vals = _special_pairs(_F32_SPECIAL)
+    final, olds = _per_thread(f"atom.global.add.v{vec}.f32", 4, vec, init, vals, sm90=True)
+    assert olds == init
+    exp = [add_f32(x, y, True) for x, y in zip(init, vals, strict=True)]
+    _check_bits(final, exp, init, vals, f"atom.global.add.v{vec}.f32")
+    final, _ = _per_thread(f"red.global.add.v{vec}.f32", 4, vec, init, vals, ret=False, sm90=True)
+    _check_bits(final, exp, init, vals, f"red.global.add.v{vec}.f32")
+
+
+def test_vector_atomics_are_atomic_per_element():
+    """Every thread adds (1, 2) to one shared v2.f32 cell: both sums come out exact."""
+    body = GID + """
+    ld.param.u64 %rd40, [cell];
+    mov.f32 %f1, 0f3F800000;
+    mov.f32 %f2, 0f40000000;
+    red.global.add.v2.f32 [%rd40], {%f1, %f2};
+"""
+    cell = np.zeros(2, dtype=np.float32)
+    _launch90(body, [("u64", "cell")], [cell], grid=4, block=64)
+    assert cell.tolist() == [256.0, 512.0]
+
+
+def test_models_match_hand_values():
+    assert add_f32(0x00400000, 0x00800000, True) == 0x00800000  # the subnormal operand is flushed
+    assert add_f32(0x00400000, 0x00800000, False) == 0x00C00000
+    assert add_f32(0x7F800000, 0xFF800000, False) == 0x7FFFFFFF
+    assert add_f64(0, 0x7FF0000000000001, True) == 0x7FF0000000000001
+    assert add_f64(0, 0x7FF0000000000001, False) == 0x7FF8000000000001
+    assert half_op(F16, "min", 0x0000, 0x8000) == 0x8000 and half_op(F16, "max", 0x8000, 0x0000) == 0x0000
+    assert half_op(F16, "min", 0x7E00, 0x3C00) == 0x3C00 and half_op(BF16, "max", 0x7FC0, 0xFFC1) == 0x7FFF
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the H100 golden set
+# ----------------------------------------------------------------------------------------------------------
+
+GOLDEN_ATOM = golden_cases(r"^isa_(atom|red)_")
+
+
+@pytest.mark.skipif(not available(), reason="the golden set (../shared/gpu-golden) is absent")
+@pytest.mark.parametrize("case", GOLDEN_ATOM or ["absent"])
+def test_golden(case):
+    assert replay_case(case) == []

@@ -1,13 +1,16 @@
 """PTX bit-manipulation and logic instructions against a Python-int model of the PTX ISA semantics.
 
-popc, clz, bfind (.shiftamt), brev, bfe, bfi, prmt (generic + the six modes), shf (.l/.r, .wrap/.clamp),
-shl/shr (shift amounts >= width clamp), and/or/xor/not/cnot on .b16/.b32/.b64/.pred.
+popc, clz, bfind (.shiftamt), brev, bfe, bfi, fns, szext, prmt (generic + the six modes), shf (.l/.r,
+.wrap/.clamp), shl/shr (shift amounts >= width clamp), and/or/xor/not/cnot on .b16/.b32/.b64/.pred, lop3,
+bmsk.  Where an H100 departs from the ISA text the model follows the hardware and names the golden case
+(../shared/gpu-golden/isa); the bit-manipulation cases of the golden set are replayed at the end.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from tests.unit.goldenutil import available, golden_cases, replay_case
 from tests.unit.intutil import (
     check,
     edge_values,
@@ -46,10 +49,16 @@ def brev(x: int, w: int) -> int:
     return int(format(x, f"0{w}b")[::-1], 2)
 
 
+def _field_args(pos: int, ln: int, w: int) -> tuple[int, int]:
+    """bfe/bfi's pos and len: the ISA keeps bits 0-7 of each, which the H100 does for the 32-bit forms;
+    the 64-bit forms use the whole 32-bit values (golden isa_bfe_u64, isa_bfe_s64, isa_bfi_b64: pos 0x100
+    extracts nothing, len 0x101 is not len 1)."""
+    return (pos & 0xFF, ln & 0xFF) if w == 32 else (pos, ln)
+
+
 def bfe(a: int, pos: int, ln: int, w: int, signed: bool) -> int:
     msb = w - 1
-    pos &= 0xFF
-    ln &= 0xFF
+    pos, ln = _field_args(pos, ln, w)
     sbit = 0 if (not signed or ln == 0) else (a >> min(pos + ln - 1, msb)) & 1
     d = 0
     for i in range(w):
@@ -60,8 +69,7 @@ def bfe(a: int, pos: int, ln: int, w: int, signed: bool) -> int:
 
 def bfi(a: int, b: int, pos: int, ln: int, w: int) -> int:
     msb = w - 1
-    pos &= 0xFF
-    ln &= 0xFF
+    pos, ln = _field_args(pos, ln, w)
     f = b
     i = 0
     while i < ln and pos + i <= msb:
@@ -548,3 +556,92 @@ def test_bmsk_isa_example():
     (got,) = elementwise("bmsk.wrap.b32 {d}, 1, 2;\n    add.u32 {d}, {d}, {a};", [("u32", [0])], ["u32"])
     assert got == [6]
     assert bmsk(1, 2, False) == 6
+
+
+# ----------------------------------------------------------------------------------------------------------
+# szext / fns
+# ----------------------------------------------------------------------------------------------------------
+
+
+def szext(a: int, n: int, signed: bool, clamp: bool) -> int:
+    """The low n bits of a, sign- or zero-extended; n clamped to 32 or taken mod 32; n = 0 gives 0."""
+    n = min(n, 32) if clamp else n & 31
+    if n == 0:
+        return 0
+    x = a & mask(n)
+    return u(s(x, n), 32) if signed else x
+
+
+@pytest.mark.parametrize("mode", ["clamp", "wrap"])
+def test_szext(mode):
+    amounts = [0, 1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 255, 0x80000000, 0xFFFFFFFF]
+    srcs = edge_values(32)[:20]
+    a, n = pairs(srcs, amounts)
+    a += random_values(32, 200, 180)
+    n += [x % 40 for x in random_values(32, 200, 181)]
+    ins = [("b32", a), ("u32", n)]
+    template = f"szext.{mode}.s32 {{d}}, {{a}}, {{b}};\n    szext.{mode}.u32 {{d2}}, {{a}}, {{b}};"
+    d, d2 = elementwise(template, ins, ["b32", "b32"])
+    check(d, [szext(x, y, True, mode == "clamp") for x, y in zip(a, n, strict=True)], ins, f"szext.{mode}.s32")
+    check(d2, [szext(x, y, False, mode == "clamp") for x, y in zip(a, n, strict=True)], ins, f"szext.{mode}.u32")
+
+
+def fns(m: int, base: int, offset: int) -> int:
+    """Position of the |offset|-th set bit of m from bit `base` (upwards for offset > 0, downwards for < 0;
+    offset 0: base itself if set), 0xFFFFFFFF when there is none (PTX ISA pseudo-code).  offset = INT_MIN
+    gives 0 on the H100 (isa_fns_b32)."""
+    offset = s(offset, 32)
+    if offset == -(1 << 31):
+        return 0
+    if offset == 0:
+        return base if base < 32 and (m >> base) & 1 else 0xFFFFFFFF
+    pos, count, inc = base, abs(offset) - 1, 1 if offset > 0 else -1
+    while 0 <= pos < 32:
+        if (m >> pos) & 1:
+            if count == 0:
+                return pos
+            count -= 1
+        pos += inc
+    return 0xFFFFFFFF
+
+
+def test_fns():
+    masks = [0, 1, 0x80000000, 0xFFFFFFFF, 0x55555555, 0xAAAAAAAA, 0x0F0F0F0F, 0x00FF00FF, 0x10204081,
+             0x80000001, 0x7FFFFFFE, 0x10000]
+    offsets = [0, 1, 2, 3, 5, 16, 31, 32, 33, -1, -2, -3, -16, -32, -33, 0x7FFFFFFF, -(1 << 31)]
+    m, base, off = [], [], []
+    for i, x in enumerate(masks):
+        for j, o in enumerate(offsets):
+            for bse in (0, 1, 15, 16, 31, (i * 7 + j * 3) % 32):
+                m.append(x)
+                base.append(bse)
+                off.append(u(o, 32))
+    m += random_values(32, 300, 190)
+    base += [x % 32 for x in random_values(32, 300, 191)]
+    off += [u(s(x, 32) % 41 - 20, 32) for x in random_values(32, 300, 192)]
+    ins = [("b32", m), ("u32", base), ("s32", off)]
+    template = "fns.b32 {d}, {a}, {b}, {c};"
+    (got,) = elementwise(template, ins, ["b32"])
+    check(got, [fns(x, y, z) for x, y, z in zip(m, base, off, strict=True)], ins, template)
+
+
+def test_fns_isa_examples():
+    assert fns(0xFFFF0000, 0, 1) == 16 and fns(0xFFFF0000, 31, u(-1, 32)) == 31
+    assert fns(0xFFFF0000, 8, 0) == 0xFFFFFFFF and fns(0x0F, 3, u(-4, 32)) == 0 and fns(0x0F, 3, u(-5, 32)) == M32
+
+
+M32 = mask(32)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the H100 golden set
+# ----------------------------------------------------------------------------------------------------------
+
+GOLDEN_BITS = golden_cases(r"^isa_(popc|clz|bfind|brev|bfe|bfi|fns|szext|prmt|shf|shl|shr|and|or|xor|not|cnot"
+                           r"|lop3|bmsk)_")
+
+
+@pytest.mark.skipif(not available(), reason="the golden set (../shared/gpu-golden) is absent")
+@pytest.mark.parametrize("case", GOLDEN_BITS or ["absent"])
+def test_golden(case):
+    assert replay_case(case) == []

@@ -12,8 +12,10 @@ from __future__ import annotations
 import math
 import struct
 
+import numpy as np
 import pytest
 
+from tests.unit.goldenutil import available, golden_cases, replay_case
 from tests.unit.intutil import (
     check,
     check_predicate_mask,
@@ -153,6 +155,43 @@ def test_setp_ftz_f32(op):
     exp = [int(float_cmp(op, ftz32(to_float("f32", x)), ftz32(to_float("f32", y)))) for x, y in
            zip(a, b, strict=True)]
     check(p, exp, ins, template)
+
+
+def _f16_value(h: int) -> float:
+    e, m = (h >> 10) & 0x1F, h & 0x3FF
+    if e == 0x1F:
+        v = float("nan") if m else float("inf")
+    else:
+        v = (m if e == 0 else m + 1024) * 2.0 ** (max(e, 1) - 25)
+    return -v if h & 0x8000 else v
+
+
+@pytest.mark.parametrize("op", ["eq", "lt", "geu", "nan", "ne", "gt"])
+def test_setp_set_ftz_f16(op):
+    """.ftz on f16 comparisons: subnormal operands compare as zero (golden isa_setp_eq_ftz_f16(0x0000,
+    0x0001) = 1, isa_set_ltu_ftz_u16_f16(0x0000, 0x0001) = 0)."""
+    from tests.unit.floatutil import elementwise as f_elementwise
+
+    vals = [0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x83FF, 0x0400, 0x8400, 0x3C00, 0xBC00, 0x7C00, 0x7E00, 0x0200]
+    a = [x for x in vals for _ in vals]
+    b = [y for _ in vals for y in vals]
+    A, B = np.array(a, dtype=np.uint16), np.array(b, dtype=np.uint16)
+    p, r = f_elementwise(f"setp.{op}.ftz.f16 {{d}}, {{a}}, {{b}};\n    set.{op}.ftz.u32.f16 {{d2}}, {{a}}, {{b}};",
+                         [("b16", A), ("b16", B)], ["pred", "u32"])
+
+    def flush(h: int) -> float:
+        return math.copysign(0.0, _f16_value(h)) if (h & 0x7C00) == 0 else _f16_value(h)
+
+    want = [int(float_cmp(op, flush(x), flush(y))) for x, y in zip(a, b, strict=True)]
+    assert [int(v) for v in p] == want
+    assert [int(v) for v in r] == [0xFFFFFFFF if w else 0 for w in want]
+    # and the packed form: one predicate per lane
+    n = len(a) // 2
+    pa = (A[:n].astype(np.uint32) | (A[n:2 * n].astype(np.uint32) << 16))
+    pb = (B[:n].astype(np.uint32) | (B[n:2 * n].astype(np.uint32) << 16))
+    lo, hi = f_elementwise(f"setp.{op}.ftz.f16x2 {{d}}|{{d2}}, {{a}}, {{b}};", [("b32", pa), ("b32", pb)],
+                           ["pred", "pred"])
+    assert [int(v) for v in lo] == want[:n] and [int(v) for v in hi] == want[n:2 * n]
 
 
 @pytest.mark.parametrize("op,t", [("lt", "s32"), ("hi", "u32"), ("ge", "s64"), ("eq", "u64"), ("ltu", "f32"),
@@ -415,3 +454,19 @@ def test_selp_slct_set_destination_aliases_source():
         e2.append((y1 + flag) & 0xFFFFFFFF)
     check(d, e1, ins, "selp alias")
     check(d2, e2, ins, "slct/set alias")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the H100's own results
+# ----------------------------------------------------------------------------------------------------------
+
+COMPARE_CASES = golden_cases(r"^isa_(setp|set|selp|slct)_")
+
+
+@pytest.mark.skipif(not available(), reason="shared/gpu-golden is not beside this checkout")
+@pytest.mark.parametrize("case", COMPARE_CASES or ["none"])
+def test_golden_compare(case):
+    """Every golden setp/set/selp/slct variant, byte for byte as the H100 computed it."""
+    assert COMPARE_CASES, "the golden set has no comparison cases"
+    bad = replay_case(case)
+    assert not bad, f"{case}:\n" + "\n".join(bad)

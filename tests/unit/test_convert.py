@@ -30,6 +30,7 @@ from tests.unit.floatutil import (
     sign_of,
     to_fraction,
 )
+from tests.unit.goldenutil import available, golden_cases, replay_case
 
 INT_TYPES = ["u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64"]
 SENT = 0xA5A5A5A5A5A5A5A5
@@ -227,7 +228,10 @@ def _expect_f2i(fmt):
         n = _bits(d)
         lo, hi = _range(d)
         if is_nan(fmt, raw):
-            x = 0
+            # the H100 gives 0x80...0 of the destination width, unsigned too, from an f64 source or into a
+            # 64-bit destination, and 0 otherwise (golden isa_cvt_rni_u8_f64, isa_cvt_rni_u64_f32,
+            # isa_cvt_rni_u32_f32)
+            x = 1 << (n - 1) if fmt is F64 or n == 64 else 0
         elif is_inf(fmt, raw):
             x = lo if sign_of(fmt, raw) else hi
         else:
@@ -305,7 +309,8 @@ def _expect_ff(src_fmt):
         if is_nan(src_fmt, x):
             if sat:
                 return _expected_slot(0, dst_fmt.bits)
-            return ("nan", dst_fmt)
+            nb = _gpu_cvt_nan(op, src_fmt, dst_fmt, x)
+            return nb if isinstance(nb, tuple) else _expected_slot(nb, dst_fmt.bits)
         if is_inf(src_fmt, x):
             r = dst_fmt.inf | (dst_fmt.sign_bit if sign_of(src_fmt, x) else 0)
         else:
@@ -318,9 +323,7 @@ def _expect_ff(src_fmt):
         if ftz:
             r = ftz_out(dst_fmt, r)
         if sat:
-            if r & ~dst_fmt.sign_bit == 0:  # a zero result: the sign of a clamped zero is not pinned down
-                return [_expected_slot(0, dst_fmt.bits), _expected_slot(dst_fmt.sign_bit, dst_fmt.bits)]
-            if r & dst_fmt.sign_bit:
+            if r & dst_fmt.sign_bit:  # -0 included: .sat never returns -0 (golden isa_cvt_sat_f32_f32(-0) = 0)
                 r = 0
             elif not is_inf(dst_fmt, r) and to_fraction(dst_fmt, r) <= 1:
                 pass
@@ -328,6 +331,23 @@ def _expect_ff(src_fmt):
                 r = round_fraction(dst_fmt, Fraction(1))
         return _expected_slot(r, dst_fmt.bits)
     return f
+
+
+def _gpu_cvt_nan(op: str, src, dst, x: int) -> int | tuple:
+    """The NaN an H100 cvt returns for NaN input x: conversions through the f64 unit keep the sign and the
+    payload's top bits, quieted; the f32 arithmetic forms give the canonical 0x7fffffff."""
+    parts = op.split(".")
+    if src is F64 or (dst is F64 and "ftz" not in parts):
+        man = x & src.man_mask
+        man = man >> (src.man - dst.man) if src.man > dst.man else \
+            man << (dst.man - src.man)
+        quiet = 1 << (dst.man - 1)
+        return (dst.sign_bit if sign_of(src, x) else 0) | dst.exp_mask | quiet | man  # golden isa_cvt_rn_f32_f64
+    if dst is F64:
+        return 0x7FFFFFFFE0000000  # .ftz canonicalizes in f32 first (golden isa_cvt_ftz_f64_f32)
+    if parts == ["cvt", "f32", "f32"]:
+        return x  # a plain cvt.f32.f32 moves the bits on the H100, NaN payloads too (golden isa_cvt_f32_f32)
+    return 0x7FFFFFFF
 
 
 def test_cvt_f32_to_f64():
@@ -383,6 +403,101 @@ def test_cvt_f32_f32_ftz_and_sat():
     i = list(F32_BITS).index(0x007FFFFF)
     assert int(out[i, 0]) & 0xFFFFFFFF == 0 and int(out[i, 3]) & 0xFFFFFFFF == 0x007FFFFF
     assert is_subnormal(F32, 0x007FFFFF)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# 64-bit integers -> bf16 with directed rounding, tf32
+# ----------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["rn", "rz", "rm", "rp"])
+@pytest.mark.parametrize("src", ["u64", "s64"])
+def test_cvt_int64_to_bf16_rounds_once(mode, src):
+    """One rounding from the exact integer: rounding through the nearest f64 first is off by one ulp for
+    integers just beyond a bf16 rounding boundary (golden isa_cvt_rz_bf16_u64)."""
+    from tests.unit.floatutil import BF16, elementwise
+
+    base = [1 << 60, 3 << 58, 0x5F000000_00000000, 1 << 40]
+    vals = []
+    for v in base:
+        half_ulp = v >> 9  # half a bf16 ulp at v (8 significant bits)
+        vals += [v, v + 1, v - 1, v + half_ulp, v + half_ulp + 1, v + half_ulp - 1, v - (half_ulp >> 1)]
+    vals += [0, 1, 255, 257, 0x7FFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFF, 0x8000000000000001, 0x80000000000000FF]
+    raw = np.array([v & 0xFFFFFFFFFFFFFFFF for v in vals] + [(-v) & 0xFFFFFFFFFFFFFFFF for v in vals],
+                   dtype=np.uint64)
+    (d,) = elementwise(f"cvt.{mode}.bf16.{src} {{d}}, {{a}};", [("u64", raw)], ["b16"], target="sm_90")
+    want = [round_fraction(BF16, Fraction(_interpret(int(r), src)), mode) for r in raw]
+    assert_bits_equal(BF16, d, want, [raw], f"cvt.{mode}.bf16.{src}")
+
+
+def _tf32_model(x: int, mode: str, relu: bool) -> int:
+    """tf32 rounding of f32 bits x; NaN -> 0x7fffe000 for .rn/.rz (golden isa_cvt_rn_tf32_f32)."""
+    from tests.unit.floatutil import TF32
+
+    if is_nan(F32, x):
+        return 0x7FFFE000
+    if relu and sign_of(F32, x):
+        return 0
+    if is_inf(F32, x):
+        return x
+    return round_fraction(TF32, to_fraction(F32, x), mode, sign_of(F32, x)) << 13
+
+
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("mode", ["rn", "rz"])
+def test_cvt_tf32_rn_rz(mode, relu):
+    from tests.unit.floatutil import elementwise
+
+    rng = np.random.default_rng(31)
+    x = (rng.standard_normal(400) * np.exp2(rng.integers(-140, 127, 400))).astype(np.float32).view(np.uint32)
+    sp = [0, 0x80000000, 0x3F801000, 0x3F803000, 0xBF801000, 0x3F800FFF, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000,
+          0xFF800000, 0x7FC00000, 0xFFC12345, 0x7F800001, 0x007FFFFF, 0x80001000, 0x00003000]
+    x = np.concatenate([np.array(sp, dtype=np.uint32), x])
+    op = f"cvt.{mode}{'.relu' if relu else ''}.tf32.f32"
+    (d,) = elementwise(f"{op} {{d}}, {{a}};", [("f32", x)], ["b32"], target="sm_90")
+    want = [_tf32_model(int(v), mode, relu) for v in x]
+    assert_bits_equal(F32, d, want, [x], op)
+
+
+def test_cvt_rna_satfinite_tf32(monkeypatch):
+    """.rna.satfinite: finite overflow and infinities give the largest tf32; the H100 also steps NaNs
+    one tf32 ulp down (golden isa_cvt_rna_satfinite_tf32_f32(0x7fc00000) = 0x7fbfe000)."""
+    from tests.unit import floatutil
+    from tests.unit.floatutil import TF32, elementwise
+
+    build = floatutil.build  # .satfinite on cvt.rna.tf32 needs PTX ISA 8.1
+    monkeypatch.setattr(floatutil, "build", lambda *a, **k: build(*a, **k).replace(".version 8.0", ".version 8.1"))
+
+    x = np.array([0x3F800000, 0x3F801000, 0xBF801000, 0x7F7FF000, 0x7F7FEFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000,
+                  0x7FC00000, 0xFFC12345, 0x7F800001, 0x00000001], dtype=np.uint32)
+    (d,) = elementwise("cvt.rna.satfinite.tf32.f32 {d}, {a};", [("f32", x)], ["b32"], target="sm_90")
+    big = TF32.max_finite << 13
+    want = []
+    for v in (int(t) for t in x):
+        if is_nan(F32, v):
+            want.append((v & ~0x1FFF) - 0x2000)
+        elif is_inf(F32, v):
+            want.append(big | (v & 0x80000000))
+        else:
+            r = round_fraction(TF32, to_fraction(F32, v), "rna", sign_of(F32, v)) << 13
+            want.append(big | (v & 0x80000000) if is_inf(F32, r) else r)
+    assert_bits_equal(F32, d, want, [x], "cvt.rna.satfinite.tf32.f32")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the H100's own results
+# ----------------------------------------------------------------------------------------------------------
+
+CVT_CASES = golden_cases(r"^isa_cvt_(?!pack_)(?!.*e[45]m[23]x2)")
+
+
+@pytest.mark.skipif(not available(), reason="shared/gpu-golden is not beside this checkout")
+@pytest.mark.parametrize("case", CVT_CASES or ["none"])
+def test_golden_cvt(case):
+    """Every golden cvt variant (fp8 and cvt.pack: test_fp8.py), byte for byte as the H100 computed it."""
+    assert CVT_CASES, "the golden set has no cvt cases"
+    bad = replay_case(case)
+    assert not bad, f"{case}:\n" + "\n".join(bad)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -3,18 +3,22 @@
 Covers add/sub (.sat), mul (.lo/.hi/.wide), mad (.lo/.hi/.wide), the carry chains (add.cc, addc, sub.cc,
 subc, mad.lo.cc, madc), mul24/mad24, div/rem, abs, neg, min/max, sad, dp4a and dp2a, plus immediate operands.
 Expectations are computed with Python ints and explicit masking (tests/unit/intutil.py), never by ptxjit.
-Division by zero is undefined in PTX and is not tested.
+Division by zero is undefined in PTX; the H100 gives all ones for div and rem alike (golden isa_div_*,
+isa_rem_*), which ptxjit follows.  The integer cases of the H100 golden set are replayed at the end.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from tests.unit.goldenutil import GOLDEN, available, golden_cases, replay_case
 from tests.unit.intutil import (
     check,
     edge_values,
@@ -604,3 +608,91 @@ def test_16bit_immediates():
     d, d2 = elementwise(template, ins, ["s16", "u16"])
     check(d, [u(x - 1, 16) for x in a], ins, "add.s16 a, -1", width=16)
     check(d2, [u(x * 0x101, 16) for x in a], ins, "mul.lo.u16 a, 0x101", width=16)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# forms fixed or added to match the H100
+# ----------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("t", ["u32", "s32", "u64", "s64"])
+def test_div_rem_by_zero_all_ones(t):
+    """x / 0 and x % 0 are all ones on the H100 (isa_div_s32 ..., isa_rem_s32 ...: rem is not the dividend)."""
+    w = width(t)
+    a = edge_values(w)
+    ins = [(t, a), (t, [0] * len(a))]
+    d, d2 = elementwise(f"div.{t} {{d}}, {{a}}, {{b}};\n    rem.{t} {{d2}}, {{a}}, {{b}};", ins, [t, t])
+    check(d, [mask(w)] * len(a), ins, f"div.{t} by 0", width=w)
+    check(d2, [mask(w)] * len(a), ins, f"rem.{t} by 0", width=w)
+
+
+def test_mad24_hi_sat_s32():
+    """.sat saturates the 32-bit addition of the product's bits 47..16 and c (isa_mad24_hi_sat_s32)."""
+    a, b = _mul24_vals(53)
+    a = [u(s(x, 24), 32) | (0xFF000000 if i % 3 == 0 else 0) for i, x in enumerate(a)]  # junk in bits 31..24
+    b = [u(s(x, 24), 32) for x in b]
+    cs = [0x80000000, 0x7FFFFFFF, 0xFFFFFFFF, 1, 0x80000001, 0x7FFF0000]
+    c = [cs[i % len(cs)] for i in range(len(a))]
+    ins = [("s32", a), ("s32", b), ("s32", c)]
+    (got,) = elementwise("mad24.hi.sat.s32 {d}, {a}, {b}, {c};", ins, ["s32"])
+    exp = [u(max(-(1 << 31), min((1 << 31) - 1, s(((s(x, 24) * s(y, 24)) >> 16) & mask(32), 32) + s(z, 32))), 32)
+           for x, y, z in zip(a, b, c, strict=True)]
+    check(got, exp, ins, "mad24.hi.sat.s32")
+
+
+def _minmax16x2(x: int, y: int, signed: bool, op, relu: bool) -> int:
+    r = 0
+    for k in range(2):
+        hx, hy = (x >> (16 * k)) & 0xFFFF, (y >> (16 * k)) & 0xFFFF
+        vx, vy = (s(hx, 16), s(hy, 16)) if signed else (hx, hy)
+        m = op(vx, vy)
+        if relu:
+            m = max(m, 0)
+        r |= u(m, 16) << (16 * k)
+    return r
+
+
+@pytest.fixture
+def sm90(monkeypatch):
+    """Snippet kernels for .target sm_90 (the packed 16-bit min/max need it)."""
+    import tests.ptxsnip
+
+    monkeypatch.setattr(tests.ptxsnip, "HEADER", tests.ptxsnip.HEADER.replace("sm_80", "sm_90"))
+
+
+@pytest.mark.parametrize("t", ["s16x2", "u16x2", "relu.s16x2"])
+def test_min_max_16x2(t, sm90):
+    """Per 16-bit half; .relu clamps each signed half at 0 (isa_min_s16x2 ... isa_max_relu_s16x2)."""
+    halves = [0, 1, 0x7FFF, 0x8000, 0xFFFF, 0x8001, 0x1234, 0xFFFE]
+    words = [lo | (hi << 16) for lo in halves for hi in halves]
+    a, b = pairs(words)
+    a += random_values(32, 200, 80)
+    b += random_values(32, 200, 81)
+    ins = [("b32", a), ("b32", b)]
+    d, d2 = elementwise(f"min.{t} {{d}}, {{a}}, {{b}};\n    max.{t} {{d2}}, {{a}}, {{b}};", ins, ["b32", "b32"])
+    signed, relu = "s16" in t, t.startswith("relu")
+    check(d, [_minmax16x2(x, y, signed, min, relu) for x, y in zip(a, b, strict=True)], ins, f"min.{t}")
+    check(d2, [_minmax16x2(x, y, signed, max, relu) for x, y in zip(a, b, strict=True)], ins, f"max.{t}")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the H100 golden set: every integer arithmetic case (compare/select cases are test_compare's)
+# ----------------------------------------------------------------------------------------------------------
+
+_ARITH = re.compile(r"^isa_(add|sub|addc|subc|mul|mad|madc|mul24|mad24|sad|div|rem|abs|neg|min|max|dp4a|dp2a)_")
+
+
+def _int_cases() -> list[str]:
+    if not available():
+        return []
+    variants = json.loads((GOLDEN / "layout.json").read_text())["variants"]
+    return [c for c in golden_cases(_ARITH.pattern) if variants.get(c, {}).get("group") == "int"]
+
+
+GOLDEN_INT = _int_cases()
+
+
+@pytest.mark.skipif(not available(), reason="the golden set (../shared/gpu-golden) is absent")
+@pytest.mark.parametrize("case", GOLDEN_INT or ["absent"])
+def test_golden(case):
+    assert replay_case(case) == []

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ptxjit.errors import PTXError
-from ptxjit.jit.cache_dir import cache_root
+from ptxjit.jit.cache_dir import NotRegularFile, cache_root, read_regular_file, trusted_dir
 
 _INSTALL_HINT = "install ptxjit[cuda] (pip install 'ptxjit[cuda]', which brings the nvidia-cuda-nvrtc wheel)"
 _CACHE_FORMAT = 1
@@ -204,23 +204,30 @@ def nvrtc_version() -> tuple[int, int]:
 
 
 # ------------------------------------------------------------------ the disk cache
-def _cache_dir() -> Path:
-    return cache_root() / "nvrtc"
+def _cache_dir() -> Path | None:
+    """The NVRTC cache directory, or None when $PTXJIT_CACHE_DIR is not to be trusted (cached PTX is
+    compiled and run like the translation cache's code: see jit/cache_dir.py)."""
+    root = trusted_dir(cache_root())
+    return None if root is None else trusted_dir(root / "nvrtc")
 
 
 def _payload_digest(entry: dict) -> str:
-    body = json.dumps({k: entry[k] for k in ("ptx", "log", "lowered_names")}, sort_keys=True)
+    # the key (the file's name) is inside the checksummed payload: an entry copied to another name is refused
+    body = json.dumps({k: entry.get(k) for k in ("ptx", "log", "lowered_names", "key")}, sort_keys=True)
     return hashlib.sha256(body.encode()).hexdigest()
 
 
 def _cache_load(path: Path) -> CompiledCuda | None:
-    try:
-        raw = path.read_bytes()
-    except OSError:
+    try:  # only a regular file of sane size: never a FIFO (blocks), a device or a symlink (/dev/zero)
+        raw = read_regular_file(path, 64 << 20)
+    except (NotRegularFile, OSError):
+        raw = b""  # unusable: removed and recompiled below
+    if raw is None:
         return None
     try:
         entry = json.loads(raw.decode())
-        if entry.get("format") != _CACHE_FORMAT or entry.get("sha256") != _payload_digest(entry):
+        if entry.get("format") != _CACHE_FORMAT or entry.get("sha256") != _payload_digest(entry) or \
+                entry.get("key") != path.stem:
             raise ValueError("checksum mismatch")
         ptx, log, lowered = entry["ptx"], entry["log"], entry["lowered_names"]
         if not isinstance(ptx, str) or not isinstance(log, str) or not isinstance(lowered, dict):
@@ -236,7 +243,8 @@ def _cache_load(path: Path) -> CompiledCuda | None:
 
 
 def _cache_store(path: Path, res: CompiledCuda) -> None:
-    entry = {"format": _CACHE_FORMAT, "ptx": res.ptx, "log": res.log, "lowered_names": res.lowered_names}
+    entry = {"format": _CACHE_FORMAT, "ptx": res.ptx, "log": res.log, "lowered_names": res.lowered_names,
+             "key": path.stem}
     entry["sha256"] = _payload_digest(entry)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -294,7 +302,9 @@ def compile_cuda(source: str, name_expressions: list[str] | tuple[str, ...] | No
     key_src = json.dumps({"source": source, "options": opts, "name_expressions": exprs, "filename": filename,
                           "nvrtc": list(lib.version), "lib": str(lib.path), "format": _CACHE_FORMAT})
     key = hashlib.sha256(key_src.encode()).hexdigest()
-    path = _cache_dir() / key[:2] / f"{key}.json"
+    cdir = _cache_dir() if cache else None
+    cache = cdir is not None
+    path = cdir / key[:2] / f"{key}.json" if cdir is not None else Path()
     if cache:
         hit = _cache_load(path)
         if hit is not None:

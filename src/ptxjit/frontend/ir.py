@@ -42,10 +42,17 @@ def is_signed_type(t: str) -> bool:
 
 @dataclass(frozen=True)
 class Reg:
-    """A register (or special register like %tid.x).  `neg` marks a `!%p` predicate operand."""
+    """A register (or special register like %tid.x).  `neg` marks a `!%p` predicate operand.
+
+    Video instructions add two forms: `sel` is a byte/half-word selector written after the register
+    (`%r1.b0`, `%r1.h10`, `%r1.b7531`; only the video rules read it) and `minus` a negated operand
+    (`vmad d, -%r1, ...`).
+    """
 
     name: str
     neg: bool = False
+    sel: str = ""
+    minus: bool = False
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ Every error names file:line:col and what was expected.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import struct
 
 from ptxjit.errors import PTXSyntaxError, SourcePos
@@ -17,6 +19,8 @@ from ptxjit.frontend.lexer import SourceText, Token, tokenize
 
 _LINKAGE = {".visible", ".extern", ".weak", ".common"}
 _SPACES = {".global", ".const", ".shared", ".local", ".param", ".tex"}
+# video instruction operand selectors (.b0-.b3, .h0/.h1; SIMD .h10/.b3210 forms and .h1/.b20 masks)
+_VIDEO_SEL = re.compile(r"b[0-7]{1,4}|h[0-3]{1,2}")
 _PERF = {".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".pragma", ".noreturn",
          ".explicitcluster", ".reqnctapercluster", ".maxclusterrank", ".blocksareclusters"}
 
@@ -495,10 +499,19 @@ class _Parser:
             self.next()
             r = self.expect_kind("ident", "a predicate register after '!'")
             return ir.Reg(self.resolve(r[1]), True)
+        if t == "-" and self.peek(1)[0] == "ident":  # vmad's negated register operand: -%r1
+            self.next()
+            r = self.parse_operand()
+            if not isinstance(r, ir.Reg):
+                raise self.error("a register after '-'", tok)
+            return dataclasses.replace(r, minus=True)
         if t == "-" or kind in ("int", "float", "hexfloat"):
             return self.parse_number()
         if kind == "ident":
             self.next()
+            base, _, sel = t.partition(".")
+            if sel and _VIDEO_SEL.fullmatch(sel) and self.is_reg(self.resolve(base)):
+                return ir.Reg(self.resolve(base), sel=sel)  # video operand selector: %r1.b0, %r1.h10
             name = self.resolve(t)
             if self.accept("|"):
                 second = self.expect_kind("ident", "a predicate register after '|'")

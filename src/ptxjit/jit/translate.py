@@ -94,12 +94,19 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
             except Exception:  # unusable object (e.g. other LLVM build): rebuild below
                 native = None
             if native is not None:
-                _count("disk_hits")
-                sh = meta["shared"]
-                return Translation(kernel.name, block, native, meta["save_stride"], meta["local_stride"],
-                                   SharedLayout(sh["offsets"], sh["static_size"], sh["dynamic_offset"]),
-                                   meta["has_yields"], [tuple(x) for x in meta["locations"]],
-                                   time.perf_counter() - t0, from_disk=True, nyields=meta["nyields"])
+                try:  # an entry is checksummed and bound to its key; still, malformed metadata only rebuilds
+                    sh = meta["shared"]
+                    hit_tr = Translation(kernel.name, block, native, int(meta["save_stride"]),
+                                         int(meta["local_stride"]),
+                                         SharedLayout(dict(sh["offsets"]), int(sh["static_size"]),
+                                                      int(sh["dynamic_offset"])),
+                                         bool(meta["has_yields"]), [tuple(x) for x in meta["locations"]],
+                                         time.perf_counter() - t0, from_disk=True, nyields=int(meta["nyields"]))
+                except (KeyError, TypeError, ValueError):
+                    hit_tr = None
+                if hit_tr is not None:
+                    _count("disk_hits")
+                    return hit_tr
     cg = ModuleCodegen(module, kernel, glay, block)
     obj = optimize_to_object(str(cg.build()), name=kernel.name)
     native = load_object(obj, WORKER_SYMBOL)

@@ -28,13 +28,25 @@ L_NTHREADS = 20
 L_ERR_FILE = 21       # assert: file name pointer
 L_ERR_LINE = 22       # assert: line
 L_NWORKERS = 23
-L_SIZE = 24
+L_ERR_LIVE = 24       # deadlock: live (not exited) threads of the CTA
+L_SIZE = 32
 
 # ---- error codes
 ERR_TRAP = 1
 ERR_ASSERT = 2
 ERR_SELF_LOOP = 3
 ERR_BAD_WARP_SYNC = 4
+# set by the runtime (launch.py) while workers run: every worker stops at its next poll
+ERR_CANCEL = 5        # KeyboardInterrupt or another exception in the launching thread
+ERR_TIMEOUT = 6       # the launch's timeout expired
+# set by the region scheduler: no thread of a CTA can make progress; L_ERR_WHERE names a barrier
+# instruction, L_ERR_ARG its barrier id, L_ERR_FILE the arrivals, L_ERR_LINE the threads it needs
+# (-1: every live thread), L_ERR_TID a waiting thread, L_ERR_LIVE the CTA's live threads
+ERR_DEADLOCK = 7
+
+# kernel code polls L_ERROR (atomically) every POLL_MASK + 1 iterations of a loop; a spin loop
+# (passes over a volatile/atomic load) then also yields to the CTA scheduler (forward progress)
+POLL_MASK = 1023
 
 # ---- worker record (one per worker thread)
 W_SHARED = 0          # shared memory (static + dynamic) of the current CTA
@@ -51,8 +63,21 @@ W_EXITED = 16         # set by `exit` in a device function; the kernel body then
 W_XBUF = 17           # region mode: i64 exchange buffer [yield index][parity][thread]
 W_WMASK = 18          # region mode: u32 per warp: lanes released together at the current warp point
 W_CNT = 19            # region mode: u32 per yield index: how often that point was released
-W_PCOUNT = 20         # region mode: i32 per yield index (0 = start): threads waiting there now
+W_PCOUNT = 20         # region mode: i32 per yield index (0 = start): threads waiting there now, then
+                      # NBARRIERS arrival counts of bar.arrive (index arrive_base(nyields) + barrier id)
+W_BARINFO = 21        # region mode: i32 per thread: barrier id | count << 8 of a waiting thread (register operands)
 W_SIZE = 24
+
+NBARRIERS = 16        # named barriers per CTA
+
+
+def pcount_slots(nyields: int) -> int:
+    """Entries of the W_PCOUNT array: start, each yield point, then bar.arrive counts per barrier."""
+    return nyields + 2 + NBARRIERS
+
+
+def arrive_base(nyields: int) -> int:
+    return nyields + 2
 
 # ---- per-warp collective state
 WARP_MASK = 0         # u32: lanes released together at the warp point (the "active mask")

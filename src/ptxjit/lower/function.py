@@ -19,6 +19,7 @@ from llvmlite import ir as ll
 from ptxjit.errors import UnsupportedInstructionError
 from ptxjit.frontend import ir
 from ptxjit.lower import abi
+from ptxjit.lower.progress import SPINPOINT, ProgressLowering, back_edges
 from ptxjit.lower.regions import RegionLowering
 from ptxjit.lower.threadloop import ThreadLoopLowering
 from ptxjit.lower.types import I1, I8, I32, I64, PTR, const_int, is_float_ll, lltype
@@ -56,15 +57,18 @@ def nan_classes(fn: ir.Function) -> dict[str, str]:
         d, _ = defs_uses(ins)
         if not d:
             continue
+        # a plain cvt.f32.f32 copies the bits, NaN payloads included (golden isa_cvt_f32_f32); with a
+        # rounding to integer, .ftz or .sat it is arithmetic
         is_arith = ins.opcode in F32_ARITH and ins.types()[-1:] == ["f32"] and (
-            ins.opcode != "cvt" or ins.types()[-1] in ("f32",) and ins.types()[0] == "f32")
+            ins.opcode != "cvt" or ins.types()[0] == "f32"
+            and ins.has("rni", "rzi", "rmi", "rpi", "ftz", "sat"))
         for r in d:
             if fn.regs.get(r) == "f32":
                 (arith if is_arith else exact).add(r)
     return {r: "pure" if r not in exact else "mixed" for r in arith} | {r: "raw" for r in exact - arith}
 
 
-class FnLowering(ThreadLoopLowering, RegionLowering):
+class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
     def __init__(self, cg: ModuleCodegen, fn: ir.Function, llfn: ll.Function, is_kernel: bool) -> None:
         self.cg = cg
         self.fn = fn
@@ -88,6 +92,9 @@ class FnLowering(ThreadLoopLowering, RegionLowering):
             self.save_stride = self.save_slots[name] + size
         self.save_stride = _align(self.save_stride, 16)
         self.nan_class = nan_classes(fn)
+        # loop back-edges poll for cancellation; spin points may suspend (lower/progress.py)
+        self.back_edges = back_edges(fn)
+        self.has_spinpoints = any(i.opcode == SPINPOINT for i in fn.instructions)
         yields = [i for i in fn.instructions if cg.yields(i)]
         # each suspension point's resume code is fixed by its position (1, 2, ... in program order)
         self.yield_index = {id(i): k + 1 for k, i in enumerate(yields)}

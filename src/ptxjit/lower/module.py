@@ -15,6 +15,8 @@ from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.layout import GlobalsLayout, param_layout, shared_layout
 from ptxjit.lower.layout import local_size as fn_local_size
+from ptxjit.lower.progress import spin_points
+from ptxjit.lower.scheduler import build_region_scheduler
 from ptxjit.lower.types import I1, I32, I64, PTR, VOID, const_int
 from ptxjit.passes.lockstep import lockstep_loops
 
@@ -38,6 +40,8 @@ class ModuleCodegen:
         self.shared = shared_layout(module, kernel)
         if block is not None:  # region mode can run stride loops in lockstep across the CTA
             self.kernel = lockstep_loops(kernel, self.yields)
+            # and suspend threads that spin on a flag, so that the thread setting it runs
+            self.kernel = spin_points(self.kernel, self.yields)
         self.locations: list[ir.Instr] = []
         self._loc_ids: dict[int, int] = {}
         self.funcs: dict[str, ll.Function] = {}
@@ -61,7 +65,10 @@ class ModuleCodegen:
         from ptxjit.lower.rules import RULES
 
         r = RULES.get(ins.opcode)
-        return r is not None and r.yields
+        if r is None or not r.yields:
+            return False
+        # bar.arrive counts an arrival and goes on: not a suspension point
+        return not (ins.opcode in ("bar", "barrier") and ins.has("arrive") and not ins.has("warp"))
 
     def location_id(self, ins: ir.Instr | None) -> int:
         if ins is None:
@@ -146,7 +153,7 @@ class ModuleCodegen:
             fn = self.pending.pop()
             FnLowering(self, fn, self.funcs[fn.name], is_kernel=False).lower()
         if self.region_mode:
-            cta = self._build_region_scheduler(body, lw.region_codes, lw.mask_codes)
+            cta = build_region_scheduler(self, body, lw)
         else:
             cta = self._build_cta_scheduler(body, self.has_yields)
         self._build_worker(cta)
@@ -186,6 +193,11 @@ class ModuleCodegen:
         main = f.append_basic_block("main")
         b.branch(main)
         b.position_at_end(main)
+        # a round: stop when the launch failed elsewhere or was cancelled (Ctrl-C, timeout)
+        err = b.load_atomic(b.gep(L, [const_int(I32, abi.L_ERROR)]), "monotonic", 8)
+        round_go = f.append_basic_block("round_go")
+        b.cbranch(b.icmp_unsigned("!=", err, const_int(I64, 0)), trap_blk, round_go)
+        b.position_at_end(round_go)
         b.store(const_int(I1, 0), any_bar)
         released = const_int(I32, abi.RELEASED)
         with _for_range(b, c0, nwarps) as w:
@@ -211,8 +223,9 @@ class ModuleCodegen:
             # lanes waiting at the same warp point (that of the first waiting lane) are released
             # together; their published operands are snapshot so that released lanes can run on
             # and publish again without clobbering what the others still have to read
-            mask_slot = b.alloca(I32)
-            code_slot = b.alloca(I32)
+            with b.goto_entry_block():  # not in the loop: that would grow the stack every round
+                mask_slot = b.alloca(I32)
+                code_slot = b.alloca(I32)
             b.store(c0, mask_slot)
             b.store(c0, code_slot)
             with _for_range(b, lo, hi) as t:
@@ -264,77 +277,6 @@ class ModuleCodegen:
         b.ret(const_int(I32, -1))
         return f
 
-    def _build_region_scheduler(self, body: ll.Function, codes: list[int], mask_codes: set[int]) -> ll.Function:
-        """CTA scheduler for region mode.  The body counts, per resume point, the threads that stop
-        there; each round picks a point with waiters (warp points first: a CTA barrier may complete
-        only when no thread is still short of it), resumes all its threads (the body loops over
-        them; the dense copy when that is every thread), then completes a barrier (bar.red
-        results).  Only a warp point some threads have left needs a pass over the thread states."""
-        f, b = self._new_cta_function()
-        L, W, n = f.args
-        c0, c1 = const_int(I32, 0), const_int(I32, 1)
-        status = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_STATUS)])), PTR), I32.as_pointer())
-        pcount = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_PCOUNT)])), PTR), I32.as_pointer())
-        with _for_range(b, c0, n) as t:
-            b.store(c0, b.gep(status, [t]))
-        b.store(n, b.gep(pcount, [c0]))
-        for code in codes[1:]:
-            b.store(c0, b.gep(pcount, [const_int(I32, code >> 1)]))
-        main = f.append_basic_block("round")
-        b.branch(main)
-        b.position_at_end(main)
-        counts = {code: b.load(b.gep(pcount, [const_int(I32, code >> 1)])) for code in codes}
-        pick = const_int(I32, -1)
-        # warp points before barriers (and the start); the select chain's last word is the first choice
-        ordered = [c for c in codes if c & abi.WARP_POINT] + [c for c in codes if not c & abi.WARP_POINT]
-        for code in reversed(ordered):
-            pick = b.select(b.icmp_signed(">", counts[code], c0), const_int(I32, code), pick)
-        code = pick
-        run = f.append_basic_block("run")
-        done = f.append_basic_block("all_exited")
-        b.cbranch(b.icmp_signed("<", code, c0), done, run)
-        b.position_at_end(run)
-        cp = b.gep(pcount, [b.lshr(code, c1)])
-        waiting = b.load(cp)
-        b.store(c0, cp)
-        dense = b.icmp_signed("==", waiting, n)
-        arg = b.select(dense, b.or_(code, const_int(I32, abi.REGION_DENSE)), code)
-        warp_pt = b.icmp_unsigned("!=", b.and_(code, c1), c0)
-        with b.if_then(warp_pt):
-            # a warp point: flip its exchange-buffer parity; when not every thread is there, the
-            # lanes released per warp are those waiting at this point
-            cnt = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_CNT)])), PTR), I32.as_pointer())
-            ccp = b.gep(cnt, [b.lshr(code, c1)])
-            b.store(b.add(b.load(ccp), c1), ccp)
-            needs_mask = const_int(I1, 0)
-            for mc in sorted(mask_codes):
-                needs_mask = b.or_(needs_mask, b.icmp_unsigned("==", code, const_int(I32, mc)))
-            with b.if_then(b.and_(needs_mask, b.not_(dense))):
-                wmask = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_WMASK)])), PTR),
-                                  I32.as_pointer())
-                nwarps = b.lshr(b.add(n, const_int(I32, 31)), const_int(I32, 5))
-                with _for_range(b, c0, nwarps) as w:
-                    b.store(c0, b.gep(wmask, [w]))
-                with _for_range(b, c0, n) as t:
-                    same = b.icmp_signed("==", b.load(b.gep(status, [t])), code)
-                    with b.if_then(same):
-                        wp = b.gep(wmask, [b.lshr(t, const_int(I32, 5))])
-                        bit = b.shl(c1, b.and_(t, const_int(I32, 31)))
-                        b.store(b.or_(b.load(wp), bit), wp)
-        r = b.call(body, [L, W, c0, arg])
-        ok = f.append_basic_block("ok")
-        trapped = f.append_basic_block("trapped")
-        b.cbranch(b.icmp_signed("==", r, const_int(I32, abi.RESUME_TRAP)), trapped, ok)
-        b.position_at_end(ok)
-        with b.if_then(b.icmp_unsigned("==", b.and_(code, c1), c0)):
-            _complete_barrier(b, W)
-        b.branch(main)
-        b.position_at_end(done)
-        b.ret(c0)
-        b.position_at_end(trapped)
-        b.ret(const_int(I32, -1))
-        return f
-
     # ------------------------------------------------------------------ worker loop
     def _build_worker(self, cta: ll.Function) -> None:
         i64p = I64.as_pointer()
@@ -357,7 +299,8 @@ class ModuleCodegen:
         exit_blk = f.append_basic_block("exit")
         b.branch(loop)
         b.position_at_end(loop)
-        err = b.load(slot(L, abi.L_ERROR), )
+        # atomic: the runtime (cancel, timeout) and other workers (traps) write it meanwhile
+        err = b.load_atomic(slot(L, abi.L_ERROR), "monotonic", 8)
         work = f.append_basic_block("work")
         b.cbranch(b.icmp_unsigned("!=", err, const_int(I64, 0)), exit_blk, work)
         b.position_at_end(work)
@@ -378,6 +321,11 @@ class ModuleCodegen:
             ok = f.append_basic_block("cta_ok")
             b.cbranch(b.icmp_signed("!=", r, const_int(I32, 0)), exit_blk, ok)
             b.position_at_end(ok)
+            # between CTAs too: a batch of loop-free CTAs can still take long
+            cancelled = b.load_atomic(slot(L, abi.L_ERROR), "monotonic", 8)
+            nxt = f.append_basic_block("cta_next")
+            b.cbranch(b.icmp_unsigned("!=", cancelled, const_int(I64, 0)), exit_blk, nxt)
+            b.position_at_end(nxt)
         b.atomic_rmw("add", slot(L, abi.L_DONE), b.sub(end, start), "monotonic")
         b.branch(loop)
         b.position_at_end(exit_blk)

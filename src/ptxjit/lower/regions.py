@@ -11,6 +11,7 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
 from ptxjit.lower import abi
+from ptxjit.lower.progress import CONDITIONAL_YIELDS, SPINPOINT, static_barrier
 from ptxjit.lower.types import I1, I32, I64, PTR, const_int
 
 
@@ -36,6 +37,7 @@ class RegionLowering:
         # warp points whose instruction reads the set of lanes released together (shfl does not)
         self.mask_codes = {(self.yield_index[id(i)] << 1) | abi.WARP_POINT for i in self.fn.instructions
                            if id(i) in self.yield_index and i.opcode in ("vote", "match", "redux", "activemask")}
+        self._collect_schedule_info()
         pcount = self.entry_record_ptr(abi.W_PCOUNT)
         heads = {}
         checks = []
@@ -65,10 +67,16 @@ class RegionLowering:
                 if dense:
                     b.branch(run)
                 else:
+                    # the threads waiting at this point; the scheduler passes code | RELEASED for those
+                    # of them released by a barrier when others arrived there since (lower/scheduler.py),
+                    # and a dense copy whose affine check fails comes here with code | REGION_DENSE
                     st = self.internal_access(b.load(b.gep(self.status_ptr, [self.tlin])))
-                    b.cbranch(b.icmp_signed("==", st, const_int(I32, code)), run, self.thread_latch)
+                    with b.goto_entry_block():
+                        want = b.and_(self.llfn.args[3], const_int(I32, ~abi.REGION_DENSE))
+                    b.cbranch(b.icmp_signed("==", st, want), run, self.thread_latch)
                 b.position_at_end(run)
                 self._setup_vars()
+                self.reset_progress()
                 setup_end = b.block
                 self.yield_blocks = []
                 if affine:
@@ -97,6 +105,32 @@ class RegionLowering:
         for key, head in heads.items():
             if key != 0:
                 sw.add_case(const_int(I32, key), head)
+        for code in self.barrier_codes:
+            # a second switch edge into the guarded loop: its first counter needs a second entry
+            sw.add_case(const_int(I32, code | abi.RELEASED), heads[code])
+            heads[code].instructions[0].add_incoming(const_int(I32, 0), entry)
+
+    def _collect_schedule_info(self) -> None:
+        """What the region scheduler needs per resume point: spin points, and each CTA barrier's
+        id and thread count (None when the thread stores them at run time), and PTX location."""
+        self.spin_codes: list[int] = []
+        self.barrier_codes: dict[int, tuple[tuple[int, int | None] | None, int]] = {}
+        self.arrive_ids: set[int] = set()
+        self.dynamic_arrive = False
+        for i in self.fn.instructions:
+            if i.opcode in ("bar", "barrier") and i.has("arrive"):
+                sb = static_barrier(i)
+                if sb is None:
+                    self.dynamic_arrive = True
+                else:
+                    self.arrive_ids.add(sb[0])
+            if id(i) not in self.yield_index:
+                continue
+            code = self.yield_index[id(i)] << 1
+            if i.opcode == SPINPOINT:
+                self.spin_codes.append(code | abi.WARP_POINT)
+            elif not _warp_level(i):
+                self.barrier_codes[code] = (static_barrier(i), self.cg.location_id(i))
 
     def _store_outgoing(self, run: ll.Block) -> None:
         """Dense copies save registers once per thread, at the loop latch, whatever point the thread
@@ -202,7 +236,8 @@ class RegionLowering:
             """Successor blocks reached from statement i0 of block bi (none if a suspension point stops it)."""
             for i in range(i0, blocks[bi].end):
                 st = body[i]
-                if isinstance(st, ir.Instr) and id(st) in self.yield_index and i != entry_i:
+                if isinstance(st, ir.Instr) and id(st) in self.yield_index and i != entry_i \
+                        and st.opcode not in CONDITIONAL_YIELDS:
                     return []
             return blocks[bi].succs
 
@@ -229,7 +264,7 @@ class RegionLowering:
                     continue
                 if b.block.is_terminated:
                     b.position_at_end(self.llfn.append_basic_block(f"{tag}_dead"))
-                stops = id(st) in self.yield_index and i != entry_i
+                stops = id(st) in self.yield_index and i != entry_i and st.opcode not in CONDITIONAL_YIELDS
                 self.lower_instr(st)
                 if stops:  # the rest of this block belongs to the region after that point
                     if not b.block.is_terminated:

@@ -45,6 +45,7 @@ class ThreadLoopLowering:
             b.ret(const_int(I32, 0))
             b.position_at_end(body_blk)
             self._setup_vars()
+            self.reset_progress()  # per thread, so polls of fully unrolled loops fold away
             start = self.llfn.append_basic_block("start")
             b.branch(start)
             self.skip_branch = skip

@@ -26,7 +26,7 @@ import weakref
 import numpy as np
 
 from ptxjit.api import Module
-from ptxjit.runtime.memory import DeviceArray
+from ptxjit.runtime.memory import DeviceArray, Pointer
 
 __all__ = ["NumbaKernel", "jit", "numba_stats", "run"]
 
@@ -172,7 +172,8 @@ def _flatten(ty, v, out: list, keep: list) -> None:
         if arr is None:
             raise TypeError(f"expected an array for {ty}, got {type(v).__name__}")
         keep.append(arr)
-        out += [0, 0, arr.size, arr.itemsize, int(arr.ctypes.data), *arr.shape, *arr.strides]
+        # the data pointer is passed as an explicit ptxjit.Pointer: plain ints are refused for pointers
+        out += [0, 0, arr.size, arr.itemsize, Pointer(arr.ctypes.data), *arr.shape, *arr.strides]
     elif isinstance(ty, types.Boolean):
         out.append(int(bool(v)))
     elif isinstance(ty, types.Integer):
@@ -189,7 +190,7 @@ def _flatten(ty, v, out: list, keep: list) -> None:
     elif isinstance(ty, types.Record):
         buf = np.array(v)  # a device copy, as Numba makes
         keep.append(buf)
-        out.append(int(buf.ctypes.data))
+        out.append(Pointer(buf.ctypes.data))
     elif isinstance(ty, types.BaseTuple):
         if len(ty) != len(v):
             raise TypeError(f"tuple of {len(v)} items for {ty}")
@@ -198,7 +199,7 @@ def _flatten(ty, v, out: list, keep: list) -> None:
     elif isinstance(ty, types.EnumMember):
         _flatten(ty.dtype, v.value, out, keep)
     elif isinstance(ty, types.CPointer):
-        out.append(int(v))
+        out.append(Pointer(int(v)))
     else:
         raise TypeError(f"ptxjit cannot pass a {ty} argument to a Numba kernel")
 

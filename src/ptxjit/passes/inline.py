@@ -114,7 +114,7 @@ def _expand(caller: ir.Function, call: ir.Instr, callee: ir.Function, k: int) ->
 
     def op(o):
         if isinstance(o, ir.Reg):
-            return ir.Reg(regs.get(o.name, o.name), o.neg)
+            return dataclasses.replace(o, name=regs.get(o.name, o.name))  # keeps neg, video selectors
         if isinstance(o, ir.Sym):
             return sym(o)
         if isinstance(o, ir.Addr):

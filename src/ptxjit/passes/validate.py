@@ -1,54 +1,82 @@
-"""Load-time validation: every instruction has a rule that accepts it, every register, label and
-call target exists.  Problems are reported with file:line:col before anything is compiled."""
+"""Load-time validation, as strict as ptxas, read from the ISA table (ptxjit.isa).
+
+Every instruction is checked against its InstrSpec before anything is compiled: opcode, modifiers
+and their combinations, type suffixes, operand count, operand kinds, register classes given the
+instruction type, state spaces of addressed variables, predicate guards; then that a rule exists and
+accepts it.  Two kinds of refusal, both with file:line:col and the instruction text:
+
+- InvalidInstructionError (a PTXValidationError): not valid PTX, ptxas would reject it;
+- UnsupportedInstructionError: valid PTX that ptxjit has no rule for (or whose rule refuses the form).
+
+Labels, branch tables and call targets are checked here too.  Nothing the table rejects reaches the
+lowering, so malformed instructions never surface as IndexError/KeyError/llvmlite errors.
+"""
 
 from __future__ import annotations
 
-from ptxjit.errors import PTXValidationError, UnsupportedInstructionError
+import os
+
+from ptxjit.errors import InvalidInstructionError, PTXError, PTXValidationError, UnsupportedInstructionError
 from ptxjit.frontend import ir
-from ptxjit.lower.function import is_special
+from ptxjit.isa import Context, fmt_instr
 from ptxjit.lower.module import EXTERN_FUNCS
-from ptxjit.lower.rules import check_instruction
 from ptxjit.lower.rules.control import _split_call
+from ptxjit.lower.rules.registry import diagnose
+
+MAX_LISTED = 20
 
 
-def _regs_in(op) -> list[ir.Reg]:
-    if isinstance(op, ir.Reg):
-        return [op]
-    if isinstance(op, ir.Addr) and isinstance(op.base, ir.Reg):
-        return [op.base]
-    if isinstance(op, ir.Vec | ir.CallList):
-        return [r for x in op.items for r in _regs_in(x)]
-    if isinstance(op, ir.Pair):
-        return [op.first, op.second]
-    return []
+def _diagnose(ins: ir.Instr, ctx: Context):
+    try:
+        return diagnose(ins, ctx)
+    except Exception as e:  # a defect in the table must not stop valid PTX from loading: fail open
+        if os.environ.get("PTXJIT_ISA_STRICT"):
+            raise
+        del e
+        return None
 
 
-def unsupported_instructions(module: ir.Module) -> list[UnsupportedInstructionError]:
-    out = []
+def unsupported_instructions(module: ir.Module) -> list[PTXError]:
+    """Every instruction that is invalid PTX or that ptxjit cannot run, in source order."""
+    out: list[PTXError] = []
     for fn in module.functions.values():
+        if fn.body is None:
+            continue
+        ctx = Context.for_function(module, fn)
         for ins in fn.instructions:
-            why = check_instruction(ins)
-            if why is not None:
-                out.append(UnsupportedInstructionError(ins.pos, ins.text, why))
+            dg = _diagnose(ins, ctx)
+            if dg is None:
+                continue
+            if dg.invalid:
+                out.append(InvalidInstructionError(ins.pos, fmt_instr(ins), dg.reason))
+            else:
+                out.append(UnsupportedInstructionError(ins.pos, ins.text, dg.reason))
     return out
+
+
+def _raise_first(problems: list[PTXError]) -> None:
+    # invalid PTX first: it is the author's bug, and later "unsupported" messages may be its echo
+    problems = sorted(problems, key=lambda p: not isinstance(p, InvalidInstructionError))
+    first = problems[0]
+    if len(problems) == 1:
+        raise first
+    more = "\n".join(f"  {p}" for p in problems[1:MAX_LISTED])
+    tail = f"\n  ... and {len(problems) - MAX_LISTED} more" if len(problems) > MAX_LISTED else ""
+    suffix = f"\n{len(problems) - 1} more:\n{more}{tail}"
+    if isinstance(first, InvalidInstructionError):
+        raise InvalidInstructionError(first.pos, first.instruction, first.reason + suffix)
+    assert isinstance(first, UnsupportedInstructionError)
+    reason = str(first).split(": ", 2)[-1]
+    raise UnsupportedInstructionError(first.pos, first.instruction, reason + suffix)
 
 
 def validate(module: ir.Module) -> None:
     problems = unsupported_instructions(module)
     if problems:
-        if len(problems) == 1:
-            raise problems[0]
-        first = problems[0]
-        more = "\n".join(f"  {p}" for p in problems[1:20])
-        raise UnsupportedInstructionError(first.pos, first.instruction,
-                                          f"{str(first).split(': ', 2)[-1]}\n{len(problems) - 1} more:\n{more}")
+        _raise_first(problems)
     for fn in module.functions.values():
         labels = {s.name for s in fn.body or () if isinstance(s, ir.Label)}
         for ins in fn.instructions:
-            for op in [*ins.operands, ins.guard]:
-                for r in _regs_in(op) if op is not None else ():
-                    if r.name != "_" and r.name not in fn.regs and not is_special(r.name):
-                        raise PTXValidationError(ins.pos, f"register {r.name} is not declared in '{fn.name}'")
             if ins.opcode == "brx":
                 table = ins.operands[1] if len(ins.operands) > 1 else None
                 names = fn.branch_tables.get(getattr(table, "name", ""))

@@ -1,16 +1,34 @@
 """Kernel launch: build the launch record, give each worker its CTA memory, run batches of CTAs on
-a pool of threads (native code runs without the GIL), and turn a recorded trap into an exception."""
+the launching thread and a pool of threads (native code runs without the GIL), and turn a recorded
+trap, deadlock or timeout into an exception.
+
+A launch must never take the process down or hang it:
+
+* the workers' native code polls the launch's error word (L_ERROR) between CTAs, at scheduler
+  rounds and at loop back-edges; setting it (ERR_CANCEL, ERR_TIMEOUT) stops every worker within
+  microseconds to milliseconds;
+* Ctrl-C: while the main thread runs native code, Python cannot run its SIGINT handler, so the
+  launch installs a wakeup fd (signal.set_wakeup_fd) read by a watchdog thread, which sets
+  ERR_CANCEL; KeyboardInterrupt is then raised as the native call returns.  Any exception in the
+  launching thread (also while it waits for the pool) cancels the launch, waits for every worker,
+  and only then gives the launch's memory back;
+* timeouts (`timeout=`, PTXJIT_TIMEOUT) are enforced by the same watchdog.
+"""
 
 from __future__ import annotations
 
 import ctypes
 import os
+import select
+import signal
 import threading
-from concurrent.futures import ThreadPoolExecutor
+import time
+import warnings
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import numpy as np
 
-from ptxjit.errors import KernelTrap
+from ptxjit.errors import KernelDeadlock, KernelTimeout, KernelTrap
 from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
 from ptxjit.runtime.printf import PRINTF_ADDRESS
@@ -23,13 +41,23 @@ _grid_counter = 0
 
 
 _env_workers: tuple[str | None, int] | None = None
+# os.environ.get costs ~0.7 us (key encoding, value decoding); a launch reads two variables.  On
+# POSIX, os.environ keeps its bytes in `_data` (updated by every assignment through os.environ)
+_ENV_DATA = getattr(os.environ, "_data", None) if os.name == "posix" else None
+
+
+def _getenv(name: str, key: bytes) -> str | None:
+    if _ENV_DATA is None:
+        return os.environ.get(name)
+    v = _ENV_DATA.get(key)
+    return None if v is None else os.fsdecode(v)
 
 
 def worker_count() -> int:
     global _env_workers
     if _workers_override:
         return _workers_override
-    env = os.environ.get("PTXJIT_WORKERS")
+    env = _getenv("PTXJIT_WORKERS", b"PTXJIT_WORKERS")
     if _env_workers is not None and _env_workers[0] == env:  # cached: this runs at every launch
         return _env_workers[1]
     n = _parse_workers(env)
@@ -61,8 +89,9 @@ def _get_pool(n: int) -> ThreadPoolExecutor:
     global _pool, _pool_size
     with _pool_lock:
         if _pool is None or _pool_size < n:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
+            # never shut the old pool down: other threads may hold it and be about to submit to it
+            # (set_workers() while launches run).  Dropping the reference is enough: its threads
+            # finish the queued work and exit once the executor is garbage-collected.
             _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="ptxjit-worker")
             _pool_size = n
         return _pool
@@ -83,7 +112,8 @@ class _WorkerMemory:
         self.xbuf = np.zeros(max(2 * (tr.nyields + 1) * nthreads, 2), dtype=np.int64)
         self.wmask = np.zeros(nwarps + 1, dtype=np.uint32)
         self.cnt = np.zeros(tr.nyields + 2, dtype=np.uint32)
-        self.pcount = np.zeros(tr.nyields + 2, dtype=np.int32)
+        self.pcount = np.zeros(abi.pcount_slots(tr.nyields), dtype=np.int32)
+        self.barinfo = np.zeros(nthreads if tr.has_yields else 1, dtype=np.int32)
         rec = np.zeros(abi.W_SIZE, dtype=np.int64)
         rec[abi.W_SHARED] = _aligned_addr(self.shared, 16)
         rec[abi.W_LOCAL] = self.local.ctypes.data
@@ -95,6 +125,7 @@ class _WorkerMemory:
         rec[abi.W_WMASK] = self.wmask.ctypes.data
         rec[abi.W_CNT] = self.cnt.ctypes.data
         rec[abi.W_PCOUNT] = self.pcount.ctypes.data
+        rec[abi.W_BARINFO] = self.barinfo.ctypes.data
         rec[abi.W_SHARED_SIZE] = shared_bytes
         self.record = rec
         self.address = int(rec.ctypes.data)
@@ -132,9 +163,179 @@ def _aligned_addr(a: np.ndarray, align: int) -> int:
     return (addr + align - 1) // align * align
 
 
+_env_timeout: tuple[str | None, float | None] | None = None
+
+
+def _timeout_seconds(timeout: float | None) -> float | None:
+    """The launch's time limit in seconds: `timeout`, else PTXJIT_TIMEOUT, else None (no limit)."""
+    global _env_timeout
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float | np.integer | np.floating) \
+                or not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        return float(timeout)
+    env = _getenv("PTXJIT_TIMEOUT", b"PTXJIT_TIMEOUT")
+    if _env_timeout is not None and _env_timeout[0] == env:  # cached: this runs at every launch
+        return _env_timeout[1]
+    limit = None
+    if env:
+        try:
+            limit = float(env)
+        except ValueError:
+            limit = -1.0
+        if not limit > 0:
+            raise ValueError(f"PTXJIT_TIMEOUT must be a positive number of seconds, got {env!r}")
+    _env_timeout = (env, limit)
+    return limit
+
+
+def _cancel(L: np.ndarray, code: int) -> None:
+    """Ask every worker of launch L to stop (the first error recorded wins)."""
+    if not L[abi.L_ERROR]:
+        L[abi.L_ERROR] = code
+
+
+class _Watchdog:
+    """A daemon thread that turns Ctrl-C and expired deadlines into L_ERROR codes while launches run.
+
+    It reads a pipe that is the interpreter's signal wakeup fd while the main thread runs a launch
+    (Python's C-level handler writes the signal number there even while the main thread is busy in
+    native code); bytes for signals are passed on to the wakeup fd that was installed before.  A zero
+    byte only wakes it up to look at a new deadline."""
+
+    def __init__(self) -> None:
+        self.r, self.w = os.pipe()
+        os.set_blocking(self.r, False)
+        os.set_blocking(self.w, False)
+        self.lock = threading.Lock()
+        self.deadlines: dict[int, tuple[float, np.ndarray]] = {}
+        self.main_launch: np.ndarray | None = None
+        self.forward = -1
+        self.thread = threading.Thread(target=self._loop, name="ptxjit-watchdog", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            with self.lock:
+                first = min((d for d, _L in self.deadlines.values()), default=None)
+            timeout = None if first is None else max(0.0, first - time.monotonic())
+            try:
+                ready, _, _ = select.select([self.r], [], [], timeout)
+                data = os.read(self.r, 512) if ready else b""
+            except BlockingIOError:
+                data = b""
+            except (OSError, ValueError):  # the pipe is gone (interpreter shutdown)
+                return
+            sigs = bytes(x for x in data if x)
+            if sigs:
+                fwd = self.forward
+                if fwd >= 0:
+                    try:
+                        os.write(fwd, sigs)
+                    except OSError:
+                        pass
+                L = self.main_launch
+                # only when Ctrl-C will raise KeyboardInterrupt (a custom handler might not stop anything)
+                if L is not None and signal.SIGINT in sigs and \
+                        signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                    _cancel(L, abi.ERR_CANCEL)
+            now = time.monotonic()
+            with self.lock:
+                for token, (d, L) in list(self.deadlines.items()):
+                    if now >= d:
+                        _cancel(L, abi.ERR_TIMEOUT)
+                        del self.deadlines[token]
+
+    def add_deadline(self, deadline: float, L: np.ndarray) -> int:
+        token = id(L)
+        with self.lock:
+            self.deadlines[token] = (deadline, L)
+        try:
+            os.write(self.w, b"\0")
+        except OSError:  # the pipe is full: the watchdog is awake anyway
+            pass
+        return token
+
+    def remove_deadline(self, token: int) -> None:
+        with self.lock:
+            self.deadlines.pop(token, None)
+
+    def enter_main(self, L: np.ndarray) -> int | None:
+        """The main thread starts running launch L: Ctrl-C must reach the watchdog.  Returns the
+        wakeup fd to restore afterwards (None: nothing to restore, or ours could not be installed).
+
+        Where no wakeup fd was installed, ours stays installed between launches (the watchdog
+        drains it), so that a launch costs one set_wakeup_fd call; another one (asyncio's) is put
+        back after the launch and gets the signal bytes meanwhile."""
+        try:
+            old = signal.set_wakeup_fd(self.w, warn_on_full_buffer=False)
+        except (ValueError, OSError):  # not the main interpreter, or signals unavailable
+            return None
+        if old != self.w:
+            self.forward = old
+        self.main_launch = L
+        return old if old not in (-1, self.w) else None
+
+    def leave_main(self, old: int | None) -> None:
+        self.main_launch = None
+        if old is None:
+            return
+        try:
+            signal.set_wakeup_fd(old)
+        except (ValueError, OSError):
+            signal.set_wakeup_fd(-1)
+        self.forward = -1
+
+
+_watchdog_lock = threading.Lock()
+_watchdog: _Watchdog | None = None
+_MAIN_IDENT = threading.main_thread().ident
+# launches whose workers did not stop after a cancel: their memory stays alive (never reused)
+_abandoned: list[tuple] = []
+_DRAIN_SECONDS = 5.0
+
+
+def _get_watchdog() -> _Watchdog:
+    global _watchdog
+    wd = _watchdog
+    if wd is None:
+        with _watchdog_lock:
+            if _watchdog is None:
+                _watchdog = _Watchdog()
+            wd = _watchdog
+    return wd
+
+
+def _after_fork_in_child() -> None:
+    """Threads do not survive fork: the child starts its own pool and watchdog when it launches.
+    The parent's watchdog pipe must not stay the child's wakeup fd (the child's signals would
+    reach the parent's watchdog)."""
+    global _pool, _pool_size, _watchdog, _pool_lock, _watchdog_lock, _pool_memory
+    wd = _watchdog
+    if wd is not None:
+        try:
+            old = signal.set_wakeup_fd(-1)
+            if old != wd.w:
+                signal.set_wakeup_fd(old)
+        except (ValueError, OSError):
+            pass
+        for fd in (wd.r, wd.w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    _pool, _pool_size, _watchdog = None, 0, None
+    _pool_lock, _watchdog_lock = threading.Lock(), threading.Lock()
+    _pool_memory = _MemoryPool()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def run(tr: Translation, kernel_name: str, grid: tuple[int, int, int], block: tuple[int, int, int],
-        params: np.ndarray, globals_buf: np.ndarray, dyn_smem: int) -> None:
+        params: np.ndarray, globals_buf: np.ndarray, dyn_smem: int, timeout: float | None = None) -> None:
     global _grid_counter
+    limit = _timeout_seconds(timeout)
     nthreads = block[0] * block[1] * block[2]
     nctas = grid[0] * grid[1] * grid[2]
     nworkers = max(1, min(worker_count(), nctas))
@@ -157,31 +358,129 @@ def run(tr: Translation, kernel_name: str, grid: tuple[int, int, int], block: tu
     mems = _pool_memory.take(tr, nthreads, shared_bytes, nworkers)
     fn = tr.native.worker
     lp = L.__array_interface__["data"][0]
+    t0 = time.monotonic()
+    wd = _get_watchdog()
+    token = wd.add_deadline(t0 + limit, L) if limit is not None else None
+    main = threading.get_ident() == _MAIN_IDENT
+    old_fd = wd.enter_main(L) if main else None
+    futures: list[Future] = []
+    settled = False  # every worker has returned
     try:
-        if nworkers == 1:
-            fn(lp, mems[0].address)
-        else:
-            pool = _get_pool(nworkers)
-            futures = [pool.submit(fn, lp, m.address) for m in mems]
-            for f in futures:
-                f.result()
+        if nworkers > 1:
+            pool = _get_pool(nworkers - 1)
+            futures = [pool.submit(fn, lp, m.address) for m in mems[1:]]
+        fn(lp, mems[0].address)  # this thread is worker 0; Ctrl-C raises as it returns
+        if futures:
+            _wait_workers(futures)
+        settled = True
+    except BaseException:
+        _cancel(L, abi.ERR_CANCEL)
+        settled = _drain(futures)
+        raise
     finally:
-        _pool_memory.give(tr, nthreads, shared_bytes, mems)
+        if main:
+            wd.leave_main(old_fd)
+        if token is not None:
+            wd.remove_deadline(token)
+        if settled or all(f.done() for f in futures):
+            _pool_memory.give(tr, nthreads, shared_bytes, mems)
+        else:
+            _abandon(L, params, globals_buf, mems, kernel_name)
     if L[abi.L_ERROR]:
-        raise _trap_error(tr, kernel_name, L, grid, block)
+        raise _launch_error(tr, kernel_name, L, grid, block, time.monotonic() - t0, limit)
+
+
+def _wait_workers(futures: list[Future]) -> None:
+    """Wait for the pool's workers in short slices, so that Ctrl-C gets through."""
+    pending = [f for f in futures if not f.done()]
+    while pending:
+        _done, not_done = wait(pending, timeout=0.05)
+        pending = list(not_done)
+
+
+def _drain(futures: list[Future]) -> bool:
+    """After a cancel: wait until every worker has returned (they poll L_ERROR; a second Ctrl-C
+    does not stop the wait).  False if some did not return within _DRAIN_SECONDS."""
+    for f in futures:
+        f.cancel()  # not started yet: it never will
+    end = time.monotonic() + _DRAIN_SECONDS
+    while True:
+        try:
+            pending = [f for f in futures if not f.done()]
+            if not pending:
+                return True
+            if time.monotonic() > end:
+                return False
+            wait(pending, timeout=0.05)
+        except BaseException:  # noqa: S112 - the launch's memory must outlive its workers
+            continue
+
+
+def _abandon(L: np.ndarray, params: np.ndarray, globals_buf: np.ndarray, mems: list, kernel: str) -> None:
+    """Workers that did not stop keep using this launch's memory: keep it alive for good, and give
+    later launches a fresh pool (the old one's threads are busy)."""
+    global _pool, _pool_size
+    _abandoned.append((L, params, globals_buf, mems))
+    with _pool_lock:
+        _pool, _pool_size = None, 0
+    warnings.warn(f"ptxjit: workers of kernel '{kernel}' did not stop after the launch was cancelled; "
+                  "they keep running in the background", RuntimeWarning, stacklevel=3)
+
+
+def _launch_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, elapsed: float,
+                  limit: float | None) -> BaseException:
+    code = int(L[abi.L_ERROR])
+    if code == abi.ERR_TIMEOUT:
+        nctas = grid[0] * grid[1] * grid[2]
+        done = int(L[abi.L_DONE])
+        return KernelTimeout(kernel, elapsed, limit or 0.0, f"{done} of {nctas} blocks had completed")
+    if code == abi.ERR_CANCEL:  # Ctrl-C stopped it, but no KeyboardInterrupt came (it may later)
+        return KeyboardInterrupt(f"kernel '{kernel}' was interrupted")
+    if code == abi.ERR_DEADLOCK:
+        return _deadlock_error(tr, kernel, L, grid, block)
+    return _trap_error(tr, kernel, L, grid, block)
+
+
+def _where(tr: Translation, L: np.ndarray) -> str:
+    where_id = int(L[abi.L_ERR_WHERE])
+    if 0 <= where_id < len(tr.locations):
+        pos, text = tr.locations[where_id]
+        return f"{pos} ('{text}')"
+    return ""
+
+
+def _unlinear(i: int, dims) -> tuple[int, int, int]:
+    return i % dims[0], (i // dims[0]) % dims[1], i // (dims[0] * dims[1])
+
+
+def _deadlock_error(tr: Translation, kernel: str, L: np.ndarray, grid, block) -> KernelDeadlock:
+    n = block[0] * block[1] * block[2]
+    cta = _unlinear(int(L[abi.L_ERR_CTA]), grid)
+    tid = int(L[abi.L_ERR_TID])
+    bid, arrived, need, live = (int(L[s]) for s in (abi.L_ERR_ARG, abi.L_ERR_FILE, abi.L_ERR_LINE, abi.L_ERR_LIVE))
+    where = _where(tr, L)
+    bar = f"barrier {bid}" + (f" at {where}" if where else "")
+    if need > n:
+        why = f"it waits for {need} threads but the block has only {n}"
+    elif need < 0:
+        why = (f"it waits for every live thread of the block ({live} of {n}; exited threads count as "
+               f"arrived) but only {arrived} arrived")
+    else:
+        why = f"it waits for {need} threads but only {arrived} arrived"
+    who = f"thread {_unlinear(tid, block)} is waiting there" if tid >= 0 else ""
+    msg = (f"kernel '{kernel}' deadlocked in block {cta}: {bar} can never complete: {why}; "
+           f"{who}{'; ' if who else ''}all {live} live threads of the block wait at barriers, so no "
+           f"other thread can arrive ({n - live} threads exited)")
+    err = KernelDeadlock(msg)
+    err.kernel, err.cta, err.barrier, err.where = kernel, cta, bid, where  # type: ignore[attr-defined]
+    return err
 
 
 def _trap_error(tr: Translation, kernel: str, L: np.ndarray, grid, block) -> KernelTrap:
     code = int(L[abi.L_ERROR])
-    c = int(L[abi.L_ERR_CTA])
-    t = int(L[abi.L_ERR_TID])
-    cta = (c % grid[0], (c // grid[0]) % grid[1], c // (grid[0] * grid[1]))
-    tid = (t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1]))
-    where_id = int(L[abi.L_ERR_WHERE])
-    where = ""
-    if 0 <= where_id < len(tr.locations):
-        pos, text = tr.locations[where_id]
-        where = f"{pos} ('{text}')"
+    cta = _unlinear(int(L[abi.L_ERR_CTA]), grid)
+    tid = _unlinear(int(L[abi.L_ERR_TID]), block)
+    where = _where(tr, L)
     reason = "executed trap"
     if code == abi.ERR_ASSERT:
         msg = _cstr(int(L[abi.L_ERR_ARG]))
@@ -189,6 +488,8 @@ def _trap_error(tr: Translation, kernel: str, L: np.ndarray, grid, block) -> Ker
         reason = f"failed assertion '{msg}' ({file}:{int(L[abi.L_ERR_LINE])})"
     elif code == abi.ERR_SELF_LOOP:
         reason = "entered a branch that loops to itself forever"
+    elif code == abi.ERR_BAD_WARP_SYNC:
+        reason = "executed a warp synchronization that cannot complete"
     return KernelTrap(kernel, cta, tid, where, reason)
 
 

@@ -57,3 +57,34 @@ def empty(shape, dtype=np.float32) -> DeviceArray:
 
 def zeros(shape, dtype=np.float32) -> DeviceArray:
     return DeviceArray(np.zeros(shape, dtype=dtype))
+
+
+class Pointer:
+    """An explicit raw address for a pointer parameter: `kernel(grid, block, (ptxjit.Pointer(addr), n))`.
+
+    Plain Python ints are refused for parameters the kernel dereferences (an int there is almost always
+    a mistake: a size passed in the wrong slot, or an address that is not the caller's to give).  With a
+    Pointer the caller vouches for the address: ptxjit passes it unchecked (no read-only, dtype or size
+    checks), exactly like CUDA passes a device pointer."""
+
+    __slots__ = ("address",)
+
+    def __init__(self, address: int) -> None:
+        if isinstance(address, bool) or not isinstance(address, int | np.integer):
+            raise TypeError(f"Pointer() takes an integer address, got {type(address).__name__}")
+        a = int(address)
+        if not 0 <= a < 2 ** 64:
+            raise ValueError(f"Pointer() address {a:#x} is outside [0, 2**64)")
+        self.address = a
+
+    def __int__(self) -> int:
+        return self.address
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Pointer) and other.address == self.address
+
+    def __hash__(self) -> int:
+        return hash(("ptxjit.Pointer", self.address))
+
+    def __repr__(self) -> str:
+        return f"Pointer({self.address:#x})"

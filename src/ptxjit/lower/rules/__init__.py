@@ -2,6 +2,7 @@
 
 from ptxjit.lower.rules import (  # noqa: F401  (imported for their registrations)
     atomic,
+    bits,
     compare,
     control,
     convert,
@@ -9,6 +10,7 @@ from ptxjit.lower.rules import (  # noqa: F401  (imported for their registration
     integer,
     memory,
     sync,
+    video,
 )
 from ptxjit.lower.rules.registry import RULES, Rule, check_instruction
 

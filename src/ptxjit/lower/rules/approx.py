@@ -19,7 +19,7 @@ from llvmlite import ir as ll
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower import mufu_tables as T
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.types import F32, I32, I64, const_int
+from ptxjit.lower.types import F32, F64, I16, I32, I64, const_int
 
 NAN32 = 0x7FFFFFFF
 
@@ -210,8 +210,244 @@ def f32_unary(lw: FnLowering, op: str, x: ll.Value, ftz: bool) -> ll.Value:
     return _scaled(lw, unit, x, _subnormal(lw, x), 2.0**24, post)
 
 
+# ---------------------------------------------------------------------------------------------
+# f64: MUFU.RCP64H / MUFU.RSQ64H take the high word of the double (20 mantissa bits; the low word
+# is ignored, even for NaN detection) and run it through the f32 tables with the mantissa << 3;
+# the 24-bit significand is truncated to the high word's 20 bits and the low word is zero.
+# Exact on all of mufu/ rcp|rsqrt_approx_ftz_f64_* and isa/ rcp.approx.ftz.f64, rsqrt.approx.ftz.f64.
+
+def _fields64(lw: FnLowering, x: ll.Value) -> tuple[ll.Value, ll.Value, ll.Value]:
+    """(sign, biased exponent, top 20 mantissa bits) of f64 bits x (i64)."""
+    b = lw.b
+    h = b.lshr(x, _c64(32))
+    return b.lshr(h, _c64(31)), b.and_(b.lshr(h, _c64(20)), _c64(0x7FF)), b.and_(h, _c64(0xFFFFF))
+
+
+def rcp64h(lw: FnLowering, x: ll.Value) -> ll.Value:
+    """rcp.approx.ftz.f64 on the bits x (i64 -> i64)."""
+    b = lw.b
+    s, e, m = _fields64(lw, x)
+    y = interp(lw, "rcp", b.shl(m, _c64(3)))
+    r = b.add(b.shl(b.sub(_c64(2045), e), _c64(20)), b.sub(b.lshr(y, _c64(3)), _c64(1 << 20)))
+    r = _sel(lw, b.icmp_signed("<", r, _c64(1 << 20)), 0, r)
+    r = _sel(lw, _eq(lw, e, 0), 0x7FF00000, r)
+    r = _sel(lw, _eq(lw, e, 0x7FF), 0, r)
+    r = b.or_(r, b.shl(s, _c64(31)))
+    nan = b.and_(_eq(lw, e, 0x7FF), b.icmp_unsigned("!=", m, _c64(0)))
+    r = b.select(nan, _c64(NAN32), r)
+    return b.shl(r, _c64(32))
+
+
+def rsq64h(lw: FnLowering, x: ll.Value) -> ll.Value:
+    """rsqrt.approx.ftz.f64 on the bits x (i64 -> i64)."""
+    b = lw.b
+    s, e, m = _fields64(lw, x)
+    ue = b.sub(e, _c64(1023))
+    u = b.or_(b.shl(b.and_(ue, _c64(1)), _c64(23)), b.shl(m, _c64(3)))
+    y = _sel(lw, _eq(lw, u, 0), 1 << 24, interp(lw, "rsqrt", u))
+    k = b.ashr(ue, _c64(1))
+    r = b.add(b.shl(b.sub(_c64(1022), k), _c64(20)), b.sub(b.lshr(y, _c64(3)), _c64(1 << 20)))
+    r = _sel(lw, _eq(lw, e, 0), b.or_(_c64(0x7FF00000), b.shl(s, _c64(31))), r)
+    r = _sel(lw, _eq(lw, e, 0x7FF), 0, r)
+    nan = b.or_(b.and_(_eq(lw, e, 0x7FF), b.icmp_unsigned("!=", m, _c64(0))),
+                b.and_(_eq(lw, s, 1), b.icmp_unsigned("!=", e, _c64(0))))
+    r = b.select(nan, _c64(NAN32), r)
+    return b.shl(r, _c64(32))
+
+
+def _fma64(lw: FnLowering, a: ll.Value, c: ll.Value, d: ll.Value) -> ll.Value:
+    return lw.b.call(lw.cg.intrinsic("llvm.fma", F64, [F64, F64, F64]), [a, c, d])
+
+
+def rsqrt_f64(lw: FnLowering, x: ll.Value) -> ll.Value:
+    """rsqrt.approx.f64 (i64 -> i64): the RSQ64H seed y0 refined once with a third-order step,
+        e = fma(-x, y0*y0, 1);  y = fma(y0*e, fma(e, 0.375, 0.5), y0)
+    (y0*y0 is exact); subnormal x runs on x*2**54 and the result is scaled by 2**27.  Negative x
+    gives 0xfff8000000000000, NaN x itself quieted, +-0 -> +-inf, +inf -> +0.  Exact on isa/."""
+    b = lw.b
+    ax = b.and_(x, _c64(0x7FFFFFFFFFFFFFFF))
+    sub = b.and_(b.icmp_unsigned("<", ax, _c64(1 << 52)), b.icmp_unsigned("!=", ax, _c64(0)))
+    xv = b.bitcast(x, F64)
+    xs = b.select(sub, b.fmul(xv, ll.Constant(F64, 2.0**54)), xv)
+    y0 = b.bitcast(rsq64h(lw, b.bitcast(xs, I64)), F64)
+    e = _fma64(lw, b.fneg(xs), b.fmul(y0, y0), ll.Constant(F64, 1.0))
+    y = _fma64(lw, b.fmul(y0, e), _fma64(lw, e, ll.Constant(F64, 0.375), ll.Constant(F64, 0.5)), y0)
+    y = b.select(sub, b.fmul(y, ll.Constant(F64, 2.0**27)), y)
+    r = b.bitcast(y, I64)
+    r = b.select(b.icmp_unsigned(">=", ax, _c64(0x7FF0000000000000)), _c64(0), r)  # +inf (NaN below)
+    r = b.select(_eq(lw, ax, 0), b.or_(_c64(0x7FF0000000000000), x), r)
+    neg = b.and_(b.icmp_signed("<", x, _c64(0)), b.icmp_unsigned("!=", ax, _c64(0)))
+    r = b.select(neg, _c64(0xFFF8000000000000), r)
+    nan = b.icmp_unsigned(">", ax, _c64(0x7FF0000000000000))
+    return b.select(nan, b.or_(x, _c64(1 << 51)), r)
+
+
+def lower_f64(lw: FnLowering, ins: Instr) -> None:
+    """rcp.approx.ftz.f64, rsqrt.approx(.ftz).f64 (called from floating.py)."""
+    x = lw.b.bitcast(lw.read(ins.operands[1], "f64"), I64)
+    if ins.opcode == "rcp":
+        r = rcp64h(lw, x)
+    elif ins.opcode == "rsqrt":
+        r = rsq64h(lw, x) if ins.has("ftz") else rsqrt_f64(lw, x)
+    else:
+        raise lw.unsupported("approx f64 form")
+    lw.write(ins.operands[0], lw.b.bitcast(r, F64), "f64")
+
+
+# ---------------------------------------------------------------------------------------------
+# div.approx / div.full .f32: the quotient is a * MUFU.RCP(b), one f32 multiply, no refinement.
+#   div.full: |b| > 2**126 first scales a and b by 0.25 (so 1/b stays normal);
+#   non-ftz (both): subnormal b runs as (a * rcp(b * 2**24)) * 2**24.
+# Exact on all 4,096 rows of each isa_div_{approx,full}{,_ftz}_f32.
+
+def _fmul_bits(lw: FnLowering, x: ll.Value, y: ll.Value, ftz: bool) -> ll.Value:
+    """FMUL(.FTZ) on f32 bits (i32): NaN results canonical; .ftz flushes subnormal inputs and products
+    whose exact value is below 2**-126."""
+    from ptxjit.lower.rules import fpbits
+
+    b = lw.b
+    if ftz:
+        x, y = (b.select(_eq(lw, b.and_(v, _c32(0x7F800000)), 0), b.and_(v, _c32(0x80000000)), v) for v in (x, y))
+    xv, yv = b.bitcast(x, F32), b.bitcast(y, F32)
+    r = b.bitcast(b.fmul(xv, yv), I32)
+    if ftz:
+        exact = b.fmul(b.fpext(xv, F64), b.fpext(yv, F64))
+        r = b.bitcast(fpbits.flush_tiny_before_rounding(b, b.bitcast(r, F32), exact), I32)
+        r = b.select(_eq(lw, b.and_(r, _c32(0x7F800000)), 0), b.and_(r, _c32(0x80000000)), r)
+    nan = b.icmp_unsigned(">", _abs_bits(lw, r), _c32(0x7F800000))
+    return b.select(nan, _c32(NAN32), r)
+
+
+def div_f32(lw: FnLowering, a: ll.Value, d: ll.Value, full: bool, ftz: bool) -> ll.Value:
+    """div.approx / div.full (.ftz) .f32 on bits (i32, i32 -> i32)."""
+    b = lw.b
+    if full:
+        big = b.icmp_unsigned(">", _abs_bits(lw, d), _c32(0x7E800000))  # |d| > 2**126 (incl. inf, NaN)
+        q = _c32(0x3E800000)  # 0.25
+        a = b.select(big, _fmul_bits(lw, a, q, ftz), a)
+        d = b.select(big, _fmul_bits(lw, d, q, ftz), d)
+    if ftz:
+        return _fmul_bits(lw, a, rcp_ftz(lw, d), True)
+    two24 = _c32(0x4B800000)
+    sub = _subnormal(lw, d)
+    r = rcp_ftz(lw, b.select(sub, _fmul_bits(lw, d, two24, False), d))
+    p = _fmul_bits(lw, a, r, False)
+    return b.select(sub, _fmul_bits(lw, p, two24, False), p)
+
+
+def lower_div(lw: FnLowering, ins: Instr) -> None:
+    """Entry point for div.approx / div.full .f32 (called from floating.lower_float_arith)."""
+    b = lw.b
+    a = b.bitcast(lw.read(ins.operands[1], "f32"), I32)
+    d = b.bitcast(lw.read(ins.operands[2], "f32"), I32)
+    r = div_f32(lw, a, d, ins.has("full"), ins.has("ftz"))
+    lw.write(ins.operands[0], b.bitcast(r, F32), "f32")
+
+
+# ---------------------------------------------------------------------------------------------
+# sin / cos .approx.f32: the argument reduction is reproduced exactly, the unit's quarter-wave table
+# is not (yet).  The GPU computes p = FMUL.RZ(|x|, 0x3e22f983 = 1/2pi in f32), takes p in fixed point
+# with 25 fraction bits (truncated) modulo one turn, n; cos adds a quarter turn.  The top two bits of n
+# are the quadrant q, the low 23 bits r the offset; odd quadrants use the ones' complement of r
+# (sin(pi) -> exactly 0 although p < 1/2).  The unit then gives sin(2*pi*r'/2**25) (negated for q >= 2,
+# and for negative x in sin); here that sine is the host's, rounded once, so results differ from the
+# H100 by at most ~2**-22 absolute (see approx_bounds.py).
+
+def sincos_f32(lw: FnLowering, x: ll.Value, cos: bool) -> ll.Value:
+    """sin/cos.approx(.ftz).f32 on the bits x (i32 -> i32).  Subnormal x reduces to n = 0 with or
+    without .ftz, so both forms are the same."""
+    b = lw.b
+    ax = _abs_bits(lw, x)
+    p = b.fmul(b.fpext(b.bitcast(ax, F32), F64), ll.Constant(F64, float.fromhex("0x1.45f306p-3")))  # exact
+    p32 = b.fptrunc(p, F32)
+    up = b.fcmp_ordered(">", b.fpext(p32, F64), p)  # round toward zero
+    p32 = b.bitcast(b.sub(b.bitcast(p32, I32), b.zext(up, I32)), F32)
+    pc = b.fpext(p32, F64)
+    pc = b.select(b.fcmp_ordered("<", pc, ll.Constant(F64, 2.0**23)), pc, ll.Constant(F64, 0.0))
+    n = b.and_(b.fptoui(b.fmul(pc, ll.Constant(F64, 2.0**25)), I64), _c64((1 << 25) - 1))
+    if cos:
+        n = b.and_(b.add(n, _c64(1 << 23)), _c64((1 << 25) - 1))
+    q = b.lshr(n, _c64(23))
+    r = b.and_(n, _c64((1 << 23) - 1))
+    odd = _eq(lw, b.and_(q, _c64(1)), 1)
+    r = b.select(odd, b.sub(_c64((1 << 23) - 1), r), r)
+    ang = b.fmul(b.uitofp(r, F64), ll.Constant(F64, 2.0 * 3.141592653589793 / 2.0**25))
+    v = b.bitcast(b.fptrunc(b.call(lw.cg.intrinsic("llvm.sin", F64, [F64]), [ang]), F32), I32)
+    neg = b.icmp_unsigned(">=", q, _c64(2))
+    if not cos:
+        neg = b.xor(neg, b.icmp_signed("<", x, _c32(0)))
+    v = b.or_(v, b.select(neg, _c32(0x80000000), _c32(0)))  # zeros too: sin(pi) = +0, sin(2pi) = -0
+    return b.select(b.icmp_unsigned(">=", ax, _c32(0x7F800000)), _c32(NAN32), v)
+
+
+# ---------------------------------------------------------------------------------------------
+# tanh.approx.f32 (MUFU.TANH): |x| <= 2**-8 returns x itself (H100: every such isa/ row), larger |x|
+# go through an interpolator with ~2**-17 relative error and piecewise segments (8 per octave in
+# [1, 2)) that is not reconstructed yet: the host's tanhf stands in (see approx_bounds.py).
+
+def tanh_f32(lw: FnLowering, x: ll.Value) -> ll.Value:
+    b = lw.b
+    xv = b.bitcast(x, F32)
+    r = b.bitcast(b.call(lw.cg.extern_function("tanhf", F32, [F32]), [xv]), I32)
+    r = b.select(b.icmp_unsigned("<=", _abs_bits(lw, x), _c32(0x3B800000)), x, r)  # |x| <= 2**-8
+    return b.select(b.icmp_unsigned(">", _abs_bits(lw, x), _c32(0x7F800000)), _c32(NAN32), r)
+
+
 def lower_f32(lw: FnLowering, ins: Instr) -> None:
-    """Entry point for rcp/rsqrt/sqrt/ex2 .approx f32 (called from floating.py)."""
+    """Entry point for rcp/rsqrt/sqrt/ex2/sin/cos .approx f32 (called from floating.py)."""
     x = lw.b.bitcast(lw.read(ins.operands[1], "f32"), I32)
-    r = f32_unary(lw, ins.opcode, x, ins.has("ftz"))
+    if ins.opcode in ("sin", "cos"):
+        r = sincos_f32(lw, x, ins.opcode == "cos")
+    elif ins.opcode == "tanh":
+        r = tanh_f32(lw, x)
+    else:
+        r = f32_unary(lw, ins.opcode, x, ins.has("ftz"))
     lw.write(ins.operands[0], lw.b.bitcast(r, F32), "f32")
+
+
+# ---------------------------------------------------------------------------------------------
+# f16 / bf16 forms: the f32 unit, then the f32 result truncated (round toward zero) to the half
+# format; f16 results of 2**16 and above become infinity.  Exact on all 65,536 inputs of every
+# isa_ex2_approx_{f16,f16x2,ftz_bf16,ftz_bf16x2} form.
+
+def _half_to_f32_bits(lw: FnLowering, v: ll.Value, bf: bool) -> ll.Value:
+    """i16 half bits -> i32 f32 bits (exact)."""
+    b = lw.b
+    if bf:
+        return b.shl(b.zext(v, I32), _c32(16))
+    return b.bitcast(b.fpext(b.bitcast(v, ll.HalfType()), F32), I32)
+
+
+def f32_to_half_rz(lw: FnLowering, r: ll.Value, bf: bool) -> ll.Value:
+    """i32 f32 bits -> i16 half bits, truncated; NaN -> 0x7fff; f16: |r| >= 2**16 -> infinity."""
+    b = lw.b
+    a = _abs_bits(lw, r)
+    nan = b.icmp_unsigned(">", a, _c32(0x7F800000))
+    if bf:
+        h = b.lshr(r, _c32(16))
+    else:
+        sign = b.and_(b.lshr(r, _c32(16)), _c32(0x8000))
+        e = b.lshr(a, _c32(23))
+        normal = b.add(b.shl(b.sub(e, _c32(112)), _c32(10)), b.and_(b.lshr(a, _c32(13)), _c32(0x3FF)))
+        sig = b.or_(b.and_(a, _c32(0x7FFFFF)), _c32(1 << 23))
+        sh = b.sub(_c32(126), e)  # subnormal f16: sig * 2**(e - 150) / 2**-24
+        sub = b.lshr(sig, b.select(b.icmp_unsigned(">", sh, _c32(31)), _c32(31), sh))
+        sub = b.select(b.icmp_unsigned(">", sh, _c32(24)), _c32(0), sub)
+        m = b.select(b.icmp_unsigned(">=", e, _c32(113)), normal, sub)
+        m = b.select(b.icmp_unsigned(">=", a, _c32(0x47800000)), _c32(0x7C00), m)
+        h = b.or_(m, sign)
+    h = b.select(nan, _c32(0x7FFF), h)
+    return b.trunc(h, I16)
+
+
+def half_unary(lw: FnLowering, op: str, v: ll.Value, bf: bool) -> ll.Value:
+    """ex2/tanh .approx on one f16/bf16 lane (i16 bits -> i16 bits)."""
+    x = _half_to_f32_bits(lw, v, bf)
+    if op == "ex2":
+        return f32_to_half_rz(lw, ex2_ftz(lw, x), bf)
+    if op == "tanh":  # the f32 unit truncated the same way (exact wherever tanh_f32 is)
+        return f32_to_half_rz(lw, tanh_f32(lw, x), bf)
+    raise KeyError(op)
+
+
+HALF_UNARY_OPS = ("ex2", "tanh")

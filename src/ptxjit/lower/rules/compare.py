@@ -57,7 +57,9 @@ def _compare_lanes(lw: FnLowering, ins: Instr, t: str) -> list[ll.Value]:
     op = _cmp_op(ins)
     a_op, c_op = ins.operands[1], ins.operands[2]
     if t in HALF:
-        la, lc = half_lanes_as_f64(lw, a_op, t), half_lanes_as_f64(lw, c_op, t)
+        # .ftz flushes subnormal half inputs (golden isa_setp_eq_ftz_f16(0x0000, 0x0001) = 1)
+        flush = ins.has("ftz")
+        la, lc = half_lanes_as_f64(lw, a_op, t, flush), half_lanes_as_f64(lw, c_op, t, flush)
         return [compare(lw, op, "f64", x, y) for x, y in zip(la, lc, strict=True)]
     a, c = lw.read(a_op, t), lw.read(c_op, t)
     if ins.has("ftz") and a.type == F32:

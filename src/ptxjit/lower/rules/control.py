@@ -21,6 +21,8 @@ def lower_brx(lw: FnLowering, ins: Instr) -> None:
     if labels is None:
         raise lw.unsupported(f"unknown branch table {table}")
     idx = lw.read(ins.operands[0], "u32")
+    if id(ins) in lw.back_edges:
+        lw.poll_backedge()  # a loop: stop here when the launch is cancelled
     bad = lw.llfn.append_basic_block("brx_out_of_range")
     go = b.block
     if ins.guard is not None:
@@ -45,6 +47,8 @@ def lower_bra(lw: FnLowering, ins: Instr) -> None:
     if not isinstance(target, ir.Sym):
         raise lw.unsupported("branch target must be a label")
     blk = lw.label_block(target.name)
+    if id(ins) in lw.back_edges:
+        lw.poll_backedge()  # a loop: stop here when the launch is cancelled
     if ins.guard is None:
         b.branch(blk)
         return

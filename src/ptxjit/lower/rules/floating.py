@@ -311,6 +311,11 @@ def lower_float_arith(lw: FnLowering, ins: Instr) -> None:
     b = lw.b
     t = _ft(ins)
     op = ins.opcode
+    if op == "div" and (ins.has("approx") or ins.has("full")) and t == "f32":
+        from ptxjit.lower.rules import approx  # a * MUFU.RCP(b), bit for bit
+
+        approx.lower_div(lw, ins)
+        return
     flush = ins.has("ftz") and t == "f32"
     srcs = [lw.read(o, t) for o in ins.operands[1:]]
     if flush:
@@ -402,6 +407,11 @@ def lower_rcp_sqrt(lw: FnLowering, ins: Instr) -> None:
 
         approx.lower_f32(lw, ins)
         return
+    if ins.has("approx") and t == "f64" and ins.opcode in ("rcp", "rsqrt"):
+        from ptxjit.lower.rules import approx  # MUFU.RCP64H / RSQ64H (+ refinement), bit for bit
+
+        approx.lower_f64(lw, ins)
+        return
     x = lw.read(ins.operands[1], t)
     flush = ins.has("ftz") and t == "f32"
     if flush:
@@ -450,7 +460,7 @@ def lower_transcendental(lw: FnLowering, ins: Instr) -> None:
 
         half.lower_half_unary(lw, ins)
         return
-    if ins.opcode == "ex2" and t == "f32":
+    if ins.opcode in ("ex2", "sin", "cos", "tanh") and t == "f32":
         from ptxjit.lower.rules import approx  # the H100's multifunction unit, bit for bit
 
         approx.lower_f32(lw, ins)

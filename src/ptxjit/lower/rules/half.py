@@ -19,9 +19,12 @@ from ptxjit.lower.types import F32, F64, I1, I16, I32, I64, const_int
 
 @dataclass(frozen=True)
 class HalfFormat:
+    """A small binary float format (f16, bf16; also the fp8 formats, whose E4M3 has no infinity)."""
+
     mbits: int
     ebits: int
     canon_nan: int
+    maxf: float | None = None  # largest finite value where the top exponent holds numbers (E4M3: 448)
 
     @property
     def bias(self) -> int:
@@ -33,6 +36,8 @@ class HalfFormat:
 
     @property
     def max_finite(self) -> float:
+        if self.maxf is not None:
+            return self.maxf
         return (2.0 - 2.0 ** -self.mbits) * 2.0 ** self.bias
 
 
@@ -88,9 +93,34 @@ def decode(lw: FnLowering, bits: ll.Value, fmt: HalfFormat) -> ll.Value:
     return b.select(sign, b.fneg(v), v)
 
 
-def encode(lw: FnLowering, x: ll.Value, fmt: HalfFormat, mode: str = "rn", relu: bool = False,
-           flush: bool = False) -> ll.Value:
-    """f64 -> half bit pattern (i16), rounded once with `mode` (rn/rz/rm/rp)."""
+def _round_scaled(lw: FnLowering, scaled: ll.Value, mode: str, neg: ll.Value) -> ll.Value:
+    """Round a non-negative f64 to an integer value with `mode` (rn/rz/rm/rp; `neg`: the sign of the
+    number whose magnitude `scaled` is, which decides the direction of rm/rp)."""
+    b = lw.b
+    if mode == "rn":
+        return _round(lw, "llvm.roundeven", scaled)
+    if mode == "rz":
+        return _round(lw, "llvm.trunc", scaled)
+    up = neg if mode == "rm" else b.not_(neg)
+    return b.select(up, _round(lw, "llvm.ceil", scaled), _round(lw, "llvm.floor", scaled))
+
+
+def _exponent(lw: FnLowering, xb: ll.Value, lo: int) -> ll.Value:
+    """floor(log2 |x|) of the f64 with bits xb, clamped to [lo, 1000] (keeps 2**-e within _pow2's range)."""
+    b = lw.b
+    e = b.sub(b.and_(b.lshr(xb, const_int(I64, 52)), const_int(I64, 0x7FF)), const_int(I64, 1023))
+    e = b.select(b.icmp_signed("<", e, const_int(I64, lo)), const_int(I64, lo), e)
+    return b.select(b.icmp_signed(">", e, const_int(I64, 1000)), const_int(I64, 1000), e)
+
+
+def encode_magnitude(lw: FnLowering, x: ll.Value, fmt: HalfFormat, mode: str = "rn", satfinite: bool = False,
+                     flush: bool = False) -> tuple[ll.Value, ll.Value, ll.Value]:
+    """Round f32/f64 `x` once to `fmt` with `mode`: (encoding of the magnitude as i64, x negative, x NaN).
+
+    satfinite: overflow and infinite inputs give the largest finite magnitude.  flush: results that are
+    tiny *after* rounding to the format's precision with an unbounded exponent become zero, which is
+    the H100's .ftz rule (golden isa_mul_ftz_f16: 0x0400 * 0x3bff = (1 - 2**-11) * 2**-14 -> 0x0000, while
+    isa_mul_ftz_sat_f16x2: 0x08c3 * 0x36b8 = 0.99977 * 2**-14 rounds up to 2**-14 and is kept)."""
     b = lw.b
     if x.type == F32:
         x = b.fpext(x, F64)
@@ -99,32 +129,19 @@ def encode(lw: FnLowering, x: ll.Value, fmt: HalfFormat, mode: str = "rn", relu:
     neg = b.icmp_signed("<", xb, const_int(I64, 0))
     ax = _fabs(lw, x)
     nan = b.fcmp_unordered("uno", x, x)
-    e = b.sub(b.and_(b.lshr(xb, const_int(I64, 52)), const_int(I64, 0x7FF)), const_int(I64, 1023))
-    e = b.select(b.icmp_signed("<", e, const_int(I64, fmt.emin)), const_int(I64, fmt.emin), e)
-    e = b.select(b.icmp_signed(">", e, const_int(I64, 1000)), const_int(I64, 1000), e)
-    q = b.sub(e, const_int(I64, m))
-    scaled = b.fmul(ax, _pow2(lw, b.sub(const_int(I64, 0), q)))
-    if mode == "rn":
-        rs = _round(lw, "llvm.roundeven", scaled)
-    elif mode == "rz":
-        rs = _round(lw, "llvm.trunc", scaled)
-    else:
-        up = neg if mode == "rm" else b.not_(neg)
-        rs = b.select(up, _round(lw, "llvm.ceil", scaled), _round(lw, "llvm.floor", scaled))
+    q = b.sub(_exponent(lw, xb, fmt.emin), const_int(I64, m))
+    rs = _round_scaled(lw, b.fmul(ax, _pow2(lw, b.sub(const_int(I64, 0), q))), mode, neg)
     mag = b.fmul(rs, _pow2(lw, q))
     inf = ll.Constant(F64, float("inf"))
     maxf = ll.Constant(F64, fmt.max_finite)
-    finite_in = b.fcmp_ordered("<", ax, inf)
-    over = b.and_(finite_in, b.fcmp_ordered(">", mag, maxf))
-    if mode == "rn":
-        to_inf = const_int(I1, 1)
-    elif mode == "rz":
-        to_inf = const_int(I1, 0)
-    elif mode == "rm":
-        to_inf = neg
+    if satfinite:
+        mag = b.select(b.fcmp_ordered(">", mag, maxf), maxf, mag)
     else:
-        to_inf = b.not_(neg)
-    mag = b.select(over, b.select(to_inf, inf, maxf), mag)
+        over = b.and_(b.fcmp_ordered("<", ax, inf), b.fcmp_ordered(">", mag, maxf))
+        to_inf = {"rn": const_int(I1, 1), "rz": const_int(I1, 0), "rm": neg}.get(mode)
+        if to_inf is None:
+            to_inf = b.not_(neg)
+        mag = b.select(over, b.select(to_inf, inf, maxf), mag)
     mb = b.bitcast(mag, I64)
     E = b.sub(b.lshr(mb, const_int(I64, 52)), const_int(I64, 1023))
     is_sub = b.icmp_signed("<", E, const_int(I64, fmt.emin))
@@ -135,7 +152,21 @@ def encode(lw: FnLowering, x: ll.Value, fmt: HalfFormat, mode: str = "rn", relu:
     enc = b.select(b.fcmp_ordered("==", mag, inf), inf_enc, b.select(is_sub, sub_enc, norm_enc))
     enc = b.select(b.fcmp_ordered("==", mag, ll.Constant(F64, 0.0)), const_int(I64, 0), enc)
     if flush:
-        enc = b.select(b.icmp_unsigned("<", enc, const_int(I64, 1 << m)), const_int(I64, 0), enc)
+        # round to the full precision with an unbounded exponent (below 2**(emin-64) all is tiny anyway)
+        qu = b.sub(_exponent(lw, xb, fmt.emin - 64), const_int(I64, m))
+        ru = b.fmul(_round_scaled(lw, b.fmul(ax, _pow2(lw, b.sub(const_int(I64, 0), qu))), mode, neg),
+                    _pow2(lw, qu))
+        tiny = b.fcmp_ordered("<", ru, ll.Constant(F64, 2.0 ** fmt.emin))
+        enc = b.select(tiny, const_int(I64, 0), enc)
+    return enc, neg, nan
+
+
+def encode(lw: FnLowering, x: ll.Value, fmt: HalfFormat, mode: str = "rn", relu: bool = False,
+           flush: bool = False, satfinite: bool = False) -> ll.Value:
+    """f32/f64 -> half bit pattern (i16), rounded once with `mode` (rn/rz/rm/rp).  NaN gives the
+    canonical 0x7fff; .relu turns negative results (-0 included) into +0."""
+    b = lw.b
+    enc, neg, nan = encode_magnitude(lw, x, fmt, mode, satfinite, flush)
     r = b.or_(enc, b.select(neg, const_int(I64, 0x8000), const_int(I64, 0)))
     if relu:
         r = b.select(neg, const_int(I64, 0), r)
@@ -163,8 +194,31 @@ def check_half(ins: Instr) -> str | None:
     return f"{ins.opcode} on half types is not supported"
 
 
+def _is_nan16(lw: FnLowering, h: ll.Value, fmt: HalfFormat) -> ll.Value:
+    inf_bits = ((1 << fmt.ebits) - 1) << fmt.mbits
+    return lw.b.icmp_unsigned(">", lw.b.and_(h, const_int(I16, 0x7FFF)), const_int(I16, inf_bits))
+
+
+def _flush16(lw: FnLowering, h: ll.Value, fmt: HalfFormat) -> ll.Value:
+    """A subnormal half bit pattern becomes the zero of its sign."""
+    b = lw.b
+    sub = b.icmp_unsigned("<", b.and_(h, const_int(I16, 0x7FFF)), const_int(I16, 1 << fmt.mbits))
+    return b.select(sub, b.and_(h, const_int(I16, 0x8000)), h)
+
+
+def sat01(lw: FnLowering, x: ll.Value) -> ll.Value:
+    """.sat: clamp to [0, 1] with NaN -> +0 and -0 -> +0 (the H100 never returns -0 under .sat: golden
+    isa_add_sat_f16 (-0) + (-0) = 0x0000, isa_cvt_sat_f16_f16(-0) = 0x0000)."""
+    b = lw.b
+    t = x.type
+    one = ll.Constant(t, 1.0)
+    pos = b.fcmp_ordered(">", x, ll.Constant(t, 0.0))
+    return b.select(pos, b.select(b.fcmp_ordered(">", x, one), one, x), ll.Constant(t, 0.0))
+
+
 def lower_half_arith(lw: FnLowering, ins: Instr) -> None:
-    """add/sub/mul/fma/neg/abs/min/max on f16, bf16, f16x2, bf16x2 (.rn, .ftz, .sat, .relu)."""
+    """add/sub/mul/fma/neg/abs/min/max on f16, bf16, f16x2, bf16x2 (.rn, .ftz, .sat, .relu, .NaN,
+    .xorsign.abs), bit-exact with the H100 (NaN results are the canonical 0x7fff)."""
     b = lw.b
     t = ins.types()[-1]
     fmt = fmt_of(t)
@@ -176,11 +230,15 @@ def lower_half_arith(lw: FnLowering, ins: Instr) -> None:
     out = []
     for lane in range(2 if packed else 1):
         args = [s[lane] for s in srcs]
-        if op == "neg":
-            out.append(b.xor(args[0], const_int(I16, 0x8000)))
+        if op in ("neg", "abs"):
+            # a sign-bit operation, except that NaN becomes 0x7fff and .ftz flushes subnormals first
+            # (golden isa_neg_f16(0x7e00) = 0x7fff, isa_neg_ftz_f16x2(0x00010000) = 0x80008000)
+            x = _flush16(lw, args[0], fmt) if flush else args[0]
+            r = b.xor(x, const_int(I16, 0x8000)) if op == "neg" else b.and_(x, const_int(I16, 0x7FFF))
+            out.append(b.select(_is_nan16(lw, x, fmt), const_int(I16, fmt.canon_nan), r))
             continue
-        if op == "abs":
-            out.append(b.and_(args[0], const_int(I16, 0x7FFF)))
+        if op in ("min", "max"):
+            out.append(_half_minmax(lw, ins, args, fmt))
             continue
         vals = [decode(lw, a, fmt) for a in args]
         if flush:
@@ -191,19 +249,36 @@ def lower_half_arith(lw: FnLowering, ins: Instr) -> None:
             r = b.fsub(vals[0], vals[1])
         elif op == "mul":
             r = b.fmul(vals[0], vals[1])
-        elif op in ("fma", "mad"):
+        else:  # fma / mad
             r = _fma_round_to_odd(lw, *vals)
-        else:  # min / max
-            name = {"min": "llvm.minimumnum", "max": "llvm.maximumnum"}[op]
-            if ins.has("NaN"):
-                name = {"min": "llvm.minimum", "max": "llvm.maximum"}[op]
-            r = b.call(lw.cg.intrinsic(name, F64, [F64, F64]), vals)
         if ins.has("sat"):
-            from ptxjit.lower.rules.floating import saturate
-
-            r = saturate(lw, r)
+            r = sat01(lw, r)
         out.append(encode(lw, r, fmt, "rn", relu=ins.has("relu"), flush=flush))
     lw.write(ins.operands[0], _pack(lw, out), rt)
+
+
+def _half_minmax(lw: FnLowering, ins: Instr, args: list[ll.Value], fmt: HalfFormat) -> ll.Value:
+    """min/max[.ftz][.NaN][.xorsign.abs] of one lane.  -0 < +0; without .NaN a single NaN operand is
+    ignored; a NaN result is 0x7fff.  .xorsign.abs: min/max of the magnitudes, with the sign bit
+    sign(a) ^ sign(b) unless the result is NaN (golden isa_min_xorsign_abs_f16(0x0000, 0xbc00) = 0x8000)."""
+    b = lw.b
+    if ins.has("ftz"):
+        args = [_flush16(lw, a, fmt) for a in args]
+    xorsign = ins.has("xorsign")
+    if xorsign:
+        sign = b.and_(b.xor(args[0], args[1]), const_int(I16, 0x8000))
+        args = [b.and_(a, const_int(I16, 0x7FFF)) for a in args]
+    vals = [decode(lw, a, fmt) for a in args]
+    op = ins.opcode
+    if ins.has("NaN"):
+        name = "llvm.minimum" if op == "min" else "llvm.maximum"
+    else:
+        name = "llvm.minimumnum" if op == "min" else "llvm.maximumnum"
+    r = b.call(lw.cg.intrinsic(name, F64, [F64, F64]), vals)
+    enc = encode(lw, r, fmt)  # exact: r is one of the operands
+    if xorsign:
+        enc = b.select(b.fcmp_unordered("uno", r, r), enc, b.or_(enc, sign))
+    return enc
 
 
 def _fma_round_to_odd(lw: FnLowering, a: ll.Value, c: ll.Value, d: ll.Value) -> ll.Value:
@@ -240,7 +315,12 @@ def lower_half_unary(lw: FnLowering, ins: Instr) -> None:
     packed = t.endswith("x2")
     rt = "b32" if packed else "b16"
     out = []
+    from ptxjit.lower.rules import approx  # the H100's multifunction unit, bit for bit
+
     for v in _lanes(lw, lw.read(ins.operands[1], rt), packed):
+        if ins.opcode in approx.HALF_UNARY_OPS:
+            out.append(approx.half_unary(lw, ins.opcode, v, fmt is BF16))
+            continue
         x = b.fptrunc(decode(lw, v, fmt), F32)
         if ins.opcode == "tanh":
             r = b.call(lw.cg.extern_function("tanhf", F32, [F32]), [x])
@@ -251,11 +331,12 @@ def lower_half_unary(lw: FnLowering, ins: Instr) -> None:
     lw.write(ins.operands[0], _pack(lw, out), rt)
 
 
-def half_lanes_as_f64(lw: FnLowering, op, t: str) -> list[ll.Value]:
-    """Read a half operand and decode its lane(s) to f64 (used by setp/cvt)."""
+def half_lanes_as_f64(lw: FnLowering, op, t: str, flush: bool = False) -> list[ll.Value]:
+    """Read a half operand and decode its lane(s) to f64 (used by setp/set); flush: subnormals -> zero."""
     packed = t.endswith("x2")
     v = lw.read(op, "b32" if packed else "b16")
-    return [decode(lw, x, fmt_of(t)) for x in _lanes(lw, v, packed)]
+    fmt = fmt_of(t)
+    return [decode(lw, _flush16(lw, x, fmt) if flush else x, fmt) for x in _lanes(lw, v, packed)]
 
 
 def pack_halves(lw: FnLowering, lanes: list[ll.Value]) -> ll.Value:

@@ -15,6 +15,7 @@ from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.progress import barrier_operands, static_barrier
 from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import I32, I64, const_int
 
@@ -23,14 +24,65 @@ from ptxjit.lower.types import I32, I64, const_int
 
 @rule("bar", "barrier", family="sync", yields=True)
 def lower_bar(lw: FnLowering, ins: Instr) -> None:
-    """bar/barrier .sync/.arrive/.red.{popc,and,or} (ids and counts accepted); bar.warp.sync."""
+    """bar/barrier .sync/.arrive/.red.{popc,and,or} [id[, count]]; bar.warp.sync.  Barrier ids and
+    thread counts are honoured (the region scheduler completes barrier `id` once `count` threads
+    arrived, or every live thread when there is no count); bar.arrive counts without waiting."""
     if ins.has("warp"):
         lw.yield_point(warp_level=True)
         return
+    if ins.has("arrive"):
+        _bar_arrive(lw, ins)
+        return
+    _store_dynamic_barrier(lw, ins)
     if ins.has("red"):
         _bar_red(lw, ins)
         return
     lw.yield_point(warp_level=False)
+
+
+def _barrier_id_count(lw: FnLowering, ins: Instr) -> tuple[ll.Value, ll.Value]:
+    """This thread's barrier id (0..15) and thread count (0: all threads) as i32 values."""
+    b = lw.b
+    a, c = barrier_operands(ins)
+    bid = b.and_(lw.read(a, "u32"), const_int(I32, abi.NBARRIERS - 1))
+    cnt = const_int(I32, 0) if c is None else lw.read(c, "u32")
+    return bid, cnt
+
+
+def _store_dynamic_barrier(lw: FnLowering, ins: Instr) -> None:
+    """A barrier whose id or count is a register: the scheduler reads this thread's from W_BARINFO."""
+    if not lw.region_mode or static_barrier(ins) is not None:
+        return
+    b = lw.b
+    bid, cnt = _barrier_id_count(lw, ins)
+    info = b.or_(bid, b.shl(cnt, const_int(I32, 8)))
+    p = lw.typed_ptr(lw.entry_record_ptr(abi.W_BARINFO), I32)
+    lw.internal_access(b.store(info, b.gep(p, [lw.tlin])))
+
+
+def _bar_arrive(lw: FnLowering, ins: Instr) -> None:
+    """bar.arrive id, count: counts this thread as arrived at barrier id without waiting (only the
+    region scheduler keeps named barriers; elsewhere there is nobody to release)."""
+    if not lw.region_mode:
+        return
+    b = lw.b
+    base = abi.arrive_base(lw.nyields)
+    sb = static_barrier(ins)
+    if sb is not None:  # counted in a register by the thread loop, added to W_PCOUNT after it
+        counter = lw._point_counter(base + sb[0])
+        b.store(b.add(b.load(counter), const_int(I32, 1)), counter)
+        return
+    bid, _cnt = _barrier_id_count(lw, ins)
+    pc = lw.typed_ptr(lw.entry_record_ptr(abi.W_PCOUNT), I32)
+    slot = b.gep(pc, [b.add(bid, const_int(I32, base))])
+    lw.internal_access(b.store(b.add(lw.internal_access(b.load(slot)), const_int(I32, 1)), slot))
+
+
+@rule("spinpoint", family="sync", yields=True)
+def lower_spinpoint(lw: FnLowering, ins: Instr) -> None:
+    """spinpoint (inserted by lower/progress.py, not PTX): a spin loop's head; every so many
+    iterations the thread yields so that the other threads of its CTA run."""
+    lw.spin_point()
 
 
 def _bar_red(lw: FnLowering, ins: Instr) -> None:

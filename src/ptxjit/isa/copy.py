@@ -1,0 +1,58 @@
+"""Asynchronous copies (PTX ISA §9.7.9.25): cp.async (sm_80), cp.async.bulk and its groups (sm_90),
+cp.reduce.async.bulk, and the tensor (TMA) forms.  All are opcode `cp`; the forms tell them apart by
+their required modifiers.  The bulk tensor forms are described loosely (modifier vocabulary and
+operand count), as ptxjit refuses them anyway."""
+
+from __future__ import annotations
+
+from ptxjit.isa.spec import form, mods, op, req, s, spec, types
+
+ASYNC = req("async", "async")
+BULK = req("bulk", "bulk")
+HINT = mods("hint", "L2::cache_hint")
+A = op("a", "addr", None)
+POLICY = s("cache-policy", "b64", "reg", optional=True)
+MBAR = req("completion", "mbarrier::complete_tx::bytes")
+REDOPS = "add min max inc dec and or xor"
+
+SPECS = [
+    spec("cp", "async",
+         # cp.async.ca/.cg.shared{::cta}.global{.L2::cache_hint}{.L2::NB} [dst], [src], cp-size
+         #     {, src-size|ignore-src}{, policy}
+         form((), [ASYNC, req("cop", "ca cg"), req("dst", "shared shared::cta"), req("src", "global"), HINT,
+                   mods("prefetch", "L2::64B L2::128B L2::256B")],
+              (A, op("src", "addr", None), s("cp-size", "u32", "imm"),
+               s("src-size", None, "reg imm", optional=True), POLICY)),
+         form((), [ASYNC, req("op", "commit_group wait_all")], ()),
+         form((), [ASYNC, req("op", "wait_group")], (s("N", "u32", "imm"),)),
+         form(types("b64"), [ASYNC, req("mbarrier", "mbarrier"), req("op", "arrive"), mods("noinc", "noinc"),
+                             mods("space", "shared shared::cta")], (A,)),
+         # bulk copies global/shared -> shared::cluster/cta, completing on an mbarrier
+         form((), [ASYNC, BULK, req("dst", "shared::cluster shared::cta"), req("src", "global shared::cta"), MBAR,
+                   mods("multicast", "multicast::cluster"), HINT],
+              (A, op("src", "addr", None), s("size", "u32"), op("mbar", "addr", None),
+               s("ctaMask", "b16", optional=True), POLICY)),
+         form((), [ASYNC, BULK, req("dst", "global"), req("src", "shared::cta"), req("group", "bulk_group"), HINT,
+                   mods("cp_mask", "cp_mask")],
+              (A, op("src", "addr", None), s("size", "u32"), s("policy-or-mask", None, "reg imm", optional=True),
+               s("byteMask", "b16", optional=True))),
+         form((), [ASYNC, BULK, req("op", "commit_group")], ()),
+         form((), [ASYNC, BULK, req("op", "wait_group"), mods("read", "read")], (s("N", "u32", "imm"),)),
+         form((), [ASYNC, BULK, req("op", "prefetch"), req("level", "L2"), req("src", "global"), HINT],
+              (A, s("size", "u32"), POLICY)),
+         form(types("b32 b64 u32 s32 u64 s64 f16 bf16 f32 f64"),
+              [req("reduce", "reduce"), ASYNC, BULK, req("dst", "global shared::cluster"),
+               req("src", "shared::cta"), mods("completion", "bulk_group mbarrier::complete_tx::bytes"),
+               req("redop", REDOPS), HINT, mods("noftz", "noftz")],
+              (A, op("src", "addr", None), s("size", "u32"), s("mbar-or-policy", None, "addr reg", optional=True))),
+         # TMA: cp{.reduce}.async.bulk{.prefetch}.tensor.Nd.dst.src{.load_mode}.completion{...} - loosely
+         form((), [mods("reduce", "reduce"), ASYNC, BULK, mods("prefetch", "prefetch"), req("tensor", "tensor"),
+                   req("dim", "1d 2d 3d 4d 5d"),
+                   mods("dst", "shared::cluster shared::cta global L2"),
+                   mods("src", "global shared::cta"),
+                   mods("mode", "tile im2col im2col::w im2col::w::128 tile::gather4 tile::scatter4 im2col_no_offs"),
+                   mods("completion", "mbarrier::complete_tx::bytes bulk_group"),
+                   mods("multicast", "multicast::cluster"), mods("cta_group", "cta_group::1 cta_group::2"),
+                   HINT, mods("redop", REDOPS)],
+              (A, *(op(f"x{i}", "any", None, optional=True) for i in range(6))))),
+]
