@@ -95,6 +95,21 @@ def test_plain_name_lookup_of_mangled_kernel():
     np.testing.assert_array_equal(v, np.arange(8) * 3)
 
 
+def test_template_kernels_by_their_cuda_names():
+    mod = ptxjit.Module.from_file(Path(__file__).parent / "data" / "mangled.ptx")
+    k = mod.get_function("tiled<float, 16>")
+    assert k.name == "_Z5tiledIfLi16EEvPT_S0_"
+    assert mod.get_function("tiled<float,16>") is not None  # spacing does not matter
+    assert mod.get_function("void tiled<int, 8>(int*, int)").name == "_Z5tiledIiLi8EEvPT_S0_"
+    v = np.ones(16, np.float32)
+    k(1, 16, (v, np.float32(2.5)))
+    np.testing.assert_array_equal(v, np.full(16, 2.5, np.float32))
+    with pytest.raises(KeyError) as ei:
+        mod.get_function("tiled<double, 4>")
+    # the listing names both forms
+    assert "_Z5tiledIfLi16EEvPT_S0_ (tiled<float, 16>)" in str(ei.value)
+
+
 def test_concurrent_launches_while_set_workers_flips(demo, monkeypatch):
     """The worker pool is never shut down under a launch: 8 threads launch while another thread keeps
     changing the worker count (the pool grows by replacement; the old one drains)."""

@@ -92,6 +92,8 @@ def test_trap_names_kernel_block_thread_and_line(errmod):
     e = ei.value
     assert e.kernel == "trap_at" and e.cta == (2, 0, 0) and e.thread == (17, 0, 0)
     assert "errors.ptx:" in str(e) and "trap" in str(e)
+    # the CUDA source line from .loc (the __trap() in errors.cu), then the PTX line
+    assert "errors.cu:7:" in str(e) and "(PTX " in str(e)
     # the process and the module keep working after a trap
     out[:] = 0
     k(4, 64, (out, 99, 0))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ptxjit.demangle import demangle, short_name
 from ptxjit.errors import PTXValidationError
 from ptxjit.frontend import ir
 from ptxjit.frontend.parser import parse
@@ -162,12 +163,17 @@ class Module:
             return fn
         entries = {f.name: f for f in self.ir.entries}
         f = entries.get(name)
+        if f is None:  # a C++ kernel by the name its author wrote: `matmul_tiled<float, 16>`, or its full signature
+            spaced = name.replace(" ", "")
+            for match in (lambda e: short_name(e).replace(" ", "") == spaced,
+                          lambda e: demangle(e).replace(" ", "") == spaced,
+                          lambda e: _plain_name(e) == name):
+                matches = [e for e in entries.values() if match(e.name)]
+                if len(matches) == 1:
+                    f = matches[0]
+                    break
         if f is None:
-            matches = [e for e in entries.values() if _plain_name(e.name) == name]
-            if len(matches) == 1:
-                f = matches[0]
-        if f is None:
-            listing = ", ".join(entries) or "none"
+            listing = ", ".join(e if short_name(e) == e else f"{e} ({short_name(e)})" for e in entries) or "none"
             raise KeyError(f"no kernel named '{name}' in {self.name}; kernels: {listing}")
         k = Kernel(self, f)
         self._functions[name] = k
