@@ -14,13 +14,11 @@ import re
 
 import pytest
 
-from tests.unit.goldenutil import REQUESTED, available, golden_cases, replay_case
+from tests.unit.goldenutil import REQUESTED, available, golden_cases, golden_test
 
 # f32/f64 arithmetic (lower/rules/floating.py, fpbits.py) and the warp collectives
 REST = (r"^isa_((add|sub|mul|fma|mad|div|abs|neg|min|max|sqrt|rcp|copysign|testp)_(?!.*approx)(?!.*full).*f(32|64)"
         r"|(shfl|vote|redux|match|activemask|bar)_.*)$")
-REST_CASES = golden_cases(REST)
-
 FAMILY_MODULES = ["test_convert", "test_half", "test_compare", "test_int_arith", "test_bits", "test_video",
                   "test_atomics", "test_fp8"]
 # the approximate instructions: tests/unit/test_approx.py replays each against the H100 (exact or within its
@@ -28,11 +26,7 @@ FAMILY_MODULES = ["test_convert", "test_half", "test_compare", "test_int_arith",
 APPROX = r"^isa_((sin|cos|lg2|ex2|tanh|rcp|rsqrt|sqrt)_.*approx.*|div_(approx|full)_.*)$"
 
 
-@pytest.mark.skipif(not available(), reason="shared/gpu-golden is not beside this checkout")
-@pytest.mark.parametrize("case", REST_CASES or ["none"])
-def test_golden_float_and_warp(case: str) -> None:
-    bad = replay_case(case)
-    assert not bad, f"{case}:\n" + "\n".join(bad)
+test_golden_float_and_warp = golden_test(REST, "f32/f64 arithmetic and warp collective")
 
 
 @pytest.mark.skipif(not available(), reason="shared/gpu-golden is not beside this checkout")

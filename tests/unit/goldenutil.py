@@ -104,3 +104,20 @@ def replay_case(case: str) -> list[str]:
             if len(bad) >= 10:
                 return bad
     return bad
+
+
+def golden_test(pattern: str, what: str):
+    """A pytest test function replaying every golden variant matching `pattern` (a third of them unless
+    PTXJIT_GOLDEN=full), each byte for byte against the H100; skipped when the set is absent."""
+    import pytest
+
+    cases = golden_cases(pattern)
+
+    @pytest.mark.skipif(not available(), reason="shared/gpu-golden is not beside this checkout")
+    @pytest.mark.parametrize("case", cases or ["none"])
+    def test(case: str) -> None:
+        bad = replay_case(case)
+        assert not bad, f"{case}:\n" + "\n".join(bad)
+
+    test.__doc__ = f"Every golden {what} variant, byte for byte as the H100 computed it."
+    return test

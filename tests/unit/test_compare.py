@@ -15,7 +15,7 @@ import struct
 import numpy as np
 import pytest
 
-from tests.unit.goldenutil import available, golden_cases, replay_case
+from tests.unit.goldenutil import golden_test
 from tests.unit.intutil import (
     check,
     check_predicate_mask,
@@ -460,13 +460,4 @@ def test_selp_slct_set_destination_aliases_source():
 # the H100's own results
 # ----------------------------------------------------------------------------------------------------------
 
-COMPARE_CASES = golden_cases(r"^isa_(setp|set|selp|slct)_")
-
-
-@pytest.mark.skipif(not available(), reason="shared/gpu-golden is not beside this checkout")
-@pytest.mark.parametrize("case", COMPARE_CASES or ["none"])
-def test_golden_compare(case):
-    """Every golden setp/set/selp/slct variant, byte for byte as the H100 computed it."""
-    assert COMPARE_CASES, "the golden set has no comparison cases"
-    bad = replay_case(case)
-    assert not bad, f"{case}:\n" + "\n".join(bad)
+test_golden_compare = golden_test(r"^isa_(setp|set|selp|slct)_", "setp/set/selp/slct")

@@ -30,7 +30,7 @@ from tests.unit.floatutil import (
     sign_of,
     to_fraction,
 )
-from tests.unit.goldenutil import available, golden_cases, replay_case
+from tests.unit.goldenutil import golden_test
 
 INT_TYPES = ["u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64"]
 SENT = 0xA5A5A5A5A5A5A5A5
@@ -488,16 +488,7 @@ def test_cvt_rna_satfinite_tf32(monkeypatch):
 # the H100's own results
 # ----------------------------------------------------------------------------------------------------------
 
-CVT_CASES = golden_cases(r"^isa_cvt_(?!pack_)(?!.*e[45]m[23]x2)")
-
-
-@pytest.mark.skipif(not available(), reason="shared/gpu-golden is not beside this checkout")
-@pytest.mark.parametrize("case", CVT_CASES or ["none"])
-def test_golden_cvt(case):
-    """Every golden cvt variant (fp8 and cvt.pack: test_fp8.py), byte for byte as the H100 computed it."""
-    assert CVT_CASES, "the golden set has no cvt cases"
-    bad = replay_case(case)
-    assert not bad, f"{case}:\n" + "\n".join(bad)
+test_golden_cvt = golden_test(r"^isa_cvt_(?!pack_)(?!.*e[45]m[23]x2)", "cvt (fp8 and cvt.pack: test_fp8.py)")
 
 
 # ----------------------------------------------------------------------------------------------------------

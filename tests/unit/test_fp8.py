@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from tests.unit.floatutil import elementwise, f2b
-from tests.unit.goldenutil import available, golden_cases, replay_case
+from tests.unit.goldenutil import golden_test
 
 
 class Fp8:
@@ -204,13 +204,4 @@ def test_cvt_pack_refuses_bad_forms():
 # the H100's own results
 # ----------------------------------------------------------------------------------------------------------
 
-FP8_PACK_CASES = golden_cases(r"^isa_cvt_(pack_|.*e[45]m[23]x2)")
-
-
-@pytest.mark.skipif(not available(), reason="shared/gpu-golden is not beside this checkout")
-@pytest.mark.parametrize("case", FP8_PACK_CASES or ["none"])
-def test_golden_fp8_and_pack(case):
-    """Every golden fp8 / cvt.pack variant, byte for byte as the H100 computed it."""
-    assert FP8_PACK_CASES, "the golden set has no fp8 / cvt.pack cases"
-    bad = replay_case(case)
-    assert not bad, f"{case}:\n" + "\n".join(bad)
+test_golden_fp8_and_pack = golden_test(r"^isa_cvt_(pack_|.*e[45]m[23]x2)", "fp8 / cvt.pack")

@@ -31,7 +31,7 @@ from tests.unit.floatutil import (
     sign_of,
     to_fraction,
 )
-from tests.unit.goldenutil import available, golden_cases, replay_case
+from tests.unit.goldenutil import golden_test
 
 H_SPECIAL = [
     0x0000, 0x8000, 0x3C00, 0xBC00, 0x3800, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFE01, 0x0001, 0x8001,
@@ -671,14 +671,6 @@ def test_bf16_neg_abs():
 # the H100's own results
 # ----------------------------------------------------------------------------------------------------------
 
-HALF_CASES = golden_cases(r"^isa_(add|sub|mul|fma|neg|abs|min|max)_.*(f16|bf16|f16x2|bf16x2)$")
-
-
-@pytest.mark.skipif(not available(), reason="shared/gpu-golden is not beside this checkout")
-@pytest.mark.parametrize("case", HALF_CASES or ["none"])
-def test_golden_half_arith(case):
-    """Every golden half-precision add/sub/mul/fma/neg/abs/min/max variant, byte for byte as the H100
-    computed it (the approximate ex2/tanh forms are tested elsewhere)."""
-    assert HALF_CASES, "the golden set has no half-precision cases"
-    bad = replay_case(case)
-    assert not bad, f"{case}:\n" + "\n".join(bad)
+test_golden_half_arith = golden_test(
+    r"^isa_(add|sub|mul|fma|neg|abs|min|max)_.*(f16|bf16|f16x2|bf16x2)$",
+    "half-precision add/sub/mul/fma/neg/abs/min/max (approximate ex2/tanh: test_approx.py)")

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING
 
 from llvmlite import ir as ll
@@ -24,6 +23,7 @@ from llvmlite import ir as ll
 from ptxjit.frontend import ir
 from ptxjit.lower import abi
 from ptxjit.lower.types import I32, I64, const_int
+from ptxjit.passes.dataflow import with_marker_after
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -61,14 +61,7 @@ def spin_points(fn: ir.Function, yields: Callable[[ir.Instr], bool]) -> ir.Funct
             continue  # the scheduler already gets control in every iteration
         if any(_observes_others(s) for s in loop):
             heads.add(h)
-    if not heads:
-        return fn
-    new_body: list[ir.Instr | ir.Label] = []
-    for i, st in enumerate(body):
-        new_body.append(st)
-        if i in heads:
-            new_body.append(ir.Instr(SPINPOINT, (), [], None, st.pos))
-    return dataclasses.replace(fn, body=new_body)
+    return with_marker_after(fn, heads, SPINPOINT)
 
 
 def barrier_operands(ins: ir.Instr) -> tuple[object, object | None]:

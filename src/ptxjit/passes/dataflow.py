@@ -6,6 +6,7 @@ collective) instead of the whole register file.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from ptxjit.frontend import ir
@@ -131,3 +132,17 @@ def liveness(fn: ir.Function) -> tuple[list[Block], dict[int, set[str]]]:
                     live -= set(d)
                 live |= set(u)
     return blocks, after
+
+
+def with_marker_after(fn: ir.Function, positions: set[int], opcode: str) -> ir.Function:
+    """A copy of `fn` with a scheduling-only pseudo-instruction `opcode` after each body index in
+    `positions` (loop heads: lockstep points, spin points); `fn` itself is left as it was."""
+    if not positions:
+        return fn
+    body = fn.body or []
+    new_body: list[ir.Instr | ir.Label] = []
+    for i, st in enumerate(body):
+        new_body.append(st)
+        if i in positions:
+            new_body.append(ir.Instr(opcode, (), [], None, st.pos))
+    return dataclasses.replace(fn, body=new_body)

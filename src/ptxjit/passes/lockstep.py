@@ -15,11 +15,9 @@ no warp collective or barrier result depends on, and this point releases like a 
 
 from __future__ import annotations
 
-import dataclasses
-
 from ptxjit.frontend import ir
 from ptxjit.passes.affine import tid_affine
-from ptxjit.passes.dataflow import defs_uses
+from ptxjit.passes.dataflow import defs_uses, with_marker_after
 
 LOCKSTEP = "lockstep"
 # special registers whose multiples are grid or block strides
@@ -72,11 +70,4 @@ def lockstep_loops(fn: ir.Function, yields) -> ir.Function:
             continue
         if any(s.opcode in _MEMORY for s in loop) and any(_is_stride_step(s, strides, uniform) for s in loop):
             heads.add(h)
-    if not heads:
-        return fn
-    new_body: list[ir.Instr | ir.Label] = []
-    for i, st in enumerate(body):
-        new_body.append(st)
-        if i in heads:
-            new_body.append(ir.Instr(LOCKSTEP, (), [], None, st.pos))
-    return dataclasses.replace(fn, body=new_body)
+    return with_marker_after(fn, heads, LOCKSTEP)
