@@ -124,3 +124,14 @@ def test_struct_by_value_and_small_scalars(errmod):
     np.testing.assert_array_equal(f, np.array([-7, 65535, -(2.0**40), 1.5], np.float32))
     with pytest.raises(TypeError, match="scalars_param_0.*out of range"):
         errmod.get_function("scalars")(1, 1, (300, 0, 0, 0.0, f))
+
+
+def test_validation_error_names_the_cuda_line_first():
+    """A load-time error in PTX compiled with -lineinfo names the .cu line its .loc gives, then the PTX line."""
+    ptx = (Path(__file__).parent / "data" / "errors.ptx").read_text()
+    bad = ptx.replace("\ttrap;", "\tadd.s32 %r1, %r2;", 1)
+    assert bad != ptx
+    with pytest.raises(ptxjit.PTXValidationError) as ei:
+        ptxjit.Module(bad, "errors.ptx")
+    msg = str(ei.value)
+    assert "errors.cu:7:" in msg and "(PTX errors.ptx:" in msg and "add.s32" in msg

@@ -20,6 +20,7 @@ from ptxjit.lower.layout import encode_initializer, globals_layout, local_size, 
 from ptxjit.passes.contract import contract_fma
 from ptxjit.passes.inline import inline_suspending_calls
 from ptxjit.passes.preprocess import preprocess
+from ptxjit.passes.sourcelines import attach_source_lines
 from ptxjit.passes.validate import validate
 from ptxjit.runtime import launch, printf
 from ptxjit.runtime.access import analyze
@@ -109,6 +110,7 @@ class Module:
         self.ptx_digest = tr.ptx_hash(ptx) + ("" if self.fmad else "|nofmad")
         with gc_paused():
             self.ir: ir.Module = parse(ptx, name)
+            attach_source_lines(self.ir)
             inline_suspending_calls(self.ir, _suspends)
             validate(self.ir)
             self.preprocess_reports = {f.name: preprocess(f) for f in self.ir.functions.values()

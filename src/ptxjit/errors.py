@@ -7,14 +7,17 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SourcePos:
-    """A position in a PTX file (1-based line and column)."""
+    """A position in a PTX file (1-based line and column), and where known the CUDA source line the
+    PTX's `.loc` names for it (`source`, "kernel.cu:12:5"): errors then name the user's line first."""
 
     file: str
     line: int
     col: int
+    source: str = ""
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
+        ptx = f"{self.file}:{self.line}:{self.col}"
+        return f"{self.source} (PTX {ptx})" if self.source else ptx
 
 
 class PTXError(Exception):

@@ -77,19 +77,6 @@ def compiler_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def source_position(module: ir.Module, ins: ir.Instr) -> str:
-    """Where an instruction came from: the CUDA source line its `.loc` names, then the PTX line
-    (`kernel.cu:12:5 (PTX kernel.ptx:88:2)`), or the PTX line alone when there is no `.loc`."""
-    ptx = str(ins.pos)
-    if ins.src_loc is None:
-        return ptx
-    index, line, col = ins.src_loc
-    file = module.files.get(index)
-    if not file or line <= 0:
-        return ptx
-    return f"{file}:{line}:{col} (PTX {ptx})" if col > 0 else f"{file}:{line} (PTX {ptx})"
-
-
 def ptx_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -124,7 +111,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
     obj = optimize_to_object(str(cg.build()), name=kernel.name)
     native = load_object(obj, WORKER_SYMBOL)
     _count("translations")
-    locations = [(source_position(module, i), i.text) for i in cg.locations]
+    locations = [(str(i.pos), i.text) for i in cg.locations]  # CUDA line first where .loc gives one
     tr = Translation(kernel.name, block, native, cg.body_save_stride, fn_local_size(kernel), cg.shared,
                      cg.has_yields, locations, time.perf_counter() - t0, nyields=cg.nyields)
     if key is not None:
