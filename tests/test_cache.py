@@ -426,3 +426,17 @@ def test_nvrtc_cache_in_untrusted_directory_is_not_used(nvrtc, fresh_cache, cach
         assert not nvrtc.exists()
     finally:
         fresh_cache.chmod(0o700)
+
+
+def test_dump_dir_dumps_also_when_the_translation_is_cached(tmp_path, monkeypatch):
+    """PTXJIT_DUMP_DIR writes IR and assembly even when the disk cache already holds the kernel."""
+    monkeypatch.setenv("PTXJIT_CACHE_DIR", str(tmp_path / "cache"))
+    src = (EXAMPLES / "demo_kernels.ptx").read_text()
+    x = np.ones(256, np.float32)
+    y = np.zeros(256, np.float32)
+    ptxjit.Module(src).get_function("saxpy")(1, 256, (256, 2.0, x, y))  # fills the disk cache
+    dump = tmp_path / "dump"
+    monkeypatch.setenv("PTXJIT_DUMP_DIR", str(dump))
+    ptxjit.Module(src).get_function("saxpy")(1, 256, (256, 2.0, x, y))
+    assert {p.suffix for p in dump.iterdir()} >= {".ll", ".s", ".o"}
+    np.testing.assert_array_equal(y, np.full(256, 4.0, np.float32))  # two launches of y = 2x + y

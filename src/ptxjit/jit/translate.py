@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -85,7 +86,8 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
               block: tuple[int, int, int] | None = None, ptx_digest: str | None = None) -> Translation:
     t0 = time.perf_counter()
     key = translation_key(ptx_digest, kernel.name, block) if ptx_digest else None
-    if key is not None:
+    # PTXJIT_DUMP_DIR wants the IR and assembly, which a cached object lacks: translate afresh (and re-cache)
+    if key is not None and not os.environ.get("PTXJIT_DUMP_DIR"):
         hit = cache.load(key)
         if hit is not None:
             meta, obj = hit
