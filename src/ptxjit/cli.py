@@ -211,7 +211,8 @@ def info(ptx_file: str, rules: bool, summary: bool) -> None:
                       str(max(p.size, p.elem_size)))
         console.print(t)
         regs = Counter(f.regs.values())
-        console.print("registers: " + ", ".join(f".{k}: {v}" for k, v in sorted(regs.items())))
+        counts = ", ".join(f".{k}: {v}" for k, v in sorted(regs.items()))
+        console.print(f"PTX virtual registers (not a hardware register count): {counts}")
         console.print(f"static shared: {sh.static_size} B, local: {local_size(f)} B per thread")
         if f.perf:
             console.print("directives: " + ", ".join(f".{k} {','.join(map(str, v))}" for k, v in f.perf.items()))
