@@ -14,7 +14,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from tests.corpus_util import cdiv, kernel
+import ptxjit
+from tests.corpus_util import CORPUS, cdiv, kernel
 
 
 def aligned_empty(n: int, dtype, align: int = 16) -> np.ndarray:
@@ -231,6 +232,32 @@ def test_constant_memory_poly_and_lut():
     np.testing.assert_allclose(y, acc, rtol=1e-5, atol=1e-6)
     lut = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3])
     np.testing.assert_array_equal(z, lut[idx & 15] * 2.5)
+
+
+def test_constant_memory_set_through_get_global():
+    """Module.get_global: typed views of __constant__ variables; writes are what the next launch reads."""
+    mod = ptxjit.Module.from_file(CORPUS / "ptx" / "constmem.ptx")
+    # nvcc declares initialized variables as .b8 arrays: the PTX type is bytes, dtype= gives the C type
+    assert mod.get_global("c_poly").dtype == np.uint8 and mod.get_global("c_poly").shape == (32,)
+    poly = mod.get_global("c_poly", dtype=np.float32)
+    lut, scale = mod.get_global("c_lut", dtype=np.int32), mod.get_global("c_scale", dtype=np.float64)
+    assert poly.shape == (8,) and lut.shape == (16,) and scale.shape == (1,)
+    np.testing.assert_array_equal(poly, [1.0, -0.5, 0.25, -0.125, 0.0625, 0.03125, -2.0, 3.0])
+    poly[:] = 0
+    poly[1] = 2.0  # y = 2x
+    lut[:] = np.arange(16)
+    scale[0] = 0.5
+    n = 256
+    x = np.linspace(-1, 1, n, dtype=np.float32)
+    idx = np.arange(n, dtype=np.int32)
+    y = np.zeros(n, np.float32)
+    z = np.zeros(n, np.float64)
+    mod.get_function("const_poly")(cdiv(n, 128), 128, (x, y, idx, z, n))
+    np.testing.assert_allclose(y, 2 * x, rtol=1e-6)
+    np.testing.assert_array_equal(z, (idx & 15) * 0.5)
+    assert mod.get_global("c_lut", dtype=np.uint8).nbytes == 64
+    with pytest.raises(KeyError, match="c_poly"):
+        mod.get_global("no_such_symbol")
 
 
 # -------------------------------------------------------------------------------------- local memory

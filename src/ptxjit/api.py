@@ -59,6 +59,11 @@ class KernelInfo:
     has_dynamic_shared: bool = False
 
 
+_GLOBAL_DTYPES = {"u8": np.uint8, "s8": np.int8, "b8": np.uint8, "u16": np.uint16, "s16": np.int16,
+                  "b16": np.uint16, "f16": np.float16, "u32": np.uint32, "s32": np.int32, "b32": np.uint32,
+                  "f32": np.float32, "u64": np.uint64, "s64": np.int64, "b64": np.uint64, "f64": np.float64}
+
+
 def _dims(v, what: str) -> tuple[int, int, int]:
     if type(v) is int and v >= 1:  # the common case, checked first: this runs at every launch
         return v, 1, 1
@@ -142,6 +147,28 @@ class Module:
             self.globals[off:off + len(data)] = np.frombuffer(data, dtype=np.uint8)
 
     # ------------------------------------------------------------ introspection
+    def get_global(self, name: str, dtype=None) -> np.ndarray:
+        """A writable NumPy view of a module-scope `.global`/`.const` variable (`__device__`/`__constant__`),
+        typed by its PTX type and shaped by its dimensions, or viewed as `dtype` (nvcc declares initialized
+        variables as `.b8` arrays: `get_global("c_poly", dtype=np.float32)`).
+        Writes before a launch are what the kernel reads, as `cudaMemcpyToSymbol` does; a C++ name
+        (`ns::table`) finds its mangled symbol."""
+        var = next((v for v in self.ir.globals if v.name == name), None)
+        if var is None:
+            var = next((v for v in self.ir.globals if short_name(v.name) == name), None)
+        if var is None or var.name not in self._glay.offsets:
+            known = ", ".join(v.name for v in self.ir.globals if v.name in self._glay.offsets) or "none"
+            raise KeyError(f"no .global/.const variable named '{name}' in {self.name}; variables: {known}")
+        start = self._glay.offsets[var.name][1]
+        raw = self.globals[start:start + var.size]
+        if dtype is not None:
+            return raw.view(dtype)
+        elem = _GLOBAL_DTYPES.get(var.type)
+        if elem is None or var.vector != 1:
+            return raw
+        shape = tuple(d for d in var.dims if d) or ()
+        return raw.view(elem).reshape(shape) if shape else raw.view(elem).reshape(())
+
     @property
     def kernels(self) -> dict[str, KernelInfo]:
         return {f.name: self._info(f) for f in self.ir.entries}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from ptxjit.api import Kernel, Module
 from ptxjit.cuda._nvrtc import CompiledCuda, compile_cuda
 
@@ -73,13 +75,7 @@ class RawModule:
 
     def get_global(self, name: str):
         """A NumPy uint8 view of a ``__device__``/``__constant__`` variable's bytes (name or name expression)."""
-        sym = self.compiled.lowered_names.get(name, name)
-        off = self.module._glay.offsets.get(sym)
-        if off is None:
-            raise KeyError(f"no global variable named '{name}'")
-        var = next(v for v in self.module.ir.globals if v.name == sym)
-        start = off[1]
-        return self.module.globals[start:start + var.size]
+        return self.module.get_global(self.compiled.lowered_names.get(name, name), dtype=np.uint8)
 
 
 class RawKernel:
