@@ -226,3 +226,24 @@ def test_real_process_prints_no_traceback(files):
         p = subprocess.run([sys.executable, "-m", "ptxjit.cli", *args], capture_output=True, text=True, timeout=120)
         assert p.returncode == 2 and "Traceback" not in p.stderr + p.stdout, p.stderr
         assert p.stderr.strip().splitlines()[-1].startswith("Error")
+
+
+def test_run_fmad_switch(tmp_path, monkeypatch):
+    """--no-fmad rounds the product separately (as ptxas --fmad=false); the default fuses like the GPU."""
+    monkeypatch.setenv("PTXJIT_FMAD", "1")  # restored after the test: the CLI sets it for --no-fmad
+    probes = Path(__file__).parent / "data" / "fmad" / "probes.ptx"
+    inp = np.zeros(64, np.uint8)
+    inp[:16] = np.array([1.0000001, 1.0000001, -1.0000002, 0.5], np.float32).view(np.uint8)
+    np.save(tmp_path / "in.npy", inp)
+    results = {}
+    for flag in ("--fmad", "--no-fmad"):
+        out = tmp_path / f"out{flag}.npy"
+        r = CliRunner().invoke(main, ["run", str(probes), "single_use", "--grid", "1", "--block", "1",
+                                      "--arg", str(tmp_path / "in.npy"), "--arg", "zeros:uint8:16", "--arg", "1",
+                                      "--out", f"1:{out}", flag])
+        assert r.exit_code == 0, r.output
+        results[flag] = np.load(out)[:4].view(np.float32)[0]
+    a, b, c = (np.float64(np.float32(v)) for v in (1.0000001, 1.0000001, -1.0000002))
+    assert results["--fmad"] == np.float32(a * b + c)  # exact in f64 here, then rounded once
+    assert results["--no-fmad"] == np.float32(np.float32(a * b) + np.float32(c))
+    assert results["--fmad"] != results["--no-fmad"]

@@ -304,8 +304,10 @@ def _print_summary(mod, f) -> None:
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1),
               help="Launch the kernel this many times (timing).")
 @click.option("--show", is_flag=True, help="Print a summary of every array argument after the run.")
+@click.option("--fmad/--no-fmad", default=True, show_default=True,
+              help="Fuse mul + add into fma as ptxas does (the GPU's results); --no-fmad rounds each separately.")
 def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...], outs: tuple[str, ...],
-        shared_mem: int, workers: int | None, repeat: int, show: bool) -> None:
+        shared_mem: int, workers: int | None, repeat: int, show: bool, fmad: bool) -> None:
     """Run KERNEL from PTX_FILE (a .ptx file, or CUDA C++ .cu compiled with NVRTC) on the CPU.
 
     \b
@@ -320,6 +322,8 @@ def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...]
     out_map = [_out_spec(o, values) for o in outs]  # checked before the run: a bad path fails fast
     if workers:
         ptxjit.set_workers(workers)
+    if not fmad:  # read by every Module this command creates (also the one NVRTC's PTX goes into)
+        os.environ["PTXJIT_FMAD"] = "0"
     if ptx_file.endswith(".cu"):
         from ptxjit.cuda import load_module
 
