@@ -135,3 +135,14 @@ def test_validation_error_names_the_cuda_line_first():
         ptxjit.Module(bad, "errors.ptx")
     msg = str(ei.value)
     assert "errors.cu:7:" in msg and "(PTX errors.ptx:" in msg and "add.s32" in msg
+
+
+def test_call_with_wrong_argument_count_is_refused_at_load():
+    """ptxas 13: "Call has wrong number of parameters" (found by the fuzzer: it used to raise IndexError at launch)."""
+    ptx = (".version 8.0\n.target sm_80\n.address_size 64\n"
+           ".func (.param .b32 r) f(.param .b32 a)\n{\n.reg .b32 %r<2>;\nld.param.b32 %r1, [a];\n"
+           "st.param.b32 [r], %r1;\nret;\n}\n"
+           ".visible .entry k()\n{\n{\n.param .b32 p0;\n.param .b32 r0;\nst.param.b32 [p0], 1;\n"
+           "call.uni (r0), f, ();\n}\nret;\n}\n")
+    with pytest.raises(ptxjit.PTXValidationError, match=r"bad\.ptx:17:1: call to 'f' passes 0 argument"):
+        ptxjit.Module(ptx, "bad.ptx")

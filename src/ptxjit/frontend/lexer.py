@@ -17,7 +17,8 @@ _TOKEN_RE = re.compile(
   | (?P<string>"(?:[^"\\\n]|\\.)*")
   | (?P<hexfloat>0[fF][0-9a-fA-F]{8}(?![\w$])|0[dD][0-9a-fA-F]{16}(?![\w$]))
   | (?P<float>(?:\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?![\w$]))
-  | (?P<int>(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[uU]?(?![\w$]))
+  | (?P<int>(?:0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9]\d*)[uU]?(?![\w$]))
+  | (?P<badnum>\d[\w$]*)
   | (?P<directive>\.[A-Za-z_][\w$]*(?:::[\w$]+)*)
   | (?P<ident>[%$A-Za-z_][\w$]*(?:(?:\.|::)[\w$]+)*)
   | (?P<punct>[{}()\[\];,:<>+\-|!@=*/_])
@@ -60,6 +61,9 @@ def tokenize(src: SourceText) -> list[Token]:
             bad = text[pos:pos + 20].split("\n")[0]
             raise PTXSyntaxError(src.pos(pos), "unexpected character", bad)
         kind = m.lastgroup
+        if kind == "badnum":  # `09`, `0x`, `12ab`: ptxas refuses these as syntax errors too
+            raise PTXSyntaxError(src.pos(pos), "malformed number (decimal, 0x hex, 0b binary or 0 octal "
+                                 "integer, or a 0f/0d float)", m.group())
         if kind != "ws":
             append((kind, m.group(), pos))
         pos = m.end()

@@ -11,16 +11,25 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import struct
 
 from ptxjit.errors import PTXSyntaxError, SourcePos
 from ptxjit.frontend import ir
+from ptxjit.frontend.initializers import parse_initializer
 from ptxjit.frontend.lexer import SourceText, Token, tokenize
+from ptxjit.frontend.literals import _DECIMAL, _MAX_LITERAL, _U64, _hexfloat, _int_literal, wrap64
 
 _LINKAGE = {".visible", ".extern", ".weak", ".common"}
 _SPACES = {".global", ".const", ".shared", ".local", ".param", ".tex"}
 # video instruction operand selectors (.b0-.b3, .h0/.h1; SIMD .h10/.b3210 forms and .h1/.b20 masks)
 _VIDEO_SEL = re.compile(r"b[0-7]{1,4}|h[0-3]{1,2}")
+# Nesting limits: the parser recurses on `{` in operands and initializers; deeper nesting than any
+# real PTX uses is refused with a syntax error instead of a RecursionError.
+MAX_OPERAND_NESTING = 8
+MAX_DIMS = 16
+# `.reg .b32 %r<N>` ranges larger than this are kept as ranges and only the registers the body names
+# are materialized (a 100-byte declaration must not cost gigabytes); smaller ranges are declared in
+# full, so that register counts (Module.kernels) stay what the PTX declares.
+LAZY_RANGE = 1024
 _PERF = {".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".pragma", ".noreturn",
          ".explicitcluster", ".reqnctapercluster", ".maxclusterrank", ".blocksareclusters"}
 
@@ -29,22 +38,19 @@ def parse(text: str, source_name: str = "<ptx>") -> ir.Module:
     return _Parser(SourceText(text, source_name)).parse_module()
 
 
-def _int_literal(text: str) -> int:
-    t = text.rstrip("uU")
-    if t[:2] in ("0x", "0X"):
-        return int(t[2:], 16)
-    if t[:2] in ("0b", "0B"):
-        return int(t[2:], 2)
-    if len(t) > 1 and t[0] == "0" and t.isdigit():
-        return int(t, 8)
-    return int(t)
-
-
-def _hexfloat(text: str) -> ir.FImm:
-    bits = int(text[2:], 16)
-    if text[1] in "fF":
-        return ir.FImm(struct.unpack("<f", struct.pack("<I", bits))[0], bits, 32)
-    return ir.FImm(struct.unpack("<d", struct.pack("<Q", bits))[0], bits, 64)
+def _reg_names(ins: ir.Instr):
+    """Names of the registers an instruction mentions (operands, addresses, vectors, guard)."""
+    todo = [*ins.operands, ins.guard]
+    while todo:
+        op = todo.pop()
+        if isinstance(op, ir.Reg):
+            yield op.name
+        elif isinstance(op, ir.Addr):
+            todo.append(op.base)
+        elif isinstance(op, ir.Vec | ir.CallList):
+            todo.extend(op.items)
+        elif isinstance(op, ir.Pair):
+            todo += [op.first, op.second]
 
 
 class _Parser:
@@ -53,19 +59,24 @@ class _Parser:
         self.toks: list[Token] = tokenize(src)
         self.i = 0
         self.module = ir.Module(source_name=src.name)
-        # nested-scope renaming for the function being parsed
+        # nested-scope renaming for the function being parsed; ranges[k] holds scope k's large
+        # `%r<N>` declarations as (prefix, N, type), materialized name by name in resolve()
         self.scopes: list[dict[str, str]] = []
+        self.ranges: list[list[tuple[str, int, str]]] = []
+        self.depth = 0  # operand nesting
         self.fresh = 0
         self.cur_loc: tuple[int, int, int] | None = None
         self.func: ir.Function | None = None
 
     # ------------------------------------------------------------ token helpers
     def peek(self, k: int = 0) -> Token:
-        return self.toks[self.i + k]
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
 
     def next(self) -> Token:
+        # never moves past the eof token: every lookahead after it sees eof again, not an IndexError
         t = self.toks[self.i]
-        self.i += 1
+        if t[0] != "eof":
+            self.i += 1
         return t
 
     def at(self, text: str) -> bool:
@@ -98,15 +109,29 @@ class _Parser:
     def expect_int(self) -> int:
         neg = self.accept("-")
         tok = self.expect_kind("int", "an integer")
-        v = _int_literal(tok[1])
+        v = self.int_value(tok)
         return -v if neg else v
+
+    def int_value(self, tok: Token) -> int:
+        v = _int_literal(tok[1])
+        if v >= _MAX_LITERAL:
+            raise PTXSyntaxError(self.pos(tok), "integer constant overflow", tok[1][:40])
+        return v
+
+    def expect_count(self, what: str, limit: int = 1 << 63) -> int:
+        """A non-negative size or count (array dimension, register range, alignment)."""
+        tok = self.peek()
+        v = self.expect_int()
+        if not 0 <= v < limit:
+            raise PTXSyntaxError(self.pos(tok), f"{what} must be between 0 and {limit - 1}, got {v}")
+        return v
 
     def skip_to(self, text: str) -> None:
         while not self.at(text):
             if self.peek()[0] == "eof":
                 raise self.error(repr(text))
             self.i += 1
-        self.i += 1
+        self.next()
 
     def skip_braces(self) -> None:
         self.expect("{")
@@ -123,12 +148,16 @@ class _Parser:
     # ------------------------------------------------------------ module level
     def parse_module(self) -> ir.Module:
         m = self.module
+        first = True
         while self.peek()[0] != "eof":
             tok = self.peek()
             t = tok[1]
             if t == ".version":
+                # ptxas: a syntax error anywhere but at the start of the file
+                if not first:
+                    raise PTXSyntaxError(self.pos(tok), "'.version' must be the first directive of the file")
                 self.next()
-                m.version = self.next()[1]
+                m.version = self.expect_kind("float", "a PTX ISA version (e.g. 8.0)")[1]
             elif t == ".target":
                 self.next()
                 m.target.append(self.expect_kind("ident", "a target name")[1])
@@ -159,6 +188,7 @@ class _Parser:
                 self.next()
             else:
                 raise self.error("a directive (.version, .target, .entry, .func, .global, ...)")
+            first = False
         return m
 
     def parse_toplevel_decl(self) -> None:
@@ -191,7 +221,10 @@ class _Parser:
             d = self.peek()[1]
             if d == ".align":
                 self.next()
-                align = self.expect_int()
+                tok = self.peek()
+                align = self.expect_count("an alignment", 1 << 32)
+                if align & (align - 1) or align == 0:  # ptxas: "Alignment must be a power of two"
+                    raise PTXSyntaxError(self.pos(tok), f"alignment must be a power of two, got {align}")
             elif d in (".v2", ".v4", ".v8"):
                 self.next()
                 vector = int(d[2:])
@@ -218,13 +251,18 @@ class _Parser:
             if self.at("<"):  # .param .b32 name<N> is not valid; .reg-like ranges appear only in .reg
                 raise self.error("'[', '=' or ';'")
             while self.accept("["):
+                if len(var.dims) >= MAX_DIMS:
+                    raise self.error(f"at most {MAX_DIMS} array dimensions")
                 if self.accept("]"):
                     var.dims.append(None)
                 else:
-                    var.dims.append(self.expect_int())
+                    var.dims.append(self.expect_count("an array dimension"))
                     self.expect("]")
             if self.accept("="):
-                var.init = self.parse_initializer()
+                self.parse_initializer(var)
+            elif 0 in var.dims and linkage != "extern" and space != "param":
+                raise PTXSyntaxError(var.pos, f"non-external variable '{var.name}' has incomplete type "
+                                     f"(a [0] dimension)")
             out.append(var)
             in_param_list = space == "param" and self.func is None
             if in_param_list or not self.accept(","):
@@ -233,50 +271,8 @@ class _Parser:
             self.expect(";")
         return out
 
-    def parse_initializer(self) -> list:
-        vals: list = []
-
-        def one() -> None:
-            if self.accept("{"):
-                if not self.at("}"):
-                    one()
-                    while self.accept(","):
-                        one()
-                self.expect("}")
-                return
-            tok = self.peek()
-            neg = False
-            if tok[1] == "-":
-                self.next()
-                neg = True
-                tok = self.peek()
-            if tok[0] == "int":
-                self.next()
-                v = _int_literal(tok[1])
-                vals.append(-v if neg else v)
-            elif tok[0] == "hexfloat":
-                self.next()
-                f = _hexfloat(tok[1])
-                vals.append(-f.value if neg else f.value)
-            elif tok[0] == "float":
-                self.next()
-                vals.append(-float(tok[1]) if neg else float(tok[1]))
-            elif tok[0] == "ident":
-                self.next()
-                name = tok[1]
-                if name in ("generic", "cvta"):
-                    self.expect("(")
-                    name = self.expect_kind("ident", "a variable name")[1]
-                    self.expect(")")
-                off = 0
-                if self.accept("+"):
-                    off = self.expect_int()
-                vals.append(ir.Sym(name, off))
-            else:
-                raise self.error("an initializer value")
-
-        one()
-        return vals
+    def parse_initializer(self, var: ir.VarDecl) -> None:
+        parse_initializer(self, var)
 
     def parse_param_list(self) -> list[ir.VarDecl]:
         params: list[ir.VarDecl] = []
@@ -334,11 +330,29 @@ class _Parser:
         return new
 
     def resolve(self, name: str) -> str:
-        for scope in reversed(self.scopes):
-            r = scope.get(name)
+        for k in range(len(self.scopes) - 1, -1, -1):
+            r = self.scopes[k].get(name)
             if r is not None:
                 return r
+            if self.ranges[k]:
+                r = self.from_range(name, k)
+                if r is not None:
+                    return r
         return name
+
+    def from_range(self, name: str, k: int) -> str | None:
+        """Declare `name` if scope k has a large range that contains it (%r<N> holds %r0..%r{N-1})."""
+        assert self.func is not None
+        for prefix, count, typ in self.ranges[k]:
+            if name.startswith(prefix) and _DECIMAL.fullmatch(name, len(prefix)) and int(name[len(prefix):]) < count:
+                new = name
+                if k > 0:  # nested scope: renamed apart, as declare() does
+                    self.fresh += 1
+                    new = f"{name}${self.fresh}"
+                self.scopes[k][name] = new
+                self.func.regs[new] = typ
+                return new
+        return None
 
     def is_reg(self, name: str) -> bool:
         return self.func is not None and name in self.func.regs
@@ -346,6 +360,7 @@ class _Parser:
     def parse_body(self, fn: ir.Function) -> None:
         self.func = fn
         self.scopes = [{}]
+        self.ranges = [[]]
         self.cur_loc = None
         body: list[ir.Instr | ir.Label] = []
         fn.body = body
@@ -358,14 +373,16 @@ class _Parser:
             if t == "}":
                 self.next()
                 depth -= 1
-                self.scopes.pop()
                 if depth == 0:
                     break
+                self.scopes.pop()
+                self.ranges.pop()
                 continue
             if t == "{":
                 self.next()
                 depth += 1
                 self.scopes.append({})
+                self.ranges.append([])
                 continue
             if kind == "directive":
                 self.parse_body_directive(fn)
@@ -388,8 +405,15 @@ class _Parser:
                 body.append(ir.Label(tok[1], self.pos(tok)))
                 continue
             body.append(self.parse_instruction())
+        if self.ranges[0]:  # registers of a function-level range used before its declaration
+            for st in body:
+                if isinstance(st, ir.Instr):
+                    for name in _reg_names(st):
+                        if name not in fn.regs:
+                            self.from_range(name, 0)
         self.func = None
         self.scopes = []
+        self.ranges = []
 
     def parse_body_directive(self, fn: ir.Function) -> None:
         t = self.peek()[1]
@@ -426,10 +450,13 @@ class _Parser:
         while True:
             name = self.expect_kind("ident", "a register name")[1]
             if self.accept("<"):
-                count = self.expect_int()
+                count = self.expect_count("a register count", 1 << 32)
                 self.expect(">")
-                for k in range(count):
-                    fn.regs[self.declare(f"{name}{k}")] = typ
+                if count > LAZY_RANGE:
+                    self.ranges[-1].append((name, count, typ))
+                else:
+                    for k in range(count):
+                        fn.regs[self.declare(f"{name}{k}")] = typ
             else:
                 fn.regs[self.declare(name)] = typ
             if not self.accept(","):
@@ -474,6 +501,15 @@ class _Parser:
                         self.cur_loc)
 
     def parse_operand(self):
+        self.depth += 1
+        try:
+            if self.depth > MAX_OPERAND_NESTING:
+                raise self.error(f"an operand (vectors and lists nest at most {MAX_OPERAND_NESTING} deep)")
+            return self.parse_operand1()
+        finally:
+            self.depth -= 1
+
+    def parse_operand1(self):
         tok = self.peek()
         t = tok[1]
         kind = tok[0]
@@ -520,7 +556,7 @@ class _Parser:
                 return ir.Reg(name)
             if self.at("+") and self.peek(1)[0] == "int":
                 self.next()
-                return ir.Sym(name, self.expect_int())
+                return ir.Sym(name, wrap64(self.expect_int()))
             return ir.Sym(name)
         raise self.error("an operand")
 
@@ -528,8 +564,11 @@ class _Parser:
         neg = self.accept("-")
         tok = self.next()
         if tok[0] == "int":
-            v = _int_literal(tok[1])
-            return ir.Imm(-v if neg else v)
+            v = self.int_value(tok)
+            v = -v if neg else v
+            if not -(1 << 63) <= v < _U64:  # ptxas accepts wider literals; keep the low 64 bits
+                v %= _U64
+            return ir.Imm(v)
         if tok[0] == "hexfloat":
             f = _hexfloat(tok[1])
             if neg:
@@ -557,6 +596,7 @@ class _Parser:
         while self.at("+") or self.at("-"):
             sign = -1 if self.next()[1] == "-" else 1
             offset += sign * self.expect_int()
+        offset = wrap64(offset)  # ptxas accepts any offset and computes addresses modulo 2**64
         if self.accept(","):
             # texture/surface operands: [tex, {coords}] - kept as a list for the rule to judge
             items = [ir.Addr(base, offset), self.parse_operand()]

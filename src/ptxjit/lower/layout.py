@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ptxjit.errors import PTXValidationError
 from ptxjit.frontend import ir
+
+# Sizes refused at load with a PTXValidationError rather than failing as a MemoryError (or worse) when
+# the buffers are allocated.  ptxas accepts larger .global arrays (the GPU fails at module load);
+# the local and parameter limits are CUDA's.
+MAX_GLOBALS_BYTES = 1 << 31  # module-scope .global + .const, one host buffer
+MAX_LOCAL_BYTES = 512 * 1024  # local memory per thread
+MAX_PARAM_BYTES = 32764  # kernel parameters (CUDA 12.1+)
 
 
 def align_up(x: int, a: int) -> int:
@@ -30,6 +40,9 @@ def param_layout(params: list[ir.VarDecl]) -> ParamLayout:
         offsets.append(off)
         off += max(p.size, p.elem_size)
         max_align = max(max_align, a)
+        if off > MAX_PARAM_BYTES:
+            raise PTXValidationError(p.pos, f"parameters take more than {MAX_PARAM_BYTES} bytes (CUDA's limit "
+                                     f"for a kernel's parameters) at '{p.name}'")
     return ParamLayout(offsets, align_up(off, 8), max_align)
 
 
@@ -55,26 +68,54 @@ def globals_layout(module: ir.Module) -> GlobalsLayout:
         if v.init is not None:
             lay.inits.append((v, off))
         off += max(v.size, 0)
+        if off > MAX_GLOBALS_BYTES:
+            raise PTXValidationError(v.pos, f"module-scope .global/.const variables exceed {MAX_GLOBALS_BYTES >> 30} "
+                                     f"GiB at '{v.name}' ({v.size} bytes): ptxjit keeps them in one host buffer")
     lay.size = align_up(max(off, 16), 16)
     return lay
 
 
+def _f16_bits(x: float) -> bytes:
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond the f16 range: inf, as a cvt would
+        return np.float16(x).tobytes()
+
+
+def _bf16_bits(x: float) -> bytes:
+    with np.errstate(over="ignore", invalid="ignore"):
+        b = int(np.float32(x).view(np.uint32))
+    if math.isnan(x):
+        return (0x7FC0).to_bytes(2, "little")
+    return (((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF).to_bytes(2, "little")  # round to nearest even
+
+
+def _element(typ: str, size: int, x) -> bytes:
+    """One initializer element.  Integers are reduced to the element width; a decimal float in a bit
+    type is converted to an integer (toward zero; inf/nan give 0) since the parser already turned
+    0f/0d literals for bit types into their bit patterns."""
+    if isinstance(x, float):
+        if typ in ("f32", "tf32"):
+            with np.errstate(over="ignore", invalid="ignore"):
+                return np.float32(x).tobytes()
+        if typ == "f64":
+            return struct.pack("<d", x)
+        if typ == "f16":
+            return _f16_bits(x)
+        if typ == "bf16":
+            return _bf16_bits(x)
+        x = int(x) if math.isfinite(x) else 0
+    return (int(x) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+
+
 def encode_initializer(v: ir.VarDecl, resolve_addr) -> bytes:
-    """Bytes of a variable's initializer; `resolve_addr(name)` gives the address of a symbol."""
-    fmt = {
-        "b8": "B", "u8": "B", "s8": "b", "b16": "H", "u16": "H", "s16": "h", "f16": "e",
-        "b32": "I", "u32": "I", "s32": "i", "f32": "f", "b64": "Q", "u64": "Q", "s64": "q", "f64": "d",
-        "bf16": "H", "f16x2": "I", "bf16x2": "I", "pred": "B",
-    }[v.type]
+    """Bytes of a variable's initializer; `resolve_addr(name)` gives the address of a symbol.
+
+    A vector variable's elements are its lanes (the parser flattens `{…}` per lane)."""
     out = bytearray()
     size = ir.type_size(v.type)
     for x in v.init or ():
         if isinstance(x, ir.Sym):
             x = resolve_addr(x.name) + x.offset
-        if fmt in "fde":
-            out += struct.pack("<" + fmt, float(x))
-        else:
-            out += (int(x) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+        out += _element(v.type, size, x)
     return bytes(out)
 
 
@@ -113,4 +154,7 @@ def local_size(fn: ir.Function) -> int:
     for v in fn.vars:
         if v.space == "local":
             off = align_up(off, v.alignment) + v.size
+            if off > MAX_LOCAL_BYTES:
+                raise PTXValidationError(v.pos, f"'{fn.name}' declares more than {MAX_LOCAL_BYTES // 1024} KB "
+                                         f"of .local memory per thread (CUDA's limit) at '{v.name}'")
     return align_up(off, 16)

@@ -87,11 +87,16 @@ def validate(module: ir.Module) -> None:
                 if not isinstance(t, ir.Sym) or t.name not in labels:
                     raise PTXValidationError(ins.pos, f"branch to unknown label in '{fn.name}': {t}")
             if ins.opcode == "call":
-                _rets, target, _args = _split_call(ins)
+                rets, target, args = _split_call(ins)
                 if isinstance(target, ir.Sym) and target.name not in EXTERN_FUNCS:
                     callee = module.functions.get(target.name)
                     if callee is None:
                         raise PTXValidationError(ins.pos, f"call to undeclared function '{target.name}'")
+                    # ptxas: "Call has wrong number of parameters" / return values
+                    if len(args) != len(callee.params) or len(rets) != len(callee.rets):
+                        raise PTXValidationError(
+                            ins.pos, f"call to '{target.name}' passes {len(args)} argument(s) and {len(rets)} "
+                                     f"return value(s); it takes {len(callee.params)} and returns {len(callee.rets)}")
                     if callee.body is None:
                         raise UnsupportedInstructionError(
                             ins.pos, ins.text, f"call to external function '{target.name}' (no definition)")

@@ -1,0 +1,140 @@
+"""Front-end robustness: inputs the fuzzer (tools/fuzz) found crashing, hanging or eating memory.
+
+The expected verdict of every case is what ptxas 13.0 (-arch sm_90) does with it: what ptxas accepts
+loads, what it refuses raises PTXSyntaxError/PTXValidationError naming file:line:col."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+import ptxjit
+from ptxjit.errors import PTXError, PTXSyntaxError, PTXValidationError
+
+HEAD = ".version 8.0\n.target sm_90\n.address_size 64\n"
+
+
+def kernel(decls: str = "", body: str = "", tail: str = "") -> str:
+    return (HEAD + decls + "\n.visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<3>;\n.reg .b64 %rd<3>;\n"
+            ".reg .f32 %f<3>;\nld.param.u64 %rd1, [p];\n" + body + "\nret;\n}\n" + tail)
+
+
+def run(text: str) -> np.ndarray:
+    m = ptxjit.Module(text, "t.ptx")
+    out = np.zeros(64, np.uint64)
+    m.get_function("k")(1, 1, (out,))
+    return out
+
+
+# ---------------------------------------------------------------- literals
+def test_decimal_with_leading_zero_is_octal_and_09_is_refused():
+    assert run(kernel(body="mov.u64 %rd2, 010;\nst.global.u64 [%rd1], %rd2;"))[0] == 8
+    with pytest.raises(PTXSyntaxError, match=r"t.ptx:7:14: .*malformed number.*'09'"):
+        ptxjit.Module(HEAD + ".visible .entry k()\n{\n.reg .b32 %r<2>;\nmov.u32 %r1, 09;\nret;\n}\n", "t.ptx")
+    for bad in ("0x", "0b2", "12ab"):
+        with pytest.raises(PTXSyntaxError, match="malformed number"):
+            ptxjit.Module(kernel(body=f"mov.u32 %r1, {bad};"))
+
+
+def test_wide_literals_wrap_like_ptxas_and_huge_ones_overflow():
+    # ptxas accepts 2**64 + 5 (low 64 bits), refuses 10**40 with "Constant overflow"
+    assert run(kernel(body="mov.u64 %rd2, 18446744073709551621;\nst.global.u64 [%rd1], %rd2;"))[0] == 5
+    with pytest.raises(PTXSyntaxError, match="integer constant overflow"):
+        ptxjit.Module(kernel(body="mov.u64 %rd2, 1" + "0" * 40 + ";"))
+
+
+# ---------------------------------------------------------------- structure
+@pytest.mark.parametrize("where", ["end", "middle"])
+def test_version_after_other_directives_is_a_syntax_error(where):
+    text = kernel(tail=".version 8.0") if where == "end" else kernel(tail=".version 8.0\n.global .u32 g;")
+    with pytest.raises(PTXSyntaxError, match=r":14:1: .*'.version' must be the first directive"):
+        ptxjit.Module(text)
+
+
+@pytest.mark.parametrize("text", [".version", ".version 8.0\n.target", HEAD + ".visible .entry", HEAD + ".global .b8",
+                                  HEAD + ".visible .entry k(.param .u64", kernel()[:-3], HEAD + ".file 1",
+                                  HEAD + ".global .u32 g[2] = {1,"])
+def test_truncated_input_is_a_syntax_error(text):
+    with pytest.raises(PTXSyntaxError, match="expected"):
+        ptxjit.Module(text)
+
+
+def test_deep_nesting_is_refused_or_accepted_without_recursion_errors():
+    t0 = time.monotonic()
+    run(kernel(body="{" * 3000 + "}" * 3000))  # nested scopes in a body: fine, however deep
+    with pytest.raises(PTXSyntaxError, match="nest at most"):
+        ptxjit.Module(kernel(body="mov.u32 %r1, " + "{" * 3000 + "%r2" + "}" * 3000 + ";"))
+    with pytest.raises(PTXSyntaxError):
+        ptxjit.Module(kernel(decls=".global .u32 g[1] = " + "{" * 3000 + "1" + "}" * 3000 + ";"))
+    with pytest.raises(PTXSyntaxError):
+        ptxjit.Module("{" * 3000)
+    assert time.monotonic() - t0 < 30
+
+
+def test_huge_register_range_costs_only_the_registers_used():
+    t0 = time.monotonic()
+    text = kernel(body=".reg .b32 %q<10000000>;\nmov.u32 %q9999999, 7;\ncvt.u64.u32 %rd2, %q9999999;\n"
+                  "st.global.u64 [%rd1], %rd2;")
+    assert run(text)[0] == 7
+    assert time.monotonic() - t0 < 20
+    m = ptxjit.Module(text)
+    assert m.kernels["k"].registers["b32"] == 3 + 1  # %r0..%r2 and the one %q register used
+    with pytest.raises(PTXError):  # outside the range: undeclared
+        ptxjit.Module(kernel(body=".reg .b32 %q<10000000>;\nmov.u32 %q10000000, 7;"))
+
+
+# ---------------------------------------------------------------- initializers (as ptxas reads them)
+def test_initializer_sizes_the_unsized_and_zero_dimension():
+    m = ptxjit.Module(kernel(decls=".global .b8 g[0] = {" + ", ".join(str(i) for i in range(40)) + "};\n"
+                             ".global .b8 h[] = {7, 8, 9};"))
+    assert m.globals[:40].tolist() == list(range(40))
+    assert m.globals[40:43].tolist() == [7, 8, 9]
+
+
+def test_initializer_values_by_type():
+    m = ptxjit.Module(kernel(decls=".global .align 4 .b8 g[8] = {1.5, 0f3F800000, 2, -1};\n"
+                             ".global .align 4 .u32 n[2][2] = {{1}, {3, 4}};\n.global .u32 few[4] = {1};\n"
+                             ".global .f16 h = 100000.0;\n.global .u32 e[2] = {};"))
+    g = m.globals
+    assert g[:4].tolist() == [1, 0x00, 2, 255]  # 1.5 -> 1; a 0f literal in a bit type keeps its low bits
+    assert g[8:24].view(np.uint32).tolist() == [1, 0, 3, 4]
+    assert g[24:40].view(np.uint32).tolist() == [1, 0, 0, 0]
+    assert np.isinf(g[40:42].view(np.float16)[0])
+
+
+@pytest.mark.parametrize("decl, msg", [
+    (".global .u32 g[2] = {1, 2, 3};", "greater number of elements"),
+    (".global .u32 g[2][2] = {1, 2, 3, 4};", "expected '{'"),
+    (".global .u32 g = {1};", "initializer value"),
+    (".global .f32 g = 1;", "type mismatch"),
+    (".global .u32 g = 0f3F800000;", "type mismatch"),
+    (".global .u32 g[2] = {1.5, 2};", "type mismatch"),
+    (".global .b8 g[0];", "incomplete type"),
+    (".global .align 3 .b8 g[4];", "power of two"),
+    (".global .align 0 .b8 g[4];", "power of two"),
+])
+def test_initializers_and_declarations_ptxas_refuses(decl, msg):
+    with pytest.raises(PTXSyntaxError, match=r"<ptx>:4:\d+: .*" + msg):
+        ptxjit.Module(kernel(decls=decl))
+
+
+# ---------------------------------------------------------------- sizes and offsets
+@pytest.mark.parametrize("off", ["9223372036854775807", "-9223372036854775808", "18446744073709551615",
+                                 "18446744073709551616", "4294967296"])
+def test_extreme_address_offsets_load_and_compile(off):
+    # ptxas accepts them all; the kernel branches around the access so nothing is dereferenced
+    text = kernel(body=f"setp.eq.u64 %p1, %rd1, %rd1;\n@%p1 bra DONE;\nld.global.f32 %f2, [%rd1+{off}];\n"
+                       f"st.global.f32 [%rd1], %f2;\nDONE:").replace(".reg .f32", ".reg .pred %p<2>;\n.reg .f32")
+    run(text)
+
+
+@pytest.mark.parametrize("decl, body", [
+    (".global .b8 g[1000000000000];", ""),
+    (".global .b8 g[9223372036854775807];", ""),
+    ("", ".local .b8 l[1000000000];"),
+])
+def test_sizes_past_what_can_be_allocated_are_refused_at_load(decl, body):
+    with pytest.raises(PTXValidationError, match="exceed|more than"):
+        ptxjit.Module(kernel(decls=decl, body=body)).kernels  # noqa: B018 - the property computes layouts
