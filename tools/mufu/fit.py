@@ -75,6 +75,32 @@ def fit_segment(t: np.ndarray, Y: np.ndarray, nb: int, cut: int, frac: int
     return best
 
 
+def fit_segment_iv(t: np.ndarray, lo: np.ndarray, hi: np.ndarray, nb: int, cut: int, frac: int
+                   ) -> tuple[int, int, int, int] | None:
+    """Like fit_segment, but the samples only bound Y: lo <= Y <= hi (a fixed-point result seen through
+    a narrower output format, e.g. sin's 2**-37 fixed point truncated to f32)."""
+    t = np.asarray(t, dtype=np.int64)
+    s = trunc_square(t, nb, cut) >> cut
+    L = np.asarray(lo, dtype=np.int64) << frac
+    H = ((np.asarray(hi, dtype=np.int64) + 1) << frac) - 1
+    F = np.stack([np.ones(len(t)), t.astype(np.float64), s.astype(np.float64)], 1)
+    r2 = _lp_range(F, L.astype(np.float64), H.astype(np.float64), 2)
+    if r2 is None:
+        return None
+    best = None
+    for c2 in range(int(np.ceil(r2[0] - 1e-6)), int(np.floor(r2[1] + 1e-6)) + 1):
+        r1 = _lp_range(F[:, :2], (L - c2 * s).astype(np.float64), (H - c2 * s).astype(np.float64), 1)
+        if r1 is None:
+            continue
+        for c1 in range(int(np.ceil(r1[0] - 1e-6)) - 1, int(np.floor(r1[1] + 1e-6)) + 2):
+            lin = c1 * t + c2 * s
+            c0_lo = int((L - lin).max())
+            c0_hi = int((H - lin).min())
+            if c0_lo <= c0_hi and (best is None or c0_hi - c0_lo > best[3] - best[0]):
+                best = (c0_lo, c1, c2, c0_hi)
+    return best
+
+
 def pin_c0(ranges: list[tuple[int, int]]) -> list[int]:
     """One C0 per segment from its feasible range.  The hardware's C0s share their low bits (a
     rounding constant below a coarser stored C0): take the longest modulus 2**k at which one residue

@@ -93,6 +93,24 @@ def ex2_ftz(x: np.ndarray) -> np.ndarray:
     return r.astype(np.uint32)
 
 
+def sincos(x: np.ndarray, cos: bool) -> np.ndarray:
+    """sin/cos.approx(.ftz).f32: exact reduction to the quarter-wave offset r' (derive.sin_reduce), the
+    "sin" table's fixed-point result Y * 2**-37 truncated to f32, the quadrant's / argument's sign."""
+    import derive
+    x = x.astype(np.uint32)
+    q, r = derive.sin_reduce(x, cos)
+    Y = interp("sin", r)
+    f = Y.astype(np.float64) * 2.0**-37
+    f32 = f.astype(np.float32)
+    v = f32.view(np.uint32).astype(np.int64) - (f32.astype(np.float64) > f)
+    neg = q >= 2
+    if not cos:
+        neg = neg ^ ((x >> 31) != 0)
+    v = v | np.where(neg, 0x80000000, 0)
+    v = np.where((x & 0x7FFFFFFF) >= 0x7F800000, 0x7FFFFFFF, v)
+    return v.astype(np.uint32)
+
+
 def _f32(v: np.ndarray) -> np.ndarray:
     return v.view(np.float32)
 
@@ -112,3 +130,7 @@ if __name__ == "__main__":
     for fn, model in [("rcp", rcp_ftz), ("rsqrt", rsqrt_ftz), ("sqrt", sqrt_ftz), ("ex2", ex2_ftz)]:
         (x,), (y,) = golden.isa(f"isa_{fn}_approx_ftz_f32")
         compare(fn + " ftz", model(x), y, x)
+    for fn in ("sin", "cos"):
+        (x,), (y,) = golden.isa(f"isa_{fn}_approx_f32")
+        with np.errstate(invalid="ignore"):
+            compare(fn, sincos(x, fn == "cos"), y, x)

@@ -345,13 +345,12 @@ def lower_div(lw: FnLowering, ins: Instr) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# sin / cos .approx.f32: the argument reduction is reproduced exactly, the unit's quarter-wave table
-# is not (yet).  The GPU computes p = FMUL.RZ(|x|, 0x3e22f983 = 1/2pi in f32), takes p in fixed point
-# with 25 fraction bits (truncated) modulo one turn, n; cos adds a quarter turn.  The top two bits of n
-# are the quadrant q, the low 23 bits r the offset; odd quadrants use the ones' complement of r
-# (sin(pi) -> exactly 0 although p < 1/2).  The unit then gives sin(2*pi*r'/2**25) (negated for q >= 2,
-# and for negative x in sin); here that sine is the host's, rounded once, so results differ from the
-# H100 by at most ~2**-22 absolute (see approx_bounds.py).
+# sin / cos .approx.f32 (MUFU.SIN / MUFU.COS), bit for bit.  The GPU computes p = FMUL.RZ(|x|,
+# 0x3e22f983 = 1/2pi in f32), takes p in fixed point with 25 fraction bits (truncated) modulo one turn,
+# n; cos adds a quarter turn.  The top two bits of n are the quadrant q, the low 23 bits r the offset;
+# odd quadrants use the ones' complement of r (sin(pi) -> exactly 0 although p < 1/2).  The unit's
+# quarter-wave table (64 segments over r', the "sin" table) gives |sin(2*pi*r'/2**25)| in fixed point
+# with 37 fraction bits, which is truncated to f32 and negated for q >= 2 (and for negative x in sin).
 
 def sincos_f32(lw: FnLowering, x: ll.Value, cos: bool) -> ll.Value:
     """sin/cos.approx(.ftz).f32 on the bits x (i32 -> i32).  Subnormal x reduces to n = 0 with or
@@ -371,8 +370,11 @@ def sincos_f32(lw: FnLowering, x: ll.Value, cos: bool) -> ll.Value:
     r = b.and_(n, _c64((1 << 23) - 1))
     odd = _eq(lw, b.and_(q, _c64(1)), 1)
     r = b.select(odd, b.sub(_c64((1 << 23) - 1), r), r)
-    ang = b.fmul(b.uitofp(r, F64), ll.Constant(F64, 2.0 * 3.141592653589793 / 2.0**25))
-    v = b.bitcast(b.fptrunc(b.call(lw.cg.intrinsic("llvm.sin", F64, [F64]), [ang]), F32), I32)
+    sv = b.uitofp(interp(lw, "sin", r), F64)  # Y < 2**38: exact
+    v32 = b.fptrunc(sv, F32)
+    up = b.fcmp_ordered(">", b.fpext(v32, F64), sv)  # the value * 2**-37 truncated to f32
+    v = b.sub(b.bitcast(v32, I32), b.zext(up, I32))
+    v = b.bitcast(b.fmul(b.bitcast(v, F32), ll.Constant(F32, 2.0**-37)), I32)  # exact (power of two)
     neg = b.icmp_unsigned(">=", q, _c64(2))
     if not cos:
         neg = b.xor(neg, b.icmp_signed("<", x, _c32(0)))
