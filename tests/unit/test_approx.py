@@ -20,7 +20,7 @@ GOLDEN = Path(__file__).resolve().parents[2].parent / "shared" / "gpu-golden"
 
 pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason="no ../shared/gpu-golden beside the checkout")
 
-F32_UNARY = [f"{op}.approx{ftz}.f32" for op in ("rcp", "rsqrt", "sqrt", "ex2", "sin", "cos")
+F32_UNARY = [f"{op}.approx{ftz}.f32" for op in ("rcp", "rsqrt", "sqrt", "ex2", "sin", "cos", "lg2")
              for ftz in ("", ".ftz")]
 
 
@@ -106,7 +106,8 @@ def _mufu(name: str) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("name", ["rcp_approx_ftz_f32_1_2", "rsqrt_approx_ftz_f32_1_2", "rsqrt_approx_ftz_f32_2_4",
                                   "sqrt_approx_ftz_f32_1_2", "sqrt_approx_ftz_f32_2_4", "ex2_approx_ftz_f32_0_1",
-                                  "ex2_approx_ftz_f32_m1_0", "sin_approx_ftz_f32_0_2pi", "cos_approx_ftz_f32_0_2pi"])
+                                  "ex2_approx_ftz_f32_m1_0", "sin_approx_ftz_f32_0_2pi", "cos_approx_ftz_f32_0_2pi",
+                                  "lg2_approx_ftz_f32_1_2"])
 def test_f32_approx_matches_h100_dense(name):
     x, want = _mufu(name)
     sel = slice(0, None, 5)  # a fifth of the 2**19 samples keeps the run short
@@ -211,3 +212,17 @@ def test_sincos_tiny_and_quarter_turns(fn):
     sel = np.isin(a, [0, 0x3F800000]) | (a < 0x39000000) | ((x & 0x7FFFFFFF) >= 0x4B000000)
     assert sel.sum() > 0
     _assert_same(fn, x[sel], got[sel], want[sel])
+
+
+@pytest.mark.parametrize("ftz", ["", ".ftz"])
+def test_lg2_near_one_and_specials(ftz):
+    """lg2 around x = 1 (the 2**-36 fixed point shows in every bit: lg2(1) = 0, lg2(0.5) = -0.9999999,
+    just below 1 the magnitude rounded toward zero), subnormals, zeros, negatives, inf and NaN, on isa/."""
+    (x,), (want,), _ = _isa(f"isa_lg2_approx{ftz.replace('.', '_')}_f32")
+    (got,) = elementwise(f"lg2.approx{ftz}.f32 {{d}}, {{a}};", [("f32", x)], ["f32"])
+    a = x & 0x7FFFFFFF
+    sel = (np.abs(x.astype(np.int64) - 0x3F800000) < 0x20000) | (a < 0x00800000) | (a >= 0x7F800000)
+    sel |= (x >> 31) == 1
+    sel |= np.isin(a, [0x3F000000, 0x3E800000, 0x40000000])
+    assert sel.sum() > 100
+    _assert_same("lg2", x[sel], got[sel], want[sel])

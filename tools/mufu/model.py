@@ -111,6 +111,45 @@ def sincos(x: np.ndarray, cos: bool) -> np.ndarray:
     return v.astype(np.uint32)
 
 
+def _trunc_fixed(v: np.ndarray, frac: int) -> np.ndarray:
+    """f32 bits of the signed fixed-point integer v * 2**-frac, rounded toward zero."""
+    a = np.abs(v).astype(np.float64)  # exact below 2**53
+    f32 = (a * 2.0**-frac).astype(np.float32)
+    r = f32.view(np.uint32).astype(np.int64) - (f32.astype(np.float64) > a * 2.0**-frac)
+    return np.where(v < 0, r | 0x80000000, r)
+
+
+def lg2_ftz(x: np.ndarray) -> np.ndarray:
+    """lg2.approx.ftz.f32: (exponent - 127) + table(mantissa) formed from the table's sum before its
+    >> frac, rounded toward zero to fixed point with 36 fraction bits, then truncated to f32; x = 1 gives
+    exactly 0.  (Only negative results tell rounding toward zero from flooring: x = 0x3f7fffff.)"""
+    s, e, m = _split(x)
+    nb, cut, frac = T.PARAMS["lg2"]
+    tab = np.array(T.LG2, dtype=np.int64)
+    c = tab[m >> nb]
+    t = m & ((1 << nb) - 1)
+    S = c[:, 0] + c[:, 1] * t + c[:, 2] * (fit.trunc_square(t, nb, cut) >> cut)
+    v = ((e - 127) << (36 + frac)) + S
+    v = np.where(v < 0, -((-v) >> frac), v >> frac)
+    v = np.where((e == 127) & (m == 0), 0, v)
+    r = _trunc_fixed(v, 36)
+    r = np.where(e == 0, 0xFF800000, r)  # +-0 and flushed subnormals
+    r = np.where((e == 255) & (m == 0) & (s == 0), 0x7F800000, r)
+    r = np.where(((e == 255) & (m != 0)) | ((s != 0) & (e != 0)), 0x7FFFFFFF, r)
+    return r.astype(np.uint32)
+
+
+def lg2(x: np.ndarray) -> np.ndarray:
+    """lg2.approx.f32: subnormal x runs as lg2(x * 2**24) - 24 (an f32 add, round to nearest)."""
+    a = x.astype(np.int64) & 0x7FFFFFFF
+    sub = (a != 0) & (a < 0x00800000)
+    xs = (_f32(x.astype(np.uint32)) * np.float32(2.0**24)).view(np.uint32)
+    r = lg2_ftz(np.where(sub, xs, x).astype(np.uint32))
+    with np.errstate(all="ignore"):
+        rs = (_f32(r) - np.float32(24.0)).view(np.uint32)
+    return np.where(sub & (r != 0x7FFFFFFF), rs, r).astype(np.uint32)
+
+
 def _f32(v: np.ndarray) -> np.ndarray:
     return v.view(np.float32)
 
@@ -130,6 +169,11 @@ if __name__ == "__main__":
     for fn, model in [("rcp", rcp_ftz), ("rsqrt", rsqrt_ftz), ("sqrt", sqrt_ftz), ("ex2", ex2_ftz)]:
         (x,), (y,) = golden.isa(f"isa_{fn}_approx_ftz_f32")
         compare(fn + " ftz", model(x), y, x)
+    for v, model in [("isa_lg2_approx_ftz_f32", lg2_ftz), ("isa_lg2_approx_f32", lg2)]:
+        (x,), (y,) = golden.isa(v)
+        compare(v, model(x), y, x)
+    x, y = golden.mufu("lg2_approx_ftz_f32_1_2")
+    compare("mufu lg2_approx_ftz_f32_1_2", lg2_ftz(x), y, x)
     for fn in ("sin", "cos"):
         (x,), (y,) = golden.isa(f"isa_{fn}_approx_f32")
         with np.errstate(invalid="ignore"):

@@ -5,7 +5,7 @@ case in ../shared/gpu-golden (and, for the f32 forms, the dense mufu/ samples of
 as measured by tools/mufu/bounds.py: the larger of (a) the difference of the bit patterns as
 sign-magnitude ordered integers and (b) |ptxjit - H100| in units of the H100 value's last place
 (gpu-golden/tools/check.py's measure); f16x2/bf16x2 per lane in half ulps; both NaN counts as equal.
-Variants that are bit-exact against all of that data are not listed: rcp/rsqrt/sqrt/ex2/sin/cos
+Variants that are bit-exact against all of that data are not listed: rcp/rsqrt/sqrt/ex2/sin/cos/lg2
 .approx(.ftz).f32, ex2.approx f16/f16x2/ftz.bf16/ftz.bf16x2, rcp.approx.ftz.f64, rsqrt.approx(.ftz).f64,
 div.approx(.ftz).f32 and div.full(.ftz).f32 (see ptxjit/lower/rules/approx.py).
 """
@@ -13,12 +13,6 @@ div.approx(.ftz).f32 and div.full(.ftz).f32 (see ptxjit/lower/rules/approx.py).
 from __future__ import annotations
 
 APPROX_MAX_ULP: dict[str, float] = {
-    # lg2: host log2f.  The H100 returns a fixed-point result near x = 1 (lg2(1 - 2**-24) = -1.18e-8
-    # instead of -8.6e-8): isa/ row x = 0x3f7fffff gives the maximum, 83,497,432 H100 ulps (measure b;
-    # 23,947,836 by measure a); x = 0x3f800001 6,114,246 (a); mufu lg2_approx_ftz_f32_1_2 max 471,568 (a,
-    # just above 1); only 39 in [1+2**-6, 2).
-    "isa_lg2_approx_f32": 83497432,
-    "isa_lg2_approx_ftz_f32": 83497432,
     # tanh: |x| <= 2**-8 -> x (exact, as the H100), otherwise host tanhf vs the unit's ~2**-17 relative
     # error: isa/ max 117 ulp, mufu tanh_approx_f32_pos max 128 ulp.
     "isa_tanh_approx_f32": 128,

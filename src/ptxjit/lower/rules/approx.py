@@ -65,6 +65,11 @@ def _trunc_square(lw: FnLowering, t: ll.Value, nb: int, cut: int) -> ll.Value:
 
 def interp(lw: FnLowering, name: str, u: ll.Value) -> ll.Value:
     """The unit's significand Y (i64) for the fixed-point argument u (i64, segment bits above nb)."""
+    return lw.b.ashr(interp_sum(lw, name, u), _c64(T.PARAMS[name][2]))
+
+
+def interp_sum(lw: FnLowering, name: str, u: ll.Value) -> ll.Value:
+    """C0 + C1*t + C2*(sq(t) >> cut): Y before its >> frac (i64)."""
     b = lw.b
     nb, cut, frac = T.PARAMS[name]
     gv = _table(lw, name)
@@ -77,8 +82,7 @@ def interp(lw: FnLowering, name: str, u: ll.Value) -> ll.Value:
         return b.load(p)
 
     sq = b.lshr(_trunc_square(lw, t, nb, cut), _c64(cut))
-    s = b.add(coef(0), b.add(b.mul(coef(1), t), b.mul(coef(2), sq)))
-    return b.ashr(s, _c64(frac))
+    return b.add(coef(0), b.add(b.mul(coef(1), t), b.mul(coef(2), sq)))
 
 
 def _fields(lw: FnLowering, x: ll.Value) -> tuple[ll.Value, ll.Value, ll.Value]:
@@ -383,6 +387,52 @@ def sincos_f32(lw: FnLowering, x: ll.Value, cos: bool) -> ll.Value:
 
 
 # ---------------------------------------------------------------------------------------------
+# lg2.approx(.ftz).f32 (MUFU.LG2), bit for bit.  The unit adds the unbiased exponent as an integer to
+# the "lg2" table's log2(1.m) (64 segments over the 23-bit mantissa), forms the sum in fixed point with
+# 36 fraction bits, rounded toward zero from the table's frac extra bits (visible only for negative
+# results, just below 1), and truncates it to f32.  x = 1 gives exactly 0 (the table's value there is
+# 7377 * 2**-36: lg2(0.5) = -0.9999999).  +-0 (and flushed subnormals) -> -inf, +inf -> +inf, negative
+# or NaN -> NaN.  The non-ftz form runs subnormal x as lg2(x * 2**24) - 24 (f32 add, round to nearest).
+# Exact on every isa/ row of lg2.approx(.ftz).f32 and all of mufu/ lg2_approx_ftz_f32_1_2.
+
+LG2_FRAC_BITS = 36
+
+
+def lg2_ftz(lw: FnLowering, x: ll.Value) -> ll.Value:
+    """lg2.approx.ftz.f32 on the bits x (i32 -> i32)."""
+    b = lw.b
+    s, e, m = _fields(lw, x)
+    frac = T.PARAMS["lg2"][2]
+    v = b.add(b.shl(b.sub(e, _c64(127)), _c64(LG2_FRAC_BITS + frac)), interp_sum(lw, "lg2", m))
+    neg = b.icmp_signed("<", v, _c64(0))
+    mag = b.lshr(b.select(neg, b.sub(_c64(0), v), v), _c64(frac))  # toward zero
+    mag = _sel(lw, b.and_(_eq(lw, e, 127), _eq(lw, m, 0)), 0, mag)  # lg2(1) = 0
+    mv = b.uitofp(mag, F64)  # < 2**45: exact
+    v32 = b.fptrunc(mv, F32)
+    up = b.fcmp_ordered(">", b.fpext(v32, F64), mv)  # truncated to f32
+    r = b.sub(b.bitcast(v32, I32), b.zext(up, I32))
+    r = b.bitcast(b.fmul(b.bitcast(r, F32), ll.Constant(F32, 2.0**-LG2_FRAC_BITS)), I32)  # exact
+    r = b.or_(r, b.select(neg, _c32(0x80000000), _c32(0)))
+    r = b.select(b.icmp_unsigned("==", e, _c64(0)), _c32(0xFF800000), r)
+    r = b.select(b.icmp_unsigned("==", x, _c32(0x7F800000)), _c32(0x7F800000), r)
+    nan = b.or_(b.and_(_eq(lw, e, 255), b.icmp_unsigned("!=", m, _c64(0))),
+                b.and_(_eq(lw, s, 1), b.icmp_unsigned("!=", e, _c64(0))))
+    return b.select(nan, _c32(NAN32), r)
+
+
+def lg2_f32(lw: FnLowering, x: ll.Value, ftz: bool) -> ll.Value:
+    """lg2.approx(.ftz).f32 on the bits x (i32 -> i32)."""
+    if ftz:
+        return lg2_ftz(lw, x)
+    b = lw.b
+    sub = _subnormal(lw, x)
+    xs = b.bitcast(b.fmul(b.bitcast(x, F32), ll.Constant(F32, 2.0**24)), I32)
+    r = lg2_ftz(lw, b.select(sub, xs, x))
+    rs = b.bitcast(b.fsub(b.bitcast(r, F32), ll.Constant(F32, 24.0)), I32)
+    return b.select(b.and_(sub, b.icmp_unsigned("!=", r, _c32(NAN32))), rs, r)
+
+
+# ---------------------------------------------------------------------------------------------
 # tanh.approx.f32 (MUFU.TANH): |x| <= 2**-8 returns x itself (H100: every such isa/ row), larger |x|
 # go through an interpolator with ~2**-17 relative error and piecewise segments (8 per octave in
 # [1, 2)) that is not reconstructed yet: the host's tanhf stands in (see approx_bounds.py).
@@ -396,12 +446,14 @@ def tanh_f32(lw: FnLowering, x: ll.Value) -> ll.Value:
 
 
 def lower_f32(lw: FnLowering, ins: Instr) -> None:
-    """Entry point for rcp/rsqrt/sqrt/ex2/sin/cos .approx f32 (called from floating.py)."""
+    """Entry point for rcp/rsqrt/sqrt/ex2/sin/cos/tanh/lg2 .approx f32 (called from floating.py)."""
     x = lw.b.bitcast(lw.read(ins.operands[1], "f32"), I32)
     if ins.opcode in ("sin", "cos"):
         r = sincos_f32(lw, x, ins.opcode == "cos")
     elif ins.opcode == "tanh":
         r = tanh_f32(lw, x)
+    elif ins.opcode == "lg2":
+        r = lg2_f32(lw, x, ins.has("ftz"))
     else:
         r = f32_unary(lw, ins.opcode, x, ins.has("ftz"))
     lw.write(ins.operands[0], lw.b.bitcast(r, F32), "f32")

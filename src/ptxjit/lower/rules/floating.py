@@ -460,7 +460,7 @@ def lower_transcendental(lw: FnLowering, ins: Instr) -> None:
 
         half.lower_half_unary(lw, ins)
         return
-    if ins.opcode in ("ex2", "sin", "cos", "tanh") and t == "f32":
+    if ins.opcode in ("ex2", "sin", "cos", "tanh", "lg2") and t == "f32":
         from ptxjit.lower.rules import approx  # the H100's multifunction unit, bit for bit
 
         approx.lower_f32(lw, ins)
