@@ -156,7 +156,7 @@ def main() -> None:
              "",
              "Per segment (C0, C1, C2): Y = (C0 + C1*t + C2*(sq(t) >> cut)) >> frac, see approx.py;",
              "PARAMS: per table (offset bits nb, squarer columns kept >= cut, frac).",
-             '"""', "", f"PARAMS = {PARAMS!r}", ""]
+             '"""', "", "PARAMS = {", *(f"    {k!r}: {v!r}," for k, v in PARAMS.items()), "}", ""]
     for n, tab in tables.items():
         lines.append(f"{n.upper()} = (")
         for c in tab:

@@ -5,7 +5,14 @@ Per segment (C0, C1, C2): Y = (C0 + C1*t + C2*(sq(t) >> cut)) >> frac, see appro
 PARAMS: per table (offset bits nb, squarer columns kept >= cut, frac).
 """
 
-PARAMS = {'ex2': (17, 19, 15), 'rcp': (16, 17, 15), 'rsqrt': (17, 19, 16), 'sqrt': (17, 19, 17), 'sin': (17, 19, 4), 'lg2': (17, 19, 4)}
+PARAMS = {
+    'ex2': (17, 19, 15),
+    'rcp': (16, 17, 15),
+    'rsqrt': (17, 19, 16),
+    'sqrt': (17, 19, 17),
+    'sin': (17, 19, 4),
+    'lg2': (17, 19, 4),
+}
 
 EX2 = (
     (274877937634, 22713, 494),
