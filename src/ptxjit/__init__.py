@@ -6,6 +6,7 @@ from ptxjit.cuda import CompiledCuda, CudaCompileError, RawKernel, RawModule, co
 from ptxjit.errors import (
     KernelDeadlock,
     KernelError,
+    KernelFault,
     KernelTimeout,
     KernelTrap,
     PTXError,
@@ -21,8 +22,9 @@ from ptxjit.runtime.memory import DeviceArray, Pointer, empty, to_device, zeros
 __version__ = "0.1.0"
 
 __all__ = [
-    "CompiledCuda", "CudaCompileError", "DeviceArray", "Kernel", "KernelDeadlock", "KernelError", "KernelInfo",
-    "KernelTimeout", "KernelTrap", "Module", "PTXError", "PTXSyntaxError", "PTXValidationError", "ParamInfo", "Pointer",
+    "CompiledCuda", "CudaCompileError", "DeviceArray", "Kernel", "KernelDeadlock", "KernelError", "KernelFault",
+    "KernelInfo", "KernelTimeout", "KernelTrap", "Module", "PTXError", "PTXSyntaxError", "PTXValidationError",
+    "ParamInfo", "Pointer",
     "PtxjitWarning", "RawKernel", "RawModule", "UnsupportedInstructionError", "cache_stats", "compile_cuda",
     "cuda", "empty", "numba", "set_workers", "to_device", "worker_count", "zeros",
 ]

@@ -208,16 +208,18 @@ class Module:
         self._functions[name] = k
         return k
 
-    def translation(self, f: ir.Function, block: tuple[int, int, int] | None = None) -> tr.Translation:
-        """The native code of kernel f for launches with this block shape (grid size does not matter)."""
-        key = (f.name, block)
+    def translation(self, f: ir.Function, block: tuple[int, int, int] | None = None,
+                    checked: bool = False) -> tr.Translation:
+        """The native code of kernel f for launches with this block shape (grid size does not matter);
+        `checked`: with bounds checks of its memory accesses (lower/bounds.py)."""
+        key = (f.name, block, checked)
         with self._lock:
             t = self._translations.get(key)
             if t is not None:
                 tr.note_memory_hit()
                 return t
             with gc_paused():
-                t = tr.translate(self.ir, f, self._glay, block, self.ptx_digest)
+                t = tr.translate(self.ir, f, self._glay, block, self.ptx_digest, checked)
             self._translations[key] = t
             return t
 
@@ -234,14 +236,24 @@ class Kernel:
         # dynamic shared memory use, and the static shared size (CUDA's per-block limit counts both)
         self._access = analyze(module.ir, fn)
         self._static_shared = shared_layout(module.ir, fn).static_size
+        from ptxjit.lower.bounds import range_params
+
+        self._range_params = range_params(fn.params)  # the parameters with a bounds-check range
 
     @property
     def info(self) -> KernelInfo:
         return self.module._info(self.fn)
 
-    def __call__(self, grid, block, args=(), shared_mem: int = 0, timeout: float | None = None) -> None:
+    def __call__(self, grid, block, args=(), shared_mem: int = 0, timeout: float | None = None,
+                 checked: bool | None = None, unchecked: bool = False) -> None:
         """Launch: `grid` blocks of `block` threads on `args`.  `timeout` (seconds; default
-        PTXJIT_TIMEOUT, else none) stops the launch and raises KernelTimeout when it runs longer."""
+        PTXJIT_TIMEOUT, else none) stops the launch and raises KernelTimeout when it runs longer.
+
+        `checked=True` (or PTXJIT_CHECKED=1) bounds-checks memory accesses: one outside the arrays
+        passed, the module's globals and the block's shared/local memory raises KernelFault without
+        touching that memory (the checked code is slower: lower/bounds.py).  Unchecked (the default,
+        `unchecked=True`, PTXJIT_UNCHECKED=1) is UNSAFE: an out-of-bounds access silently corrupts
+        other memory or crashes the process."""
         g = _dims(grid, "grid")
         b = _dims(block, "block")
         check_launch_shape(self.name, g, b)
@@ -258,10 +270,32 @@ class Kernel:
             raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
         check_shared_memory(self.name, self._static_shared, int(shared_mem), self._access)
         params, keep = pack_arguments(self.name, self.fn.params, args, self._layout, self._access)
-        t = self.module.translation(self.fn, b)
+        checked = _checked(checked, unchecked)
+        t = self.module.translation(self.fn, b, checked)
+        ranges = names = None
+        if checked:
+            ranges = launch.range_table(self._range_params, args, params, self.module.globals)
+            names = [(self.fn.params[i].name, i, args[i]) for i in self._range_params]
         if self._access.uses_printf:  # %s may only read memory this launch knows (runtime/printf.py)
             with printf.known_memory(keep, self.module.globals):
-                launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem), timeout)
+                launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem), timeout, ranges, names)
         else:
-            launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem), timeout)
+            launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem), timeout, ranges, names)
         del keep
+
+
+def _checked(checked: bool | None, unchecked: bool) -> bool:
+    """Bounds checks for this launch: `unchecked` wins, then `checked`, then PTXJIT_UNCHECKED=1 (off),
+    then PTXJIT_CHECKED=1 (on); off by default."""
+    if unchecked:
+        return False
+    if checked is not None:
+        return bool(checked)
+    if _env_flag("PTXJIT_UNCHECKED", b"PTXJIT_UNCHECKED"):
+        return False
+    return _env_flag("PTXJIT_CHECKED", b"PTXJIT_CHECKED")
+
+
+def _env_flag(name: str, key: bytes) -> bool:
+    v = launch._getenv(name, key)
+    return bool(v) and v.strip().lower() not in ("0", "false", "no", "off")

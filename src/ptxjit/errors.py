@@ -89,6 +89,24 @@ class KernelTrap(KernelError):
         )
 
 
+class KernelFault(KernelError):
+    """A thread accessed memory outside every range the launch gave it (an out-of-bounds index, a
+    wild pointer, shared memory past its size).  The access was not executed: no other memory was
+    touched, and the module stays usable.  `allocation` names the nearest allocation (an argument
+    name, "globals", "shared", "local"); `address` is the faulting address (shared: the offset)."""
+
+    def __init__(self, kernel: str, cta: tuple[int, int, int], thread: tuple[int, int, int], where: str,
+                 address: int, allocation: str, detail: str) -> None:
+        self.kernel = kernel
+        self.cta = cta
+        self.thread = thread
+        self.where = where
+        self.address = address
+        self.allocation = allocation
+        super().__init__(f"kernel '{kernel}' made an out-of-bounds memory access in block {cta} thread "
+                         f"{thread}" + (f" at {where}" if where else "") + f": {detail}")
+
+
 class KernelDeadlock(KernelError):
     """The threads of a CTA wait at barriers that can never complete."""
 

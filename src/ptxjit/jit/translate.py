@@ -36,6 +36,7 @@ class Translation:
     seconds: float
     from_disk: bool = False
     nyields: int = 0
+    checked: bool = False  # bounds-checked code: the launch must give it a range table (L_RANGES)
 
 
 _stats = {"translations": 0, "memory_hits": 0, "disk_hits": 0}
@@ -83,9 +84,12 @@ def ptx_hash(text: str) -> str:
 
 
 def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
-              block: tuple[int, int, int] | None = None, ptx_digest: str | None = None) -> Translation:
+              block: tuple[int, int, int] | None = None, ptx_digest: str | None = None,
+              checked: bool = False) -> Translation:
+    """`checked`: bounds-check memory accesses (lower/bounds.py; `checked=True` launches)."""
     t0 = time.perf_counter()
-    key = translation_key(ptx_digest, kernel.name, block) if ptx_digest else None
+    key = translation_key(ptx_digest + ("|checked" if checked else ""), kernel.name, block) \
+        if ptx_digest else None
     # PTXJIT_DUMP_DIR wants the IR and assembly, which a cached object lacks: translate afresh (and re-cache)
     if key is not None and not os.environ.get("PTXJIT_DUMP_DIR"):
         hit = cache.load(key)
@@ -103,19 +107,20 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
                                          SharedLayout(dict(sh["offsets"]), int(sh["static_size"]),
                                                       int(sh["dynamic_offset"])),
                                          bool(meta["has_yields"]), [tuple(x) for x in meta["locations"]],
-                                         time.perf_counter() - t0, from_disk=True, nyields=int(meta["nyields"]))
+                                         time.perf_counter() - t0, from_disk=True, nyields=int(meta["nyields"]),
+                                         checked=checked)
                 except (KeyError, TypeError, ValueError):
                     hit_tr = None
                 if hit_tr is not None:
                     _count("disk_hits")
                     return hit_tr
-    cg = ModuleCodegen(module, kernel, glay, block)
+    cg = ModuleCodegen(module, kernel, glay, block, checked=checked)
     obj = optimize_to_object(str(cg.build()), name=kernel.name)
     native = load_object(obj, WORKER_SYMBOL)
     _count("translations")
     locations = [(str(i.pos), i.text) for i in cg.locations]  # CUDA line first where .loc gives one
     tr = Translation(kernel.name, block, native, cg.body_save_stride, fn_local_size(kernel), cg.shared,
-                     cg.has_yields, locations, time.perf_counter() - t0, nyields=cg.nyields)
+                     cg.has_yields, locations, time.perf_counter() - t0, nyields=cg.nyields, checked=checked)
     if key is not None:
         cache.store(key, {
             "kernel": kernel.name, "save_stride": tr.save_stride, "local_stride": tr.local_stride,

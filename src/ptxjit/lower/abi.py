@@ -29,6 +29,7 @@ L_ERR_FILE = 21       # assert: file name pointer
 L_ERR_LINE = 22       # assert: line
 L_NWORKERS = 23
 L_ERR_LIVE = 24       # deadlock: live (not exited) threads of the CTA
+L_RANGES = 25         # checked code: int64 [lo, len) pairs of the legal address ranges (lower/bounds.py)
 L_SIZE = 32
 
 # ---- error codes
@@ -43,6 +44,9 @@ ERR_TIMEOUT = 6       # the launch's timeout expired
 # instruction, L_ERR_ARG its barrier id, L_ERR_FILE the arrivals, L_ERR_LINE the threads it needs
 # (-1: every live thread), L_ERR_TID a waiting thread, L_ERR_LIVE the CTA's live threads
 ERR_DEADLOCK = 7
+# set by the worker loop after a CTA in which a checked access was out of bounds (lower/bounds.py):
+# L_ERR_WHERE the instruction, L_ERR_ARG the packed fault word (bounds.unpack_fault)
+ERR_FAULT = 8
 
 # kernel code polls L_ERROR (atomically) every POLL_MASK + 1 iterations of a loop; a spin loop
 # (passes over a volatile/atomic load) then also yields to the CTA scheduler (forward progress)
@@ -66,7 +70,9 @@ W_CNT = 19            # region mode: u32 per yield index: how often that point w
 W_PCOUNT = 20         # region mode: i32 per yield index (0 = start): threads waiting there now, then
                       # NBARRIERS arrival counts of bar.arrive (index arrive_base(nyields) + barrier id)
 W_BARINFO = 21        # region mode: i32 per thread: barrier id | count << 8 of a waiting thread (register operands)
-W_SIZE = 24
+W_FAULT = 22          # checked code: i64 per thread: its last out-of-bounds access (0: none; lower/bounds.py)
+W_LOCAL_SIZE = 23     # bytes of W_LOCAL
+W_SIZE = 32
 
 NBARRIERS = 16        # named barriers per CTA
 

@@ -118,6 +118,9 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
         from ptxjit.passes.pointers import pointer_registers
 
         self.pointer_regs = pointer_registers(fn, set(cg.kparams) if is_kernel else set())
+        from ptxjit.lower.bounds import BoundsChecks
+
+        self.bounds = BoundsChecks(self)  # memory safety: checks of loads, stores and atomics
         self.live_after: dict[int, set[str]] | None = None
         self.remat: dict[str, ir.Instr] = {}
         self.affine: dict[str, tuple[int, int, int]] = {}

@@ -26,8 +26,13 @@ EXTERN_FUNCS = {"vprintf", "__assertfail", "malloc", "free", "__nv_assertfail"}
 
 class ModuleCodegen:
     def __init__(self, module: ir.Module, kernel: ir.Function, globals_layout: GlobalsLayout,
-                 block: tuple[int, int, int] | None = None) -> None:
+                 block: tuple[int, int, int] | None = None, checked: bool = False) -> None:
         self.module = module
+        # memory safety (lower/bounds.py); device malloc's heap has no known range: its pointers go unchecked
+        self.checked = checked
+        self.uses_heap = checked and any(
+            ins.opcode == "call" and "malloc" in ins.text
+            for f in module.functions.values() if f.body is not None for ins in f.instructions)
         # launch-time specialization: a known block shape makes %ntid, %tid and the thread loop's
         # trip count constants (None: generic code reading them from the launch record)
         self.block = block
@@ -297,6 +302,8 @@ class ModuleCodegen:
         gy = b.load(slot(L, abi.L_GRID + 1))
         loop = f.append_basic_block("grab")
         exit_blk = f.append_basic_block("exit")
+        if self.checked:
+            self._fault_slots = (b.alloca(I64), b.alloca(I32))
         b.branch(loop)
         b.position_at_end(loop)
         # atomic: the runtime (cancel, timeout) and other workers (traps) write it meanwhile
@@ -321,6 +328,8 @@ class ModuleCodegen:
             ok = f.append_basic_block("cta_ok")
             b.cbranch(b.icmp_signed("!=", r, const_int(I32, 0)), exit_blk, ok)
             b.position_at_end(ok)
+            if self.checked:
+                self._check_faults(f, b, L, W, nthreads, c, exit_blk)
             # between CTAs too: a batch of loop-free CTAs can still take long
             cancelled = b.load_atomic(slot(L, abi.L_ERROR), "monotonic", 8)
             nxt = f.append_basic_block("cta_next")
@@ -330,6 +339,36 @@ class ModuleCodegen:
         b.branch(loop)
         b.position_at_end(exit_blk)
         b.ret_void()
+
+
+    def _check_faults(self, f, b, L, W, nthreads, c, exit_blk) -> None:
+        """After a CTA: did a thread record an out-of-bounds access (W_FAULT, lower/bounds.py)?  The
+        first one becomes the launch's error (ERR_FAULT, unless another error came first); this worker
+        stops.  The runtime clears W_FAULT after a failed launch."""
+        acc, first = self._fault_slots
+        fault = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_FAULT)])), PTR), I64.as_pointer())
+        b.store(const_int(I64, 0), acc)
+        with _for_range(b, const_int(I32, 0), nthreads) as t:  # an OR reduction: vectorizes
+            b.store(b.or_(b.load(acc), b.load(b.gep(fault, [t]))), acc)
+        faulted = f.append_basic_block("cta_faulted")
+        clean = f.append_basic_block("cta_clean")
+        b.cbranch(b.icmp_unsigned("!=", b.load(acc), const_int(I64, 0)), faulted, clean)
+        b.position_at_end(faulted)
+        b.store(const_int(I32, -1), first)
+        with _for_range(b, const_int(I32, 0), nthreads) as t:
+            hit = b.and_(b.icmp_unsigned("!=", b.load(b.gep(fault, [t])), const_int(I64, 0)),
+                         b.icmp_signed("<", b.load(first), const_int(I32, 0)))
+            b.store(b.select(hit, t, b.load(first)), first)
+        t = b.load(first)
+        word = b.load(b.gep(fault, [t]))
+        res = b.cmpxchg(b.gep(L, [const_int(I32, abi.L_ERROR)]), const_int(I64, 0),
+                        const_int(I64, abi.ERR_FAULT), "seq_cst", "seq_cst")
+        with b.if_then(b.extract_value(res, 1)):
+            b.store(c, b.gep(L, [const_int(I32, abi.L_ERR_CTA)]))
+            b.store(b.zext(t, I64), b.gep(L, [const_int(I32, abi.L_ERR_TID)]))
+            b.store(word, b.gep(L, [const_int(I32, abi.L_ERR_ARG)]))
+        b.branch(exit_blk)
+        b.position_at_end(clean)
 
 
 def _complete_barrier(b: ll.IRBuilder, W: ll.Value) -> None:

@@ -28,9 +28,10 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import numpy as np
 
-from ptxjit.errors import KernelDeadlock, KernelTimeout, KernelTrap
+from ptxjit.errors import KernelDeadlock, KernelFault, KernelTimeout, KernelTrap
 from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
+from ptxjit.runtime.memory import DeviceArray, Pointer
 from ptxjit.runtime.printf import PRINTF_ADDRESS
 
 _pool_lock = threading.Lock()
@@ -114,6 +115,7 @@ class _WorkerMemory:
         self.cnt = np.zeros(tr.nyields + 2, dtype=np.uint32)
         self.pcount = np.zeros(abi.pcount_slots(tr.nyields), dtype=np.int32)
         self.barinfo = np.zeros(nthreads if tr.has_yields else 1, dtype=np.int32)
+        self.fault = np.zeros(nthreads, dtype=np.int64)  # checked code: per thread, a bad access (bounds.py)
         rec = np.zeros(abi.W_SIZE, dtype=np.int64)
         rec[abi.W_SHARED] = _aligned_addr(self.shared, 16)
         rec[abi.W_LOCAL] = self.local.ctypes.data
@@ -127,6 +129,8 @@ class _WorkerMemory:
         rec[abi.W_PCOUNT] = self.pcount.ctypes.data
         rec[abi.W_BARINFO] = self.barinfo.ctypes.data
         rec[abi.W_SHARED_SIZE] = shared_bytes
+        rec[abi.W_FAULT] = self.fault.ctypes.data
+        rec[abi.W_LOCAL_SIZE] = tr.local_stride * nthreads
         self.record = rec
         self.address = int(rec.ctypes.data)
 
@@ -332,8 +336,31 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+def range_table(idx: list[int], args, params: np.ndarray, globals_buf: np.ndarray) -> np.ndarray:
+    """The legal address ranges of a checked launch (lower/bounds.py): [lo, len) per 64-bit
+    parameter `idx` (its array; len 0 for a number; everything for a raw non-null Pointer), then the
+    globals buffer and the parameter buffer."""
+    vals: list[int] = []
+    for i in idx:
+        v = args[i]
+        if isinstance(v, DeviceArray):
+            v = v.array
+        if isinstance(v, np.ndarray):
+            vals += (v.__array_interface__["data"][0], v.nbytes)
+        elif isinstance(v, Pointer) and v.address:
+            vals += (0, -1)  # the caller vouches for a raw address: no range is known
+        else:
+            vals += (0, 0)
+    vals += (globals_buf.__array_interface__["data"][0], globals_buf.nbytes,
+             params.__array_interface__["data"][0], params.nbytes)
+    return np.array(vals, dtype=np.int64)
+
+
 def run(tr: Translation, kernel_name: str, grid: tuple[int, int, int], block: tuple[int, int, int],
-        params: np.ndarray, globals_buf: np.ndarray, dyn_smem: int, timeout: float | None = None) -> None:
+        params: np.ndarray, globals_buf: np.ndarray, dyn_smem: int, timeout: float | None = None,
+        ranges: np.ndarray | None = None, range_names: list[tuple[str, int, object]] | None = None) -> None:
+    """`ranges` (range_table) is required by checked translations; `range_names` names its entries
+    (parameter name, index, argument) for a KernelFault's message."""
     global _grid_counter
     limit = _timeout_seconds(timeout)
     nthreads = block[0] * block[1] * block[2]
@@ -353,6 +380,10 @@ def run(tr: Translation, kernel_name: str, grid: tuple[int, int, int], block: tu
     rec[abi.L_GRIDID] = _grid_counter
     rec[abi.L_NTHREADS] = nthreads
     rec[abi.L_NWORKERS] = nworkers
+    if tr.checked:
+        if ranges is None:
+            raise ValueError(f"kernel '{kernel_name}': a bounds-checked translation needs a range table")
+        rec[abi.L_RANGES] = ranges.__array_interface__["data"][0]
     L = np.array(rec, dtype=np.int64)  # one allocation for the whole launch record
     shared_bytes = tr.shared.dynamic_offset + dyn_smem if dyn_smem else tr.shared.static_size
     mems = _pool_memory.take(tr, nthreads, shared_bytes, nworkers)
@@ -383,10 +414,15 @@ def run(tr: Translation, kernel_name: str, grid: tuple[int, int, int], block: tu
         if token is not None:
             wd.remove_deadline(token)
         if settled or all(f.done() for f in futures):
+            if L[abi.L_ERROR] and tr.checked:  # faults recorded by CTAs that were stopped or faulted
+                for m in mems:
+                    m.fault[:] = 0
             _pool_memory.give(tr, nthreads, shared_bytes, mems)
         else:
             _abandon(L, params, globals_buf, mems, kernel_name)
     if L[abi.L_ERROR]:
+        if L[abi.L_ERROR] == abi.ERR_FAULT:
+            raise _fault_error(tr, kernel_name, L, grid, block, ranges, range_names or [], shared_bytes)
         raise _launch_error(tr, kernel_name, L, grid, block, time.monotonic() - t0, limit)
 
 
@@ -491,6 +527,56 @@ def _trap_error(tr: Translation, kernel: str, L: np.ndarray, grid, block) -> Ker
     elif code == abi.ERR_BAD_WARP_SYNC:
         reason = "executed a warp synchronization that cannot complete"
     return KernelTrap(kernel, cta, tid, where, reason)
+
+
+def _fault_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, ranges, names,
+                 shared_bytes: int) -> KernelFault:
+    from ptxjit.lower.bounds import KIND_LOCAL, KIND_SHARED, unpack_fault
+
+    cta = _unlinear(int(L[abi.L_ERR_CTA]), grid)
+    tid = _unlinear(int(L[abi.L_ERR_TID]), block)
+    ins_id, kind, addr = unpack_fault(int(L[abi.L_ERR_ARG]))
+    where = ""
+    if 0 <= ins_id < len(tr.locations):
+        pos, text = tr.locations[ins_id]
+        where = f"{pos} ('{text}')"
+    if kind == KIND_SHARED:
+        off = addr if addr < 1 << 47 else addr - (1 << 48)
+        alloc = "shared"
+        detail = (f"shared memory offset {off}: {off - shared_bytes} bytes past the end of the block's "
+                  f"{shared_bytes} bytes of shared memory" if off >= 0 else
+                  f"shared memory offset {off}: {-off} bytes before its start")
+        return KernelFault(kernel, cta, tid, where, off, alloc, detail)
+    if kind == KIND_LOCAL:
+        return KernelFault(kernel, cta, tid, where, addr, "local",
+                           f"address {addr:#x} outside the thread's local memory")
+    alloc, detail, best = "", f"address {addr:#x} is in no memory the kernel was given", None
+    if ranges is not None:
+        labels = [*names, ("globals", -1, None), ("parameter buffer", -1, None)]
+        for j, (label, index, arg) in enumerate(labels):
+            lo, n = int(ranges[2 * j]), int(ranges[2 * j + 1])
+            if n <= 0:
+                continue
+            lo &= (1 << 48) - 1
+            dist = lo - addr if addr < lo else addr - (lo + n) if addr >= lo + n else 0
+            if best is None or dist < best:
+                best, alloc = dist, label
+                arr = arg.array if isinstance(arg, DeviceArray) else arg
+                what = f"argument {index} ('{label}')" if index >= 0 else label
+                desc = f" ({arr.dtype} array of {arr.size} elements)" if isinstance(arr, np.ndarray) else ""
+                idx = (addr - lo) // arr.itemsize if isinstance(arr, np.ndarray) and arr.itemsize else None
+                elem = f"; element [{idx}]" if idx is not None else ""
+                if addr < lo:
+                    detail = f"address {addr:#x} is {dist} bytes before the start of {what}{desc}{elem}"
+                elif addr >= lo + n:
+                    detail = f"address {addr:#x} is {dist} bytes past the end of {what}{desc}{elem}"
+                else:
+                    detail = (f"address {addr:#x} is at byte {addr - lo} of {what}{desc}{elem}, "
+                              f"and the access runs past its end")
+        if best is not None and best > 1 << 20:  # a wild pointer: nowhere near anything
+            detail = (f"address {addr:#x} is in no memory the kernel was given (the nearest, {alloc}, "
+                      f"is {best} bytes away)")
+    return KernelFault(kernel, cta, tid, where, addr, alloc, detail)
 
 
 def _cstr(addr: int) -> str:

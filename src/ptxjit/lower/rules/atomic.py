@@ -238,15 +238,18 @@ def atomic(lw: FnLowering, ins: Instr, addr_op, operands: list) -> list[ll.Value
     op = _op(ins)
     base = lw.address(addr_op, space_of(ins))
     n = _vec(ins)
-    if n == 1:
-        return [_element(lw, ins, t, op, base, operands)]
-    items = operands[0].items
     size = type_size(t)
-    olds = []
-    for i in range(n):
-        p = lw.b.gep(base, [const_int(I64, i * size)]) if i else base
-        olds.append(_element(lw, ins, t, op, lw.typed_ptr(p, I8), [items[i]]))
-    return olds
+
+    def run() -> list[ll.Value]:
+        if n == 1:
+            return [_element(lw, ins, t, op, base, operands)]
+        items = operands[0].items
+        olds = []
+        for i in range(n):
+            p = lw.b.gep(base, [const_int(I64, i * size)]) if i else base
+            olds.append(_element(lw, ins, t, op, lw.typed_ptr(p, I8), [items[i]]))
+        return olds
+    return lw.bounds.guarded(addr_op, space_of(ins), base, n * size, run)  # out of bounds: not run, old 0
 
 
 def _write_old(lw: FnLowering, ins: Instr, d, old: ll.Value) -> None:

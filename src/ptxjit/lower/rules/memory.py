@@ -70,17 +70,20 @@ def lower_ld(lw: FnLowering, ins: Instr) -> None:
         p = lw.typed_ptr(base, elt)
         if ins.has("volatile") and order is None:
             order = "monotonic"  # volatile: re-read every time (spin loops on flags)
-        if order is not None and isinstance(elt, ll.IntType):
-            v = lw.user_access(b.load_atomic(p, order, size), space_of(ins))
-        else:
+
+        def load():
+            if order is not None and isinstance(elt, ll.IntType):
+                return lw.user_access(b.load_atomic(p, order, size), space_of(ins))
             v = lw.user_access(b.load(p, align=size), space_of(ins))
             if _is_kernel_param(lw, ins.operands[1]):
                 v.set_metadata("invariant.load", lw.cg.empty_md())
-        lw.write(dsts[0], v, t)
+            return v
+        lw.write(dsts[0], lw.bounds.guarded(ins.operands[1], space_of(ins), base, size, load), t)
         return
     vt = ll.VectorType(elt, n)
     # element alignment: unaligned moves never fault
-    v = lw.user_access(b.load(lw.typed_ptr(base, vt), align=size), space_of(ins))
+    v = lw.bounds.guarded(ins.operands[1], space_of(ins), base, size * n, lambda: lw.user_access(
+        b.load(lw.typed_ptr(base, vt), align=size), space_of(ins)))
     for i, dst in enumerate(dsts):
         lw.write(dst, b.extract_element(v, const_int(I32, i)), t)
 
@@ -105,17 +108,21 @@ def lower_st(lw: FnLowering, ins: Instr) -> None:
     if n == 1:
         v = lw.read(src, t)
         p = lw.typed_ptr(base, elt)
-        if order is not None and isinstance(elt, ll.IntType):
-            lw.user_access(b.store_atomic(v, p, order, size), space_of(ins))
-        else:
-            lw.user_access(b.store(v, p, align=size), space_of(ins))
+
+        def store():
+            if order is not None and isinstance(elt, ll.IntType):
+                lw.user_access(b.store_atomic(v, p, order, size), space_of(ins))
+            else:
+                lw.user_access(b.store(v, p, align=size), space_of(ins))
+        lw.bounds.guarded(ins.operands[0], space_of(ins), base, size, store)
         return
     vt = ll.VectorType(elt, n)
     vec = ll.Constant(vt, ll.Undefined)
     for i, item in enumerate(src.items):
         vec = b.insert_element(vec, lw.read(item, t), const_int(I32, i))
     # element alignment: unaligned moves never fault
-    lw.user_access(b.store(vec, lw.typed_ptr(base, vt), align=size), space_of(ins))
+    lw.bounds.guarded(ins.operands[0], space_of(ins), base, size * n, lambda: (lw.user_access(
+        b.store(vec, lw.typed_ptr(base, vt), align=size), space_of(ins)), None)[1])
 
 
 @rule("mov", family="memory")
@@ -222,11 +229,22 @@ def lower_cp(lw: FnLowering, ins: Instr) -> None:
         n_src = lw.read(ins.operands[3], "u32")  # src-size: the rest is zero-filled
     memcpy = lw.cg.intrinsic("llvm.memcpy.p0.p0.i64", ll.VoidType(), [PTR, PTR, I64, ll.IntType(1)], exact=True)
     memset = lw.cg.intrinsic("llvm.memset.p0.i64", ll.VoidType(), [PTR, I8, I64, ll.IntType(1)], exact=True)
+    # bounds: the whole destination; the source as far as it is read (src-size may be less, even 0)
     if n_src is None:
-        b.call(memcpy, [dst, src, const_int(I64, size), const_int(ll.IntType(1), 0)])
+        lw.bounds.guarded(ins.operands[0], "shared", dst, size, lambda: lw.bounds.guarded(
+            ins.operands[1], "global", src, size, lambda: (b.call(
+                memcpy, [dst, src, const_int(I64, size), const_int(ll.IntType(1), 0)]), None)[1]))
         return
     n = b.zext(n_src, I64)
     n = b.select(b.icmp_unsigned(">", n, const_int(I64, size)), const_int(I64, size), n)
-    b.call(memcpy, [dst, src, n, const_int(ll.IntType(1), 0)])
-    b.call(memset, [b.gep(dst, [n]), const_int(I8, 0), b.sub(const_int(I64, size), n),
-                    const_int(ll.IntType(1), 0)])
+
+    def copy():
+        b.call(memcpy, [dst, src, n, const_int(ll.IntType(1), 0)])
+        b.call(memset, [b.gep(dst, [n]), const_int(I8, 0), b.sub(const_int(I64, size), n),
+                        const_int(ll.IntType(1), 0)])
+    if isinstance(ins.operands[3], ir.Imm) and ins.operands[3].value == 0:
+        lw.bounds.guarded(ins.operands[0], "shared", dst, size, copy)  # zero-fill only: src unread
+        return
+    src_read = min(ins.operands[3].value, size) if isinstance(ins.operands[3], ir.Imm) else 1
+    lw.bounds.guarded(ins.operands[0], "shared", dst, size, lambda: lw.bounds.guarded(
+        ins.operands[1], "global", src, src_read, copy))

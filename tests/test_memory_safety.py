@@ -1,0 +1,120 @@
+"""Memory safety (`checked=True` / PTXJIT_CHECKED=1): an out-of-bounds or wild access raises
+KernelFault, never touches other memory, and leaves the module usable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxjit
+
+DATA = Path(__file__).parent / "data"
+N = 1000
+
+
+@pytest.fixture(scope="module")
+def mod() -> ptxjit.Module:
+    return ptxjit.Module.from_file(DATA / "memory_safety.ptx")
+
+
+def _neighbours(n: int = N):
+    """`out` inside a bigger buffer: the memory just before and after it belongs to other arrays."""
+    backing = np.full(n + 8192, -7.0, dtype=np.float32)
+    out = backing[4096:4096 + n]
+    out[:] = 0
+    return backing, out
+
+
+def _launch(k, args, **kw):
+    k((N + 127) // 128, 128, args, checked=True, **kw)
+
+
+@pytest.mark.parametrize("off", [1, 1000])
+def test_write_past_the_end(mod, off):
+    k = mod.get_function("shifted_copy")
+    a = np.arange(N, dtype=np.float32)
+    backing, out = _neighbours()
+    before = backing.copy()
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        _launch(k, (a, out, N, off))
+    e = ei.value
+    assert e.allocation == "shifted_copy_param_1"  # out
+    msg = str(e)
+    assert "past the end of argument 1 ('shifted_copy_param_1')" in msg
+    assert f"element [{N}]" in msg  # the first bad element: out[n]
+    assert "memory_safety.cu:7" in msg  # the CUDA line of the store
+    # the neighbouring memory was never touched
+    assert np.array_equal(backing[:4096], before[:4096])
+    assert np.array_equal(backing[4096 + N:], before[4096 + N:])
+
+
+def test_write_before_the_start(mod):
+    k = mod.get_function("shifted_copy")
+    a = np.arange(N, dtype=np.float32)
+    backing, out = _neighbours()
+    before = backing.copy()
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        _launch(k, (a, out, N, -1))
+    assert ei.value.allocation == "shifted_copy_param_1"
+    assert "4 bytes before the start of argument 1" in str(ei.value)
+    assert "element [-1]" in str(ei.value)
+    assert np.array_equal(backing[:4096], before[:4096])
+
+
+def test_read_past_the_end(mod):
+    k = mod.get_function("shifted_read")
+    a = np.arange(N, dtype=np.float32)
+    out = np.zeros(N, np.float32)
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        _launch(k, (a, out, N, 5))
+    assert ei.value.allocation == "shifted_read_param_0"
+    assert "past the end of argument 0 ('shifted_read_param_0')" in str(ei.value)
+
+
+def test_wild_pointer(mod):
+    k = mod.get_function("wild_store")
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        k(1, 1, (0x10, 0x1000, 1.0), checked=True)
+    assert ei.value.address == 0x10_0000_1000
+    assert "in no memory the kernel was given" in str(ei.value)
+
+
+def test_shared_index_past_the_array(mod):
+    k = mod.get_function("shared_index")
+    a = np.arange(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    k(1, 64, (a, out, 0), checked=True)  # in bounds
+    np.testing.assert_array_equal(out, np.ones(64, np.float32))
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        k(1, 64, (a, out, 100), checked=True)
+    assert ei.value.allocation == "shared"
+    assert "bytes of shared memory" in str(ei.value)
+
+
+def test_module_usable_after_fault(mod):
+    k = mod.get_function("shifted_copy")
+    a = np.arange(N, dtype=np.float32)
+    out = np.zeros(N, np.float32)
+    for _ in range(2):
+        with pytest.raises(ptxjit.KernelFault):
+            _launch(k, (a, out, N, 3))
+        out[:] = 0
+        _launch(k, (a, out, N, 0))
+        np.testing.assert_array_equal(out, a)
+
+
+def test_checked_and_unchecked_agree_on_valid_kernel(mod, monkeypatch):
+    k = mod.get_function("shifted_copy")
+    a = np.arange(N, dtype=np.float32)
+    out = np.zeros(N, np.float32)
+    k((N + 127) // 128, 128, (a, out, N, 0), unchecked=True)
+    np.testing.assert_array_equal(out, a)
+    out[:] = 0
+    monkeypatch.setenv("PTXJIT_CHECKED", "1")
+    k((N + 127) // 128, 128, (a, out, N, 0))
+    np.testing.assert_array_equal(out, a)
+    # PTXJIT_CHECKED=1 turns checks on: an out-of-bounds store faults without checked=True
+    with pytest.raises(ptxjit.KernelFault):
+        k((N + 127) // 128, 128, (a, out, N, 2))
