@@ -146,3 +146,18 @@ def test_call_with_wrong_argument_count_is_refused_at_load():
            "call.uni (r0), f, ();\n}\nret;\n}\n")
     with pytest.raises(ptxjit.PTXValidationError, match=r"bad\.ptx:17:1: call to 'f' passes 0 argument"):
         ptxjit.Module(ptx, "bad.ptx")
+
+
+def test_address_offset_beyond_any_memory_traps_instead_of_aborting():
+    """[%rd+2**63-1] (found by the fuzzer) made LLVM assert and abort the process; now the access traps."""
+    ptx = (".version 8.0\n.target sm_80\n.address_size 64\n"
+           ".visible .entry k(.param .u64 p, .param .u32 n)\n{\n.reg .b64 %rd<3>;\n.reg .f64 %fd<3>;\n"
+           ".reg .b32 %r<3>;\n.reg .pred %p<2>;\nld.param.u64 %rd1, [p];\nld.param.u32 %r1, [n];\n"
+           "setp.eq.u32 %p1, %r1, 0;\n@%p1 bra DONE;\nld.global.f64 %fd1, [%rd1+9223372036854775807];\n"
+           "st.global.f64 [%rd1], %fd1;\nDONE:\nret;\n}\n")
+    mod = ptxjit.Module(ptx, "bigoff.ptx")
+    a = np.ones(4)
+    mod.get_function("k")(1, 1, (a, 0))  # the access is not reached: runs normally
+    with pytest.raises(ptxjit.KernelTrap, match=r"illegal address.*bigoff\.ptx:14"):
+        mod.get_function("k")(1, 1, (a, 1))
+    np.testing.assert_array_equal(a, np.ones(4))

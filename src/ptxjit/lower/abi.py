@@ -47,6 +47,7 @@ ERR_DEADLOCK = 7
 # set by the worker loop after a CTA in which a checked access was out of bounds (lower/bounds.py):
 # L_ERR_WHERE the instruction, L_ERR_ARG the packed fault word (bounds.unpack_fault)
 ERR_FAULT = 8
+ERR_ILLEGAL_ADDRESS = 9  # an address offset no memory can be reached with (beyond +-2**47)
 
 # kernel code polls L_ERROR (atomically) every POLL_MASK + 1 iterations of a loop; a spin loop
 # (passes over a volatile/atomic load) then also yields to the CTA scheduler (forward progress)

@@ -447,6 +447,12 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
         """A host pointer (i8*) for address operand `addr` in state space `space` ('' = generic)."""
         b = self.b
         base = addr.base
+        if base is not None and not -(1 << 47) <= addr.offset < (1 << 47):
+            # no memory on x86-64 (or a GPU) is reachable from a pointer with such an offset, and LLVM
+            # asserts (aborting the process) on GEP offsets near +-2**63: stop the thread instead
+            self.trap(abi.ERR_ILLEGAL_ADDRESS)
+            b.position_at_end(self.llfn.append_basic_block("after_illegal_address"))
+            return ll.Constant(PTR, None)
         if base is None:
             v = const_int(I64, addr.offset)
             if space == "shared":

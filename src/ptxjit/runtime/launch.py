@@ -526,6 +526,8 @@ def _trap_error(tr: Translation, kernel: str, L: np.ndarray, grid, block) -> Ker
         reason = "entered a branch that loops to itself forever"
     elif code == abi.ERR_BAD_WARP_SYNC:
         reason = "executed a warp synchronization that cannot complete"
+    elif code == abi.ERR_ILLEGAL_ADDRESS:
+        reason = "accessed an illegal address (an offset beyond +-2**47 from its base)"
     return KernelTrap(kernel, cta, tid, where, reason)
 
 
