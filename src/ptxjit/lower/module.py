@@ -16,7 +16,7 @@ from ptxjit.lower.function import FnLowering
 from ptxjit.lower.layout import GlobalsLayout, param_layout, shared_layout
 from ptxjit.lower.layout import local_size as fn_local_size
 from ptxjit.lower.progress import spin_points
-from ptxjit.lower.scheduler import build_region_scheduler
+from ptxjit.lower.scheduler import build_region_scheduler, stop_if_failed
 from ptxjit.lower.types import I1, I32, I64, PTR, VOID, const_int
 from ptxjit.passes.lockstep import lockstep_loops
 
@@ -199,10 +199,7 @@ class ModuleCodegen:
         b.branch(main)
         b.position_at_end(main)
         # a round: stop when the launch failed elsewhere or was cancelled (Ctrl-C, timeout)
-        err = b.load_atomic(b.gep(L, [const_int(I32, abi.L_ERROR)]), "monotonic", 8)
-        round_go = f.append_basic_block("round_go")
-        b.cbranch(b.icmp_unsigned("!=", err, const_int(I64, 0)), trap_blk, round_go)
-        b.position_at_end(round_go)
+        stop_if_failed(b, f, L, trap_blk, "round_go")
         b.store(const_int(I1, 0), any_bar)
         released = const_int(I32, abi.RELEASED)
         with _for_range(b, c0, nwarps) as w:

@@ -39,6 +39,15 @@ def _entry_alloca(b: ll.IRBuilder, ty: ll.Type, name: str) -> ll.AllocaInstr:
         return b.alloca(ty, name=name)
 
 
+def stop_if_failed(b: ll.IRBuilder, f: ll.Function, L: ll.Value, failed: ll.Block, go_name: str) -> None:
+    """Branch to `failed` when the launch has an error (a trap elsewhere, Ctrl-C, a timeout), else continue
+    in a new block `go_name`: checked once per scheduler round so that a launch can always be stopped."""
+    err = b.load_atomic(b.gep(L, [const_int(I32, abi.L_ERROR)]), "monotonic", 8)
+    go = f.append_basic_block(go_name)
+    b.cbranch(b.icmp_unsigned("!=", err, const_int(I64, 0)), failed, go)
+    b.position_at_end(go)
+
+
 def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering) -> ll.Function:
     from ptxjit.lower.module import _complete_barrier, _for_range
 
@@ -93,10 +102,7 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
 
     # 1. cancelled, or failed elsewhere: stop
     b.position_at_end(main)
-    err = b.load_atomic(b.gep(L, [const_int(I32, abi.L_ERROR)]), "monotonic", 8)
-    go = f.append_basic_block("go")
-    b.cbranch(b.icmp_unsigned("!=", err, const_int(I64, 0)), trapped, go)
-    b.position_at_end(go)
+    stop_if_failed(b, f, L, trapped, "go")
     if rel_codes:
         # threads a barrier released at several instructions run first, one instruction per round
         rel_phase = f.append_basic_block("run_released")
