@@ -301,24 +301,13 @@ def check_operand(i: int, o: OperandSpec, x, m: Match, ctx: Context, opname: str
     return _scalar(x, o, cls, ctx, where, m)
 
 
+_KIND_WORDS = ((IMM, "an immediate"), (ADDR, "an address [..]"), (VEC, "a vector {..}"), (LABEL, "a label"),
+               (SYM, "a variable or function name"), (SREG, "a special register"), (LIST, "a parenthesised list"))
+
+
 def _kind_words(kinds: frozenset[str], cls: str | None, o: OperandSpec) -> str:
-    words = []
-    if REG in kinds:
-        words.append(describe_class(cls, o.relaxed) if cls else "a register")
-    if IMM in kinds:
-        words.append("an immediate")
-    if ADDR in kinds:
-        words.append("an address [..]")
-    if VEC in kinds:
-        words.append("a vector {..}")
-    if LABEL in kinds:
-        words.append("a label")
-    if SYM in kinds:
-        words.append("a variable or function name")
-    if SREG in kinds:
-        words.append("a special register")
-    if LIST in kinds:
-        words.append("a parenthesised list")
+    words = [describe_class(cls, o.relaxed) if cls else "a register"] if REG in kinds else []
+    words += [word for kind, word in _KIND_WORDS if kind in kinds]
     return " or ".join(words) or "nothing"
 
 

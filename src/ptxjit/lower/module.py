@@ -16,7 +16,7 @@ from ptxjit.lower.function import FnLowering
 from ptxjit.lower.layout import GlobalsLayout, param_layout, shared_layout
 from ptxjit.lower.layout import local_size as fn_local_size
 from ptxjit.lower.progress import spin_points
-from ptxjit.lower.scheduler import build_region_scheduler, stop_if_failed
+from ptxjit.lower.scheduler import build_region_scheduler, finish_scheduler, stop_if_failed
 from ptxjit.lower.types import I1, I32, I64, PTR, VOID, const_int
 from ptxjit.passes.lockstep import lockstep_loops
 
@@ -273,11 +273,7 @@ class ModuleCodegen:
             with b.if_then(b.icmp_signed(">", s, c0)):
                 b.store(b.or_(s, released), sp)
         b.branch(main)
-        b.position_at_end(done)
-        b.ret(c0)
-        b.position_at_end(trap_blk)
-        b.ret(const_int(I32, -1))
-        return f
+        return finish_scheduler(b, f, done, trap_blk)
 
     # ------------------------------------------------------------------ worker loop
     def _build_worker(self, cta: ll.Function) -> None:

@@ -39,6 +39,15 @@ def _entry_alloca(b: ll.IRBuilder, ty: ll.Type, name: str) -> ll.AllocaInstr:
         return b.alloca(ty, name=name)
 
 
+def finish_scheduler(b: ll.IRBuilder, f: ll.Function, done: ll.Block, failed: ll.Block) -> ll.Function:
+    """A CTA scheduler's exits: 0 when every thread finished, -1 when the launch failed or was cancelled."""
+    b.position_at_end(done)
+    b.ret(const_int(I32, 0))
+    b.position_at_end(failed)
+    b.ret(const_int(I32, -1))
+    return f
+
+
 def stop_if_failed(b: ll.IRBuilder, f: ll.Function, L: ll.Value, failed: ll.Block, go_name: str) -> None:
     """Branch to `failed` when the launch has an error (a trap elsewhere, Ctrl-C, a timeout), else continue
     in a new block `go_name`: checked once per scheduler round so that a launch can always be stopped."""
@@ -169,11 +178,7 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
             _release(cg, b, f, n, status, pcount, barinfo, counts, mine, [], k, run, relcnt, pending, lw.nyields,
                      waiting)
             b.branch(main)
-        b.position_at_end(done)
-        b.ret(c0)
-        b.position_at_end(trapped)
-        b.ret(const_int(I32, -1))
-        return f
+        return finish_scheduler(b, f, done, trapped)
     live = c0
     for code in codes:
         live = b.add(live, counts[code])
@@ -243,11 +248,7 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
     _report_deadlock(cg, b, f, L, W, n, status, barinfo, bars, arrivals, needs, live)
     b.branch(trapped)
 
-    b.position_at_end(done)
-    b.ret(c0)
-    b.position_at_end(trapped)
-    b.ret(const_int(I32, -1))
-    return f
+    return finish_scheduler(b, f, done, trapped)
 
 
 def _prepare_warp_point(b: ll.IRBuilder, W, n, status, code, arg, mask_codes: set[int]) -> None:
