@@ -21,7 +21,7 @@ GOLDEN = Path(__file__).resolve().parents[2].parent / "shared" / "gpu-golden"
 pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason="no ../shared/gpu-golden beside the checkout")
 
 F32_UNARY = [f"{op}.approx{ftz}.f32" for op in ("rcp", "rsqrt", "sqrt", "ex2", "sin", "cos", "lg2")
-             for ftz in ("", ".ftz")]
+             for ftz in ("", ".ftz")] + ["tanh.approx.f32"]
 
 
 @cache
@@ -99,6 +99,8 @@ def _mufu(name: str) -> tuple[np.ndarray, np.ndarray]:
         x = (-v if name.endswith("m1_0") else v).view(np.uint32)
     elif name.startswith(("sin", "cos")):
         x = (i.astype(np.float32) * np.float32(1.1984224905356572e-05)).view(np.uint32)
+    elif name.startswith("tanh"):
+        x = (0x3D800000 + 128 * i).astype(np.uint32)
     else:
         x = ((0x40000000 if name.endswith("2_4") else 0x3F800000) + 16 * i).astype(np.uint32)
     return x, y
@@ -107,7 +109,7 @@ def _mufu(name: str) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("name", ["rcp_approx_ftz_f32_1_2", "rsqrt_approx_ftz_f32_1_2", "rsqrt_approx_ftz_f32_2_4",
                                   "sqrt_approx_ftz_f32_1_2", "sqrt_approx_ftz_f32_2_4", "ex2_approx_ftz_f32_0_1",
                                   "ex2_approx_ftz_f32_m1_0", "sin_approx_ftz_f32_0_2pi", "cos_approx_ftz_f32_0_2pi",
-                                  "lg2_approx_ftz_f32_1_2"])
+                                  "lg2_approx_ftz_f32_1_2", "tanh_approx_f32_pos"])
 def test_f32_approx_matches_h100_dense(name):
     x, want = _mufu(name)
     sel = slice(0, None, 5)  # a fifth of the 2**19 samples keeps the run short
@@ -117,7 +119,29 @@ def test_f32_approx_matches_h100_dense(name):
     _assert_same(instr, x, got, want)
 
 
-HALF_UNARY = ["ex2.approx.f16", "ex2.approx.f16x2", "ex2.approx.ftz.bf16", "ex2.approx.ftz.bf16x2"]
+TANH_DENSE = Path(__file__).resolve().parents[2] / "tools" / "mufu" / "gpu" / "tanh_dense.npz"
+# (range, first input bits, stride): tools/mufu/gpu/tanh_dense.cu
+TANH_RANGES = [("tanh_f32_lo", 0x39800000, 2), ("tanh_f32_hi", 0x3D800000, 4)]
+
+
+@pytest.mark.parametrize(("name", "first", "stride"), TANH_RANGES)
+def test_tanh_matches_h100_dense(name, first, stride):
+    """tanh.approx.f32 against the H100 on [2**-12, 1/16) (every 2nd ulp) and [1/16, 8) (every 4th ulp):
+    100,000 samples of each, at random but fixed positions, plus each range's first and last samples."""
+    with np.load(TANH_DENSE) as z:  # first output and the deltas between consecutive ones (gpu/pack.py)
+        d = z[name + "_first"].astype(np.int64)
+        want = np.concatenate([d, d + np.cumsum(z[name + "_delta"].astype(np.int64))]).astype(np.uint32)
+    idx = np.random.default_rng(1).choice(len(want), 100_000, replace=False)
+    idx = np.concatenate([idx, np.arange(64), len(want) - 1 - np.arange(64)])
+    x = (first + stride * idx).astype(np.uint32)
+    x = np.concatenate([x, x | np.uint32(0x80000000)])  # odd (as every negative isa/ row shows)
+    want = np.concatenate([want[idx], want[idx] | np.uint32(0x80000000)])
+    (got,) = elementwise("tanh.approx.f32 {d}, {a};", [("f32", x)], ["f32"])
+    _assert_same("tanh.approx.f32", x, got, want)
+
+
+HALF_UNARY = ["ex2.approx.f16", "ex2.approx.f16x2", "ex2.approx.ftz.bf16", "ex2.approx.ftz.bf16x2",
+              "tanh.approx.f16", "tanh.approx.f16x2", "tanh.approx.bf16", "tanh.approx.bf16x2"]
 
 
 @pytest.mark.parametrize("instr", HALF_UNARY)

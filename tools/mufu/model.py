@@ -150,6 +150,25 @@ def lg2(x: np.ndarray) -> np.ndarray:
     return np.where(sub & (r != 0x7FFFFFFF), rs, r).astype(np.uint32)
 
 
+def tanh(x: np.ndarray) -> np.ndarray:
+    """tanh.approx.f32: |x| < 2**-8 (subnormals included) -> x, |x| >= 8 (inf included) -> +-1, NaN -> NaN;
+    between, the "tanh" table's sum over (segment, offset) of |x| (derive.tanh_split) is fixed point with frac
+    bits below the ulp of 2**min(e, -1), truncated to f32, with x's sign."""
+    import derive
+    x = x.astype(np.uint32)
+    a = x.astype(np.int64) & 0x7FFFFFFF
+    mid = (a >= 0x3B800000) & (a < 0x41000000)
+    xm = np.where(mid, a, 0x3F800000).astype(np.uint32)
+    seg, t, oexp = derive.tanh_split(xm)
+    nb, cut, frac = T.PARAMS["tanh"]
+    v = fit.eval_table(seg, t, np.array(T.TANH, dtype=np.int64), nb, cut, 0)
+    r = _trunc_fixed(v, 0).astype(np.int64)  # f32 bits of v truncated, then scaled (exact)
+    r = r - ((23 - oexp + frac) << 23)
+    r = np.where(mid, r, np.where(a >= 0x41000000, 0x3F800000, a))
+    r = r | (x.astype(np.int64) & 0x80000000)
+    return np.where(a > 0x7F800000, 0x7FFFFFFF, r).astype(np.uint32)
+
+
 def _f32(v: np.ndarray) -> np.ndarray:
     return v.view(np.float32)
 
@@ -174,6 +193,10 @@ if __name__ == "__main__":
         compare(v, model(x), y, x)
     x, y = golden.mufu("lg2_approx_ftz_f32_1_2")
     compare("mufu lg2_approx_ftz_f32_1_2", lg2_ftz(x), y, x)
+    (x,), (y,) = golden.isa("isa_tanh_approx_f32")
+    compare("isa_tanh_approx_f32", tanh(x), y, x)
+    x, y = golden.mufu("tanh_approx_f32_pos")
+    compare("mufu tanh_approx_f32_pos", tanh(x), y, x)
     for fn in ("sin", "cos"):
         (x,), (y,) = golden.isa(f"isa_{fn}_approx_f32")
         with np.errstate(invalid="ignore"):

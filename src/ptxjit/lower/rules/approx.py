@@ -433,16 +433,61 @@ def lg2_f32(lw: FnLowering, x: ll.Value, ftz: bool) -> ll.Value:
 
 
 # ---------------------------------------------------------------------------------------------
-# tanh.approx.f32 (MUFU.TANH): |x| <= 2**-8 returns x itself (H100: every such isa/ row), larger |x|
-# go through an interpolator with ~2**-17 relative error and piecewise segments (8 per octave in
-# [1, 2)) that is not reconstructed yet: the host's tanhf stands in (see approx_bounds.py).
+# tanh.approx.f32 (MUFU.TANH), bit for bit.  |x| < 2**-8 (subnormals included) returns x itself, |x| >= 8
+# (inf included) +-1, NaN the canonical NaN.  In between, |x|'s octave 2**e picks 2**S segments (TANH_SEGS:
+# one per octave below 2**-5, two up to 2**-3, four up to 1, 8 in [1, 2), 16 in [2, 4), 8 in [4, 8)) of the
+# "tanh" table; the 17 mantissa bits below the segment bits are the offset t (lower bits are ignored).
+# The table's sum (before >> frac) is fixed point with frac bits below the ulp of 2**min(e, -1), truncated
+# to f32 (results just below the octave keep one more bit), with x's sign.  Fitted to dense H100 samples
+# of [2**-12, 8) (every 2nd / 4th ulp: every offset of every segment; tools/mufu/gpu/tanh_dense.npz) and
+# exact on all of them, their negations and every isa/ row of the f32, f16(x2) and bf16(x2) forms.
+
+def _tanh_octaves(lw: FnLowering) -> ll.GlobalVariable:
+    """[first global segment, offset shift 23 - nb - S] per octave of tanh's table (i64 constants)."""
+    mod = lw.cg.llmod
+    gname = "__ptxjit_mufu_tanh_octaves"
+    if gname in mod.globals:
+        return mod.globals[gname]
+    vals, base = [], 0
+    for s in T.TANH_SEGS:
+        vals += [base, 23 - T.PARAMS["tanh"][0] - s]
+        base += 1 << s
+    arr = ll.ArrayType(I64, len(vals))
+    gv = ll.GlobalVariable(mod, arr, gname)
+    gv.initializer = ll.Constant(arr, [_c64(v) for v in vals])
+    gv.global_constant = True
+    gv.linkage = "internal"
+    return gv
+
 
 def tanh_f32(lw: FnLowering, x: ll.Value) -> ll.Value:
+    """tanh.approx.f32 on the bits x (i32 -> i32)."""
     b = lw.b
-    xv = b.bitcast(x, F32)
-    r = b.bitcast(b.call(lw.cg.extern_function("tanhf", F32, [F32]), [xv]), I32)
-    r = b.select(b.icmp_unsigned("<=", _abs_bits(lw, x), _c32(0x3B800000)), x, r)  # |x| <= 2**-8
-    return b.select(b.icmp_unsigned(">", _abs_bits(lw, x), _c32(0x7F800000)), _c32(NAN32), r)
+    nb, _, frac = T.PARAMS["tanh"]
+    a = _abs_bits(lw, x)
+    mid = b.and_(b.icmp_unsigned(">=", a, _c32(0x3B800000)), b.icmp_unsigned("<", a, _c32(0x41000000)))
+    am = b.zext(b.select(mid, a, _c32(0x3F800000)), I64)
+    e = b.sub(b.lshr(am, _c64(23)), _c64(127))
+    k = b.sub(e, _c64(T.TANH_E0))
+    gv = _tanh_octaves(lw)
+
+    def octave(j: int) -> ll.Value:
+        idx = b.add(b.shl(k, _c64(1)), _c64(j))
+        return b.load(b.gep(gv, [const_int(I32, 0), idx], inbounds=True))
+
+    u = b.lshr(b.and_(am, _c64(0x7FFFFF)), octave(1))
+    seg = b.add(octave(0), b.lshr(u, _c64(nb)))
+    v = interp_sum(lw, "tanh", b.or_(b.shl(seg, _c64(nb)), b.and_(u, _c64((1 << nb) - 1))))
+    vf = b.uitofp(v, F64)  # < 2**41: exact
+    v32 = b.fptrunc(vf, F32)
+    up = b.fcmp_ordered(">", b.fpext(v32, F64), vf)  # truncated to f32
+    r = b.sub(b.bitcast(v32, I32), b.zext(up, I32))
+    oexp = b.select(b.icmp_signed("<", e, _c64(-1)), e, _c64(-1))
+    scale = b.trunc(b.shl(b.sub(_c64(23 + frac), oexp), _c64(23)), I32)
+    r = b.sub(r, scale)  # * 2**-(23 + frac - oexp): exact, the result is normal
+    r = b.select(mid, r, b.select(b.icmp_unsigned(">=", a, _c32(0x41000000)), _c32(0x3F800000), a))
+    r = b.or_(r, b.and_(x, _c32(0x80000000)))
+    return b.select(b.icmp_unsigned(">", a, _c32(0x7F800000)), _c32(NAN32), r)
 
 
 def lower_f32(lw: FnLowering, ins: Instr) -> None:
@@ -499,7 +544,7 @@ def half_unary(lw: FnLowering, op: str, v: ll.Value, bf: bool) -> ll.Value:
     x = _half_to_f32_bits(lw, v, bf)
     if op == "ex2":
         return f32_to_half_rz(lw, ex2_ftz(lw, x), bf)
-    if op == "tanh":  # the f32 unit truncated the same way (exact wherever tanh_f32 is)
+    if op == "tanh":  # the f32 unit truncated the same way
         return f32_to_half_rz(lw, tanh_f32(lw, x), bf)
     raise KeyError(op)
 
