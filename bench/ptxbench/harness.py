@@ -82,6 +82,10 @@ class Run:
                 self.note(f"{name} unavailable: {e}")
             except Exception as e:  # noqa: BLE001
                 self.note(f"{name} unavailable: {type(e).__name__}: {e}")
+        if "ptxjit" in self.peers:
+            for name, options in P.PTXJIT_VARIANTS.items():
+                if name not in self.skip:
+                    self.peers[name] = P.PtxjitVariant(name, options)
         if "numpy" not in self.skip:
             self.peers["numpy"] = None
         nat = self.peers.get("native_c")
@@ -375,6 +379,12 @@ class Run:
                 worst = min(sp, key=sp.get) if sp else None
                 s["speedup_vs_native_c_min"] = sp[worst] if worst else None
                 which["speedup_vs_native_c_min"] = worst
+        # the cost of ptxjit's default memory safety: checked (default) time / unchecked time
+        cost = speedups("ptxjit_unchecked")
+        s["checking_overhead_geomean"] = 1 / geomean(list(cost.values())) if cost else None
+        worst = min(cost, key=cost.get) if cost else None
+        s["checking_overhead_max"] = 1 / cost[worst] if worst else None
+        which["checking_overhead_max"] = worst
         st = res.get("stream")
         s["stream_triad_GBs"] = st["GBs_median"] if st else None
         fr = {}

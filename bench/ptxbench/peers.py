@@ -58,6 +58,35 @@ class PtxjitPeer:
         return mod.get_function(entry or kernel)
 
 
+class _LaunchWith:
+    """A kernel whose launches get extra keyword arguments (a ptxjit variant's options)."""
+
+    def __init__(self, kernel, options: dict) -> None:
+        self._kernel, self._options = kernel, options
+
+    def __call__(self, *args, **kwargs):
+        return self._kernel(*args, **{**self._options, **kwargs})
+
+    def __getattr__(self, name):
+        return getattr(self._kernel, name)
+
+
+class PtxjitVariant(PtxjitPeer):
+    """ptxjit launched with other options (e.g. `unchecked=True`): timed beside the default ptxjit peer, so
+    the cost of a feature is a ratio measured in one interleaved run."""
+
+    def __init__(self, name: str, options: dict) -> None:
+        super().__init__()
+        self.name, self.options = name, options
+
+    def kernel(self, kernel: str, entry: str | None = None):
+        return _LaunchWith(super().kernel(kernel, entry), self.options)
+
+
+# ptxjit variants the harness times beside ptxjit: peer name -> launch options
+PTXJIT_VARIANTS = {"ptxjit_unchecked": {"unchecked": True}}  # the opt-out of default bounds checks
+
+
 # ------------------------------------------------------------------------------------- C / OpenMP
 def gcc_path() -> str | None:
     return shutil.which(os.environ.get("CC", "gcc")) or shutil.which("gcc")

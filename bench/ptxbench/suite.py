@@ -77,7 +77,7 @@ def fresh(d: dict) -> dict:
 
 def prepare(case: Case, peer_name: str, peer, d: dict, size: int):
     """(run, fetch) for one peer on its private copy `d` of the inputs."""
-    if peer_name == "ptxjit":
+    if peer_name == "ptxjit" or peer_name.startswith("ptxjit_"):  # ptxjit and its variants (peers.PTXJIT_VARIANTS)
         return case.ptxjit(peer.kernel(case.name), d, size), _nothing
     if peer_name == "native_c":
         fn = case.native(peer, d, size)  # holds raw addresses only: keep the arrays alive with it

@@ -249,11 +249,11 @@ class Kernel:
         """Launch: `grid` blocks of `block` threads on `args`.  `timeout` (seconds; default
         PTXJIT_TIMEOUT, else none) stops the launch and raises KernelTimeout when it runs longer.
 
-        `checked=True` (or PTXJIT_CHECKED=1) bounds-checks memory accesses: one outside the arrays
-        passed, the module's globals and the block's shared/local memory raises KernelFault without
-        touching that memory (the checked code is slower: lower/bounds.py).  Unchecked (the default,
-        `unchecked=True`, PTXJIT_UNCHECKED=1) is UNSAFE: an out-of-bounds access silently corrupts
-        other memory or crashes the process."""
+        Memory accesses are bounds-checked by default: one outside the arrays passed, the module's
+        globals and the block's shared/local memory raises KernelFault without touching that memory
+        (lower/bounds.py; most checks run once per block, before its threads).  `unchecked=True`
+        (or `checked=False`, PTXJIT_UNCHECKED=1) turns the checks off and is UNSAFE: an out-of-bounds
+        access then silently corrupts other memory or crashes the process."""
         g = _dims(grid, "grid")
         b = _dims(block, "block")
         check_launch_shape(self.name, g, b)
@@ -285,15 +285,16 @@ class Kernel:
 
 
 def _checked(checked: bool | None, unchecked: bool) -> bool:
-    """Bounds checks for this launch: `unchecked` wins, then `checked`, then PTXJIT_UNCHECKED=1 (off),
-    then PTXJIT_CHECKED=1 (on); off by default."""
+    """Bounds checks for this launch (on by default): `unchecked=True` or `checked=False` turn them
+    off, else PTXJIT_UNCHECKED=1 (or PTXJIT_CHECKED=0) does."""
     if unchecked:
         return False
     if checked is not None:
         return bool(checked)
     if _env_flag("PTXJIT_UNCHECKED", b"PTXJIT_UNCHECKED"):
         return False
-    return _env_flag("PTXJIT_CHECKED", b"PTXJIT_CHECKED")
+    v = launch._getenv("PTXJIT_CHECKED", b"PTXJIT_CHECKED")
+    return v is None or v.strip().lower() not in ("0", "false", "no", "off")
 
 
 def _env_flag(name: str, key: bytes) -> bool:

@@ -1,5 +1,5 @@
-"""Memory safety: bounds checks of kernel loads, stores and atomics (opt-in: `checked=True`,
-PTXJIT_CHECKED=1; off by default until it costs little enough: see the note at the end).
+"""Memory safety: bounds checks of kernel loads, stores and atomics (on by default; `unchecked=True`,
+PTXJIT_UNCHECKED=1 turn them off).
 
 Every global/generic/const access through a register address, and every shared/local access through a
 register address, checks that [a, a + size) lies inside a legal range:
@@ -14,14 +14,24 @@ Addresses given by a symbol plus a constant offset are not checked (they are not
 
 The range table (`L_RANGES`) holds [lo, len) int64 pairs: one per 64-bit kernel parameter (len 0 for
 non-pointers, the whole address space for a raw `Pointer`), then the globals and the parameter buffer;
-runtime/launch.py fills it.  A bad access is not executed (a load gives 0), and no branch leaves the
-thread loop: the thread records the access in its W_FAULT slot (load/select/store), and after the
-CTA the worker loop turns the first recorded fault into ERR_FAULT.
+runtime/launch.py fills it.  A bad access is not executed (a load gives 0).
 
-Cost (LLVM 22): thread loops with checked accesses mostly no longer vectorize.  The conditional access
-alone vectorizes (masked loads/stores), but with the W_FAULT store loop access analysis gives up
-("cannot identify array bounds"); recording into worker-record slots that LLVM promotes to registers
-(umin reductions) fails too: LLVM accepts one min/max per reduction chain.  Hence opt-in for now.
+Where the checks go (what makes them cheap; measured by bench/, the `ptxjit_unchecked` peer):
+
+* Hoisted (`precheck`): each loop over a CTA's threads (thread-loop mode, and region mode's dense
+  copies) is lowered twice.  The fast copy leaves unchecked every access whose address is a pure
+  function of %tid/%ctaid/parameters (passes/remat.py); before it, one check per CTA covers those
+  accesses for all threads -- at the block's corners for addresses affine in %tid, by a vectorized loop
+  over the threads otherwise.  A CTA that fails runs the fully checked copy.
+* Per access, branch-free (`redirected`), in the thread's inner loops: the pointer becomes a scratch
+  area when out of bounds, so an unrolled loop body stays one basic block (SLP vectorization).
+* Per access, with a branch (`guarded`) elsewhere: LLVM if-converts it into masked vector accesses
+  when it vectorizes the loop over threads.
+
+A fault is recorded without stopping the thread: in loop modes per access site as an unsigned-min
+reduction of (thread << 48 | address) that LLVM vectorizes, written to W_FAULT of the faulting thread
+after the loop (`flush_sites`); in other modes directly in W_FAULT.  After the CTA the worker loop turns
+the first recorded fault into ERR_FAULT.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
 from ptxjit.lower import abi
-from ptxjit.lower.types import I1, I32, I64, const_int
+from ptxjit.lower.types import I1, I32, I64, PTR, const_int
 
 if TYPE_CHECKING:
     from ptxjit.lower.function import FnLowering
@@ -108,6 +118,22 @@ def provenance(fn: ir.Function, kparams: set[str], pointer_regs: set[str]) -> di
     return {r: p for r, p in prov.items() if p}
 
 
+def inner_loop_instructions(fn: ir.Function, yields) -> set[int]:
+    """ids of the instructions in the thread's own loops that contain no suspension point (by program
+    text, between a label and a later branch back to it): loops inside the loop over threads, which
+    LLVM's loop vectorizer then leaves alone (it vectorizes innermost loops)."""
+    body = fn.body or []
+    labels = {st.name: i for i, st in enumerate(body) if isinstance(st, ir.Label)}
+    out: set[int] = set()
+    for k, st in enumerate(body):
+        if isinstance(st, ir.Instr) and st.opcode == "bra" and st.operands and isinstance(st.operands[0], ir.Sym):
+            i = labels.get(st.operands[0].name, k + 1)
+            span = [x for x in body[i:k + 1] if isinstance(x, ir.Instr)]
+            if i <= k and not any(yields(x) for x in span):
+                out.update(id(x) for x in span)
+    return out
+
+
 class BoundsChecks:
     """Per FnLowering: range values (loaded once, in the entry block) and the checks themselves."""
 
@@ -117,6 +143,9 @@ class BoundsChecks:
         self.enabled = cg.checked
         self.table_index: dict[str, int] = {}
         self.prov: dict[str, str] = {}
+        self.sites: list[tuple[ll.AllocaInstr, int]] | None = None
+        self.can_hoist = self.hoist_mode = False
+        self.hoisted: dict[tuple, tuple[ir.Addr, str, int]] = {}
         if not self.enabled:
             return
         kp = cg.kernel.params
@@ -125,6 +154,15 @@ class BoundsChecks:
         if lw.is_kernel:
             self.prov = provenance(lw.fn, set(cg.kparams), lw.pointer_regs)
         self._cache: dict = {}
+        # kernels lowered as loops over threads record faults per access site (see _record_site):
+        # (alloca, packed instruction id/kind) per site; flushed to W_FAULT before every return
+        self.sites = (
+            [] if lw.is_kernel and (lw.thread_loop or lw.region_mode) else None)
+        self._flush_groups: list[tuple[ll.Instruction, list]] = []
+        # hoisting (see precheck): while a fast copy of a thread loop is lowered, accesses whose address
+        # is a pure function of %tid/%ctaid/parameters go unchecked and are collected here
+        self.can_hoist = self.sites is not None
+        self.in_inner_loop = (inner_loop_instructions(lw.fn, cg.yields) if self.sites is not None else set())
 
     # ---------------------------------------------------------------- range values
     def _entry(self, key, make):
@@ -182,20 +220,31 @@ class BoundsChecks:
         """(ok, fault address or offset, kind) for an access of `size` bytes at `p`, or None: unchecked."""
         if not self.enabled or space == "param" or isinstance(addr.base, ir.Sym):
             return None
+        if self.hoist_mode and isinstance(addr.base, ir.Reg) and addr.base.name in self.lw.remat \
+                and -(1 << 47) <= addr.offset < (1 << 47):  # (larger offsets trap in lw.address)
+            self.hoisted.setdefault((addr.base.name, addr.offset, space, size), (addr, space, size))
+            return None  # checked for every thread at once, before the loop (precheck)
+        w = self._where(addr, space, p)
+        if w is None:
+            return None
+        a, rs, kind = w
+        return self._any(a, rs, size), a, kind
+
+    def _where(self, addr: ir.Addr, space: str, p: ll.Value) -> tuple[ll.Value, list, int] | None:
+        """(address or shared offset, the legal [lo, len) ranges, fault kind) of an access at `p`."""
         lw, b = self.lw, self.lw.b
         if space == "shared":
             off = b.sub(b.ptrtoint(p, I64), b.ptrtoint(lw.shared_ptr(), I64))
             rng = self._entry("shared_size", lambda b: (
                 const_int(I64, 0), b.load(b.gep(lw.worker, [const_int(I32, abi.W_SHARED_SIZE)]))))
-            return self._in(off, rng, size), off, KIND_SHARED
+            return off, [rng], KIND_SHARED
         a = b.ptrtoint(p, I64)
         if space == "local":
-            rs = self._local_ranges()
-            return self._any(a, rs, size), a, KIND_LOCAL
+            return a, self._local_ranges(), KIND_LOCAL
         base = addr.base
         k = self.prov.get(base.name) if isinstance(base, ir.Reg) else None
         if k is not None and k in self.table_index:
-            return self._in(a, self._table(self.table_index[k]), size), a, KIND_HOST
+            return a, [self._table(self.table_index[k])], KIND_HOST
         if self.lw.cg.uses_heap:  # device malloc: heap pointers have no known range
             return None
         rs = [self._table(j) for j in range(self.nparam_ranges + 2)]
@@ -203,7 +252,7 @@ class BoundsChecks:
         rs.append(self._worker_range(abi.W_LOCAL, abi.W_LOCAL_SIZE))
         if not lw.is_kernel:
             rs += self._local_ranges()
-        return self._any(a, rs, size), a, KIND_HOST
+        return a, rs, KIND_HOST
 
     def _any(self, a: ll.Value, rs: list, size: int) -> ll.Value:
         b = self.lw.b
@@ -211,6 +260,23 @@ class BoundsChecks:
         for r in rs:
             ok = b.or_(ok, self._in(a, r, size))
         return ok
+
+    def redirected(self, addr: ir.Addr, space: str, p: ll.Value, size: int, store: bool) -> ll.Value | None:
+        """For a plain load or store in an inner loop of the thread (see inner_loop_instructions): the
+        pointer to use, `p` when the access is in bounds, else a scratch area (zeros for a load, junk
+        for a store), with the fault recorded; None where `guarded` is the better form.  No branch: an
+        unrolled loop body stays one basic block, as the SLP vectorizer and the scheduler need (a branch
+        per access made nbody 7x slower).  Elsewhere `guarded`'s branch is better: LLVM if-converts it
+        into masked loads/stores when it vectorizes the loop over threads, where a select of pointers
+        would become a gather."""
+        if self.sites is None or not self._flush_groups or id(self.lw.cur) not in self.in_inner_loop:
+            return None
+        chk = self.ok(addr, space, p, size)
+        if chk is None:
+            return p
+        ok, where, kind = chk
+        self._record_site(ok, where, kind)
+        return self.lw.b.select(ok, p, self.lw.cg.scratch_area(store, size))
 
     def guarded(self, addr: ir.Addr, space: str, p: ll.Value, size: int, emit):
         """Run emit() (which returns None, a value or a list of values) only if the access is in
@@ -220,7 +286,10 @@ class BoundsChecks:
             return emit()
         ok, where, kind = chk
         lw, b = self.lw, self.lw.b
-        self._record(ok, where, kind)
+        if self.sites is not None and self._flush_groups:
+            self._record_site(ok, where, kind)
+        else:
+            self._record(ok, where, kind)
         pre = b.block
         then = lw.llfn.append_basic_block("inbounds")
         cont = lw.llfn.append_basic_block("after_access")
@@ -240,6 +309,190 @@ class BoundsChecks:
             phi.add_incoming(ll.Constant(v.type, None), pre)
             out.append(phi)
         return out if isinstance(r, list) else out[0]
+
+    def _record_site(self, ok: ll.Value, where: ll.Value, kind: int) -> None:
+        """site = umin(site, ok ? ~0 : tlin << 48 | address): one unsigned-min reduction per access
+        site, which LLVM's loop vectorizer accepts beside masked loads and stores (a per-thread store
+        would stop it), and which keeps the lowest faulting thread of the site."""
+        lw, b = self.lw, self.lw.b
+        with b.goto_entry_block():
+            slot = b.alloca(I64, name="fault_site")
+            b.store(const_int(I64, -1), slot)
+        site = (slot, pack_fault(lw.cg.location_id(lw.cur), kind))
+        self.sites.append(site)
+        self._flush_groups[-1][1].append(site)
+        word = b.or_(b.and_(where, const_int(I64, (1 << ADDR_BITS) - 1)),
+                     b.shl(b.zext(lw.tlin, I64), const_int(I64, ADDR_BITS)))
+        new = b.select(ok, const_int(I64, -1), word)
+        umin = lw.cg.intrinsic("llvm.umin", I64, [I64, I64])
+        b.store(b.call(umin, [b.load(slot), new]), slot)
+
+    def begin_copy(self, fast: bool) -> None:
+        """A copy of a thread loop is lowered next: `fast` ones leave hoistable accesses to precheck."""
+        self.hoist_mode = fast and self.can_hoist
+        self.hoisted = {}
+
+    def precheck(self, entry: ll.Block, tag: str) -> ll.Value:
+        """From block `entry` (unterminated): whether every access collected while lowering a fast copy
+        (addresses that are pure functions of %tid/%ctaid/parameters: passes/remat.py) is in bounds for
+        every thread of the CTA; the builder is left after the check.  The fast copy runs only then,
+        otherwise the checked copy.  Its accesses stay plain vector loads/stores (masked ones are slow on
+        x86).  An access under a branch is checked for all threads: a CTA where some thread would fail
+        it runs the checked copy, which faults only if the access really happens.
+
+        Addresses affine in %tid (passes/affine.py) are checked at the corners of the block only: every
+        register of their computation is verified to be exactly affine there (equal to its value at
+        thread 0 plus k.tid, computed without wrapping), so it is affine over the whole block (the wrap
+        count of an affine function is monotone along each axis), and an affine address is in a range
+        at all points of the block iff it is at the corners.  The other addresses are computed for every
+        thread by a (vectorized) loop."""
+        from ptxjit.passes.affine import tid_affine
+        from ptxjit.passes.remat import recompute_order
+
+        lw, b = self.lw, self.lw.b
+        self.hoist_mode = False
+        order = {id(i): k for k, i in enumerate(lw.fn.instructions)}
+        if not hasattr(self, "_affine"):
+            self._affine = tid_affine(lw.fn, set(lw.cg.kparams))
+        corner, looped = [], []
+        for addr, space, size in self.hoisted.values():
+            instrs = recompute_order({addr.base.name}, lw.remat, order)
+            regs = [r for r, d in lw.remat.items() if d in instrs]
+            affine = lw.cg.block is not None and all(r in self._affine for r in regs)
+            (corner if affine else looped).append((addr, space, size, instrs, regs))
+        b.position_at_end(entry)
+        ok = self._corner_check(corner, order) if corner else const_int(I1, 1)
+        if looped:
+            ok = b.and_(ok, self._loop_check(looped, order, tag))
+        return ok
+
+    def _lower_slice(self, instrs: list[ir.Instr]) -> None:
+        from ptxjit.lower.rules import RULES
+
+        lw = self.lw
+        for ins in instrs:
+            lw.cur = ins
+            RULES[ins.opcode].lower(lw, ins)
+
+    def _reg_value(self, name: str) -> ll.Value:
+        """Register `name` as an i128 pair (sign-extended, zero-extended)."""
+        b = self.lw.b
+        v = b.load(self.lw.regs[name])
+        if v.type == PTR:
+            v = b.ptrtoint(v, I64)
+        i128 = ll.IntType(128)
+        return b.sext(v, i128), b.zext(v, i128)
+
+    def _corner_check(self, sites: list, order: dict) -> ll.Value:
+        import itertools
+
+        from ptxjit.passes.remat import recompute_order
+
+        lw, b = self.lw, self.lw.b
+        saved = (lw.tlin, lw.loop_tid, lw.cur)
+        dims = lw.cg.block
+        instrs = recompute_order({a.base.name for a, *_ in sites}, lw.remat, order)
+        regs = sorted({r for *_, rs in sites for r in rs if any(self._affine[r])})
+        i128 = ll.IntType(128)
+        base: dict[str, tuple] = {}
+        exact = {r: [const_int(I1, 1), const_int(I1, 1)] for r in regs}  # signed, unsigned
+        inside = [[const_int(I1, 1) for _ in self._site_ranges(s)] for s in sites]
+        corners = itertools.product(*[(0, n - 1) if n > 1 else (0,) for n in dims])
+        for c in corners:
+            lw.loop_tid = tuple(const_int(I32, x) for x in c)
+            lw.tlin = const_int(I32, c[0] + dims[0] * (c[1] + dims[1] * c[2]))
+            lw._setup_vars()  # this thread's local variables
+            self._lower_slice(instrs)
+            for r in regs:
+                vals = self._reg_value(r)
+                if not any(c):
+                    base[r] = vals
+                    continue
+                step = sum(k * x for k, x in zip(self._affine[r], c, strict=True))
+                for j in (0, 1):
+                    want = b.add(base[r][j], ll.Constant(i128, step))
+                    exact[r][j] = b.and_(exact[r][j], b.icmp_unsigned("==", vals[j], want))
+            for s, flags in zip(sites, inside, strict=True):
+                addr, space, size, *_ = s
+                a, rs, _kind = self._where(addr, space, lw.address(addr, space))
+                for j, rng in enumerate(rs):
+                    flags[j] = b.and_(flags[j], self._in(a, rng, size))
+        lw.tlin, lw.loop_tid, lw.cur = saved
+        ok = const_int(I1, 1)
+        for r in regs:
+            ok = b.and_(ok, b.or_(*exact[r]))
+        for flags in inside:  # all corners in one and the same range
+            any_range = const_int(I1, 0)
+            for f in flags:
+                any_range = b.or_(any_range, f)
+            ok = b.and_(ok, any_range)
+        return ok
+
+    def _site_ranges(self, site) -> list:
+        addr, space, _size, *_ = site
+        if space == "shared":
+            return [None]
+        if space == "local":
+            return self._local_ranges()
+        k = self.prov.get(addr.base.name)
+        if k is not None and k in self.table_index:
+            return [None]
+        return [None] * (self.nparam_ranges + 4 + (0 if self.lw.is_kernel else len(self._local_ranges())))
+
+    def _loop_check(self, sites: list, order: dict, tag: str) -> ll.Value:
+        """Every thread's addresses, by a loop over the CTA's threads."""
+        from ptxjit.passes.remat import recompute_order
+
+        lw, b = self.lw, self.lw.b
+        saved = (lw.tlin, lw.loop_tid, lw.thread_latch, lw.cur)
+        with b.goto_entry_block():
+            flag = b.alloca(I1, name="in_bounds")
+        b.store(const_int(I1, 1), flag)
+        entry = b.block
+        head, _body, done = lw._thread_loops(entry, tag)
+        body = b.block
+        b.position_at_end(entry)
+        b.branch(head)
+        b.position_at_end(body)
+        lw._setup_vars()
+        self._lower_slice(recompute_order({a.base.name for a, *_ in sites}, lw.remat, order))
+        ok = const_int(I1, 1)
+        for addr, space, size, *_ in sites:
+            chk = self.ok(addr, space, lw.address(addr, space), size)
+            if chk is not None:
+                ok = b.and_(ok, chk[0])
+        b.store(b.and_(b.load(flag), ok), flag)
+        b.branch(lw.thread_latch)
+        b.position_at_end(done)
+        lw.tlin, lw.loop_tid, lw.thread_latch, lw.cur = saved
+        return b.load(flag)
+
+    def loop_return(self, ret: ll.Instruction) -> None:
+        """The return after a loop over the CTA's threads: the sites lowered from now on (the loop's
+        body) flush before it (flush_sites), so each site's value lives only in its own loop."""
+        if self.sites is not None:
+            self._flush_groups.append((ret, []))
+
+    def flush_sites(self) -> None:
+        """Before the return after each thread loop: every site of the loop that saw a fault writes
+        its fault word to W_FAULT of the (lowest) faulting thread, where the worker loop looks after
+        the CTA.  (Traps return early without: the trap is the launch's error.)"""
+        if not self.sites:
+            return
+        b = ll.IRBuilder()
+        for ret, sites in self._flush_groups:
+            if not sites:
+                continue
+            b.position_before(ret)
+            arr = b.bitcast(b.load(b.bitcast(b.gep(self.lw.worker, [const_int(I32, abi.W_FAULT)]),
+                                             PTR.as_pointer())), I64.as_pointer())
+            for slot, ident in sites:
+                v = b.load(slot)
+                hit = b.icmp_unsigned("!=", v, const_int(I64, -1))
+                cell = b.gep(arr, [b.select(hit, b.lshr(v, const_int(I64, ADDR_BITS)), const_int(I64, 0))])
+                old = b.load(cell, align=8)
+                word = b.or_(b.and_(v, const_int(I64, (1 << ADDR_BITS) - 1)), const_int(I64, ident))
+                b.store(b.select(hit, word, old), cell, align=8)
 
     def _record(self, ok: ll.Value, where: ll.Value, kind: int) -> None:
         """W_FAULT[tlin] = ok ? W_FAULT[tlin] : fault word (a plain load/select/store, no branch)."""

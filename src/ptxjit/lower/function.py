@@ -129,7 +129,7 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
             from ptxjit.passes.affine import tid_affine
 
             self.affine = tid_affine(fn, set(cg.kparams))
-        if is_kernel and yields:
+        if is_kernel and (yields or cg.checked):  # checked: the addresses bounds checks can hoist
             from ptxjit.passes.remat import rematerializable
 
             self.remat = rematerializable(fn, set(cg.kparams), is_special)

@@ -17,7 +17,7 @@ from ptxjit.lower.layout import GlobalsLayout, param_layout, shared_layout
 from ptxjit.lower.layout import local_size as fn_local_size
 from ptxjit.lower.progress import spin_points
 from ptxjit.lower.scheduler import build_region_scheduler, finish_scheduler, stop_if_failed
-from ptxjit.lower.types import I1, I32, I64, PTR, VOID, const_int
+from ptxjit.lower.types import I1, I8, I32, I64, PTR, VOID, const_int
 from ptxjit.passes.lockstep import lockstep_loops
 
 WORKER_SYMBOL = "ptxjit_worker"
@@ -114,6 +114,25 @@ class ModuleCodegen:
             md = self._empty_md = self.llmod.add_metadata([])
         return md
 
+    SCRATCH_BYTES = 256  # larger than any single load or store (a .v8 of 64-bit elements is 64 bytes)
+
+    def scratch_area(self, store: bool, size: int) -> ll.Value:
+        """Where a bounds-checked access goes when it is out of bounds (lower/bounds.py redirected):
+        for loads a constant block of zeros, for stores a junk block nobody reads (racy writes of junk
+        by several workers are harmless)."""
+        if size > self.SCRATCH_BYTES:
+            raise ValueError(f"access of {size} bytes is larger than the bounds-check scratch area")
+        name = "__ptxjit_oob_junk" if store else "__ptxjit_oob_zeros"
+        g = self.llmod.globals.get(name)
+        if g is None:
+            ty = ll.ArrayType(I8, self.SCRATCH_BYTES)
+            g = ll.GlobalVariable(self.llmod, ty, name=name)
+            g.linkage = "internal"
+            g.align = 64
+            g.initializer = ll.Constant(ty, None)
+            g.global_constant = not store
+        return g.bitcast(PTR)
+
     def extern_function(self, name: str, ret: ll.Type, args: list[ll.Type]) -> ll.Function:
         g = self.llmod.globals.get(name)
         if g is None:
@@ -150,6 +169,7 @@ class ModuleCodegen:
         _noalias_records(body)
         lw = FnLowering(self, self.kernel, body, is_kernel=True)
         lw.lower()
+        lw.bounds.flush_sites()
         self.body_save_stride = lw.save_stride
         self.has_yields = not lw.thread_loop
         self.region_mode = lw.region_mode

@@ -49,15 +49,20 @@ class RegionLowering:
                 self.dense = dense
                 self.region_code = code
                 affine = self._affine_candidates(code) if dense else []
-                pre = self.llfn.append_basic_block(f"{tag}_check") if affine else entry
-                go = self.llfn.append_basic_block(f"{tag}_affine") if affine else entry
+                # bounds-checked kernels: the dense copy also needs its hoisted accesses in bounds for
+                # every thread (lower/bounds.py precheck); otherwise the fully checked guarded copy runs
+                hoist = dense and self.bounds.can_hoist and not code & abi.WARP_POINT
+                need_pre = bool(affine) or hoist
+                pre = self.llfn.append_basic_block(f"{tag}_check") if need_pre else entry
+                go = self.llfn.append_basic_block(f"{tag}_affine") if need_pre else entry
                 head, _body, done = self._thread_loops(go, tag)
                 thread = b.block
-                if affine:
+                if need_pre:
                     b.position_at_end(go)
                     b.branch(head)
                 b.position_at_end(done)
                 ret = b.ret(const_int(I32, 0))
+                self.bounds.loop_return(ret)
                 b.position_at_end(thread)
                 # how many threads stop at each point: counted in registers (a reduction LLVM
                 # vectorizes), added to the worker's per-point counts when the loop is done
@@ -79,12 +84,20 @@ class RegionLowering:
                 self.reset_progress()
                 setup_end = b.block
                 self.yield_blocks = []
-                if affine:
+                if need_pre:
                     b.position_at_end(pre)
-                    self.affine_restore, all_affine = self._affine_check(affine)
-                    checks.append((b.block, all_affine, go, code))
+                    self.affine_restore, all_affine = (self._affine_check(affine) if affine
+                                                       else ({}, const_int(I1, 1)))
+                    checks.append([b.block, all_affine, go, code])
                     b.position_at_end(setup_end)
+                self.bounds.begin_copy(hoist)
                 target = self._lower_region_copy(code, tag)
+                if hoist and self.bounds.hoisted:
+                    after = b.block
+                    safe = self.bounds.precheck(checks[-1][0], f"{tag}_pre")
+                    checks[-1][0], checks[-1][1] = b.block, b.and_(checks[-1][1], safe)
+                    b.position_at_end(after)
+                self.bounds.begin_copy(False)
                 self.affine_restore = {}
                 if self._outgoing:
                     self._store_outgoing(run)
@@ -94,7 +107,7 @@ class RegionLowering:
                 for k, counter in self._point_counters.items():
                     slot = self.typed_ptr(b.gep(pcount, [const_int(I64, 4 * k)]), I32)
                     b.store(b.add(b.load(slot), b.load(counter)), slot)
-                heads[code | (abi.REGION_DENSE if dense else 0)] = pre if affine else head
+                heads[code | (abi.REGION_DENSE if dense else 0)] = pre if need_pre else head
         for check_end, all_affine, go, code in checks:
             # the saved registers are not all affine (threads at different iterations): guarded copy
             b.position_at_end(check_end)

@@ -34,15 +34,21 @@ class ThreadLoopLowering:
         b = self.b
         guard = self._entry_guard() if self.cg.block is not None else None
         copies = [None] if guard is None else [guard, None]
+        # bounds-checked kernels: these copies are fast ones (accesses at pure addresses checked once per
+        # CTA by a precheck loop, lower/bounds.py), and a fully checked copy runs when that fails
+        hoist = self.bounds.can_hoist
         loop_entries = []
-        for skip in copies:
+        checked_entry = None
+        fast_hoisted: dict = {}
+        for skip, fast in [(s, True) for s in copies] + ([(None, False)] if hoist else []):
+            self.bounds.begin_copy(fast)
             pre = self.llfn.append_basic_block("thread_pre")
             head, _body, done = self._thread_loops(pre, "thread")
             body_blk = b.block
             b.position_at_end(pre)
             b.branch(head)
             b.position_at_end(done)
-            b.ret(const_int(I32, 0))
+            self.bounds.loop_return(b.ret(const_int(I32, 0)))
             b.position_at_end(body_blk)
             self._setup_vars()
             self.reset_progress()  # per thread, so polls of fully unrolled loops fold away
@@ -51,7 +57,18 @@ class ThreadLoopLowering:
             self.skip_branch = skip
             self._lower_body(start)
             self.skip_branch = None
-            loop_entries.append(pre)
+            if fast:
+                loop_entries.append(pre)
+                fast_hoisted.update(self.bounds.hoisted)
+            else:
+                checked_entry = pre
+        self.bounds.begin_copy(False)
+        if checked_entry is not None and fast_hoisted:
+            self.bounds.hoisted = fast_hoisted
+            safe = self.bounds.precheck(entry, "precheck")
+            entry = self.llfn.append_basic_block("thread_fast")
+            b.cbranch(safe, entry, checked_entry)
+        # (nothing hoisted: the fast copies are fully checked, the checked copy unreachable: LLVM drops it)
         if guard is None:
             b.position_at_end(entry)
             b.branch(loop_entries[0])

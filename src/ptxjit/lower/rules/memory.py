@@ -67,9 +67,14 @@ def lower_ld(lw: FnLowering, ins: Instr) -> None:
         lw.write(dsts[0], lw.entry_param(ins.operands[1], elt, size), t)
         return
     if n == 1:
-        p = lw.typed_ptr(base, elt)
         if ins.has("volatile") and order is None:
             order = "monotonic"  # volatile: re-read every time (spin loops on flags)
+        safe = None if order is not None else lw.bounds.redirected(ins.operands[1], space_of(ins), base, size,
+                                                                   store=False)
+        if safe is not None:
+            lw.write(dsts[0], lw.user_access(b.load(lw.typed_ptr(safe, elt), align=size), space_of(ins)), t)
+            return
+        p = lw.typed_ptr(base, elt)
 
         def load():
             if order is not None and isinstance(elt, ll.IntType):
@@ -81,6 +86,12 @@ def lower_ld(lw: FnLowering, ins: Instr) -> None:
         lw.write(dsts[0], lw.bounds.guarded(ins.operands[1], space_of(ins), base, size, load), t)
         return
     vt = ll.VectorType(elt, n)
+    safe = lw.bounds.redirected(ins.operands[1], space_of(ins), base, size * n, store=False)
+    if safe is not None:
+        v = lw.user_access(b.load(lw.typed_ptr(safe, vt), align=size), space_of(ins))
+        for i, dst in enumerate(dsts):
+            lw.write(dst, b.extract_element(v, const_int(I32, i)), t)
+        return
     # element alignment: unaligned moves never fault
     v = lw.bounds.guarded(ins.operands[1], space_of(ins), base, size * n, lambda: lw.user_access(
         b.load(lw.typed_ptr(base, vt), align=size), space_of(ins)))
@@ -107,6 +118,11 @@ def lower_st(lw: FnLowering, ins: Instr) -> None:
     order = _ordering(ins)
     if n == 1:
         v = lw.read(src, t)
+        safe = None if order is not None else lw.bounds.redirected(ins.operands[0], space_of(ins), base, size,
+                                                                   store=True)
+        if safe is not None:
+            lw.user_access(b.store(v, lw.typed_ptr(safe, elt), align=size), space_of(ins))
+            return
         p = lw.typed_ptr(base, elt)
 
         def store():
@@ -120,6 +136,10 @@ def lower_st(lw: FnLowering, ins: Instr) -> None:
     vec = ll.Constant(vt, ll.Undefined)
     for i, item in enumerate(src.items):
         vec = b.insert_element(vec, lw.read(item, t), const_int(I32, i))
+    safe = lw.bounds.redirected(ins.operands[0], space_of(ins), base, size * n, store=True)
+    if safe is not None:
+        lw.user_access(b.store(vec, lw.typed_ptr(safe, vt), align=size), space_of(ins))
+        return
     # element alignment: unaligned moves never fault
     lw.bounds.guarded(ins.operands[0], space_of(ins), base, size * n, lambda: (lw.user_access(
         b.store(vec, lw.typed_ptr(base, vt), align=size), space_of(ins)), None)[1])
