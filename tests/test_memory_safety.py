@@ -118,3 +118,57 @@ def test_checked_and_unchecked_agree_on_valid_kernel(mod, monkeypatch):
     # PTXJIT_CHECKED=1 turns checks on: an out-of-bounds store faults without checked=True
     with pytest.raises(ptxjit.KernelFault):
         k((N + 127) // 128, 128, (a, out, N, 2))
+
+
+def test_checked_by_default(mod):
+    """No option: the launch is bounds-checked (the opt-outs are unchecked=True / checked=False)."""
+    k = mod.get_function("shifted_copy")
+    a = np.arange(N, dtype=np.float32)
+    backing, out = _neighbours()
+    before = backing.copy()
+    with pytest.raises(ptxjit.KernelFault):
+        k((N + 127) // 128, 128, (a, out, N, 1))
+    np.testing.assert_array_equal(backing[:4096], before[:4096])
+    np.testing.assert_array_equal(backing[4096 + N:], before[4096 + N:])
+
+
+def test_unchecked_env_opt_out(mod, monkeypatch):
+    k = mod.get_function("shifted_copy")
+    a = np.arange(N, dtype=np.float32)
+    out = np.zeros(N, np.float32)
+    monkeypatch.setenv("PTXJIT_UNCHECKED", "1")
+    k((N + 127) // 128, 128, (a, out, N, 0))  # in bounds: runs unchecked, same result
+    np.testing.assert_array_equal(out, a)
+
+
+def test_index_wrapping_inside_the_block_is_caught(mod):
+    """i = t * 0x08000001 (mod 2**32): the corners t=0 and t=32 of a 33-thread block are in bounds, t=1..31
+    are not.  The per-block precheck must not accept the corners alone (the index is not exactly affine),
+    and the access of thread 1 -- the lowest faulting thread -- is reported."""
+    k = mod.get_function("wrapping_index")
+    a = np.arange(64, dtype=np.float32)
+    backing, out = _neighbours(33)
+    before = backing.copy()
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        k(1, 33, (a, out))
+    msg = str(ei.value)
+    assert "thread (1, 0, 0)" in msg, msg
+    assert f"address {a.ctypes.data + 4 * 0x08000001:#x}" in msg, msg
+    np.testing.assert_array_equal(backing[:4096], before[:4096])
+    np.testing.assert_array_equal(backing[4096 + 33:], before[4096 + 33:])
+    np.testing.assert_array_equal(out[1:32], 0)  # the faulting threads stored nothing of what they read
+
+
+@pytest.mark.parametrize("n", [1000, 1024, 1])
+def test_guarded_accesses_in_a_partial_block(mod, n):
+    """The last block's threads past n skip their accesses: no fault, and the NumPy result."""
+    k = mod.get_function("guarded_tile")
+    a = np.random.default_rng(7).standard_normal(n).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    nb = (n + 127) // 128
+    k(nb, 128, (a, out, n))
+    pad = np.zeros(nb * 128, np.float32)
+    pad[:n] = a
+    tiles = pad.reshape(nb, 128)
+    want = (tiles + np.roll(tiles, -1, axis=1)).ravel()[:n]
+    np.testing.assert_array_equal(out, want)

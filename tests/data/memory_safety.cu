@@ -28,3 +28,23 @@ extern "C" __global__ void shared_index(const float *in, float *out, int k) {
     __syncthreads();
     out[t] = tile[t];
 }
+
+// An index affine in the thread index modulo 2^32 that wraps inside the block: threads 0 and 32 (the
+// block's corners for a 33-thread block) read in bounds, threads 1..31 far past the end. A check of the
+// corners alone would pass; the bounds-check precheck must see that the index is not exactly affine.
+extern "C" __global__ void wrapping_index(const float *in, float *out) {
+    unsigned t = threadIdx.x;
+    unsigned i = t * 0x08000001u;
+    out[t] = in[i];
+}
+
+// Guarded accesses at affine addresses: the last, partial block's threads past n would be out of bounds
+// but do not access (the per-block precheck fails there and the fully checked copy runs, without a fault).
+extern "C" __global__ void guarded_tile(const float *in, float *out, int n) {
+    __shared__ float tile[128];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    tile[threadIdx.x] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    if (i < n)
+        out[i] = tile[threadIdx.x] + tile[(threadIdx.x + 1) % blockDim.x];
+}
