@@ -297,3 +297,35 @@ def test_launch_in_forked_child(mod, workers):
     assert os.waitstatus_to_exitcode(status) == 0
     mod.get_function("busy_loop")(4, 64, (out, np.int64(2)))
     np.testing.assert_array_equal(out, _busy_expect(64, 4, 2))
+
+
+def test_spin_on_a_plain_load():
+    """Thread 0 spins on a plain (weak) ld.global of a flag that thread 63 of its CTA sets.  The loop
+    writes no memory and the address never changes, so LLVM would hoist the load and spin forever; such
+    a load is read again in every iteration, and the spin point lets thread 63 run."""
+    from tests.ptxsnip import snippet_kernel
+
+    body = """
+    ld.param.u64 %rd1, [flag];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra NOT0;
+SPIN:
+    ld.global.u32 %r2, [%rd1];
+    setp.eq.u32 %p2, %r2, 0;
+    @%p2 bra SPIN;
+    st.global.u32 [%rd2], %r2;
+    bra DONE;
+NOT0:
+    setp.ne.u32 %p3, %r1, 63;
+    @%p3 bra DONE;
+    mov.u32 %r3, 7;
+    st.global.u32 [%rd1], %r3;
+DONE:
+"""
+    m = ptxjit.Module(snippet_kernel(body, [("u64", "flag"), ("u64", "out")]), "plain_spin.ptx")
+    flag = np.zeros(1, np.uint32)
+    out = np.zeros(1, np.uint32)
+    m.get_function("k")(1, 64, (flag, out), timeout=30)
+    assert out[0] == 7 and flag[0] == 7

@@ -6,8 +6,9 @@
   behind a rarely taken branch on a counter LLVM sees start at 0 for each thread, so when LLVM fully
   unrolls a short loop the counter becomes a constant and the check disappears: the thread loop
   around it still vectorizes.
-* Spin loops -- loops that pass over a volatile, acquire/relaxed or atomic load and have no
-  suspension point of their own -- get a `spinpoint` at their head (`spin_points`), a conditional
+* Spin loops -- loops that pass over a volatile, acquire/relaxed or atomic load, or over a plain
+  load of an unchanging address whose value decides a branch of a loop that writes no memory, and
+  have no suspension point of their own -- get a `spinpoint` at their head (`spin_points`), a conditional
   suspension point: after POLL_MASK + 1 iterations the thread yields to the CTA scheduler, which runs
   the CTA's other threads before resuming it.  A thread spinning on a flag that a later thread of
   its CTA sets (valid since Volta's independent thread scheduling) then terminates.
@@ -44,11 +45,54 @@ def _observes_others(ins: ir.Instr) -> bool:
     return ins.opcode in ("ld", "ldu") and ins.has(*_SYNC_MODS) and not ins.has("param", "local")
 
 
+_WRITES = frozenset({"st", "atom", "red", "cp", "stmatrix", "mbarrier", "call"})
+
+
+def _plain_spin_loads(loop: list[ir.Instr]) -> list[ir.Instr]:
+    """The plain (weak) loads of a loop that only a spin-wait would contain: the loop writes no memory,
+    the load's address is the same in every iteration (no register of it is written in the loop), and
+    the loaded value decides a branch of the loop.  Such a loop waits for another thread's store; LLVM
+    would hoist the load out of it (nothing in the loop can change the memory) and spin forever."""
+    from ptxjit.passes.dataflow import _regs, defs_uses
+
+    if any(s.opcode in _WRITES for s in loop):
+        return []
+    defined: dict[str, list[ir.Instr]] = {}
+    for s in loop:
+        for r in defs_uses(s)[0]:
+            defined.setdefault(r, []).append(s)
+    branch_regs = {s.guard.name for s in loop if s.opcode == "bra" and s.guard is not None}
+    # registers whose value (transitively, inside the loop) decides a branch
+    deciding = set(branch_regs)
+    changed = True
+    while changed:
+        changed = False
+        for r in list(deciding):
+            for d in defined.get(r, []):
+                for u in defs_uses(d)[1]:
+                    if u not in deciding:
+                        deciding.add(u)
+                        changed = True
+    out = []
+    for s in loop:
+        if s.opcode not in ("ld", "ldu") or s.has("param", "local", "const", "nc", *_SYNC_MODS):
+            continue
+        addr = s.operands[1] if len(s.operands) > 1 else None
+        if not isinstance(addr, ir.Addr) or any(r in defined for r in _regs(addr)):
+            continue
+        if any(r in deciding for r in defs_uses(s)[0]):
+            out.append(s)
+    return out
+
+
 def spin_points(fn: ir.Function, yields: Callable[[ir.Instr], bool]) -> ir.Function:
-    """A copy of kernel `fn` with a `spinpoint` at the head of each spin loop (`fn` itself if none)."""
+    """A copy of kernel `fn` with a `spinpoint` at the head of each spin loop (`fn` itself if none).
+    Plain loads that only a spin-wait would contain (`_plain_spin_loads`) become volatile, so that every
+    iteration reads memory again, as the GPU does."""
     body = fn.body or []
     labels = {st.name: i for i, st in enumerate(body) if isinstance(st, ir.Label)}
     heads: set[int] = set()
+    volatile: set[int] = set()
     for k, st in enumerate(body):
         if not (isinstance(st, ir.Instr) and st.opcode == "bra" and st.operands):
             continue
@@ -61,6 +105,17 @@ def spin_points(fn: ir.Function, yields: Callable[[ir.Instr], bool]) -> ir.Funct
             continue  # the scheduler already gets control in every iteration
         if any(_observes_others(s) for s in loop):
             heads.add(h)
+            continue
+        plain = _plain_spin_loads(loop)
+        if plain:
+            heads.add(h)
+            volatile.update(id(s) for s in plain)
+    if volatile:
+        import dataclasses
+
+        fn = dataclasses.replace(fn, body=[
+            dataclasses.replace(st, mods=(st.mods[0], "volatile", *st.mods[1:]))
+            if isinstance(st, ir.Instr) and id(st) in volatile else st for st in body])
     return with_marker_after(fn, heads, SPINPOINT)
 
 

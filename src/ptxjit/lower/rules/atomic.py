@@ -240,7 +240,7 @@ def atomic(lw: FnLowering, ins: Instr, addr_op, operands: list) -> list[ll.Value
     n = _vec(ins)
     size = type_size(t)
 
-    def run() -> list[ll.Value]:
+    def run(base: ll.Value = base) -> list[ll.Value]:
         if n == 1:
             return [_element(lw, ins, t, op, base, operands)]
         items = operands[0].items
@@ -249,7 +249,11 @@ def atomic(lw: FnLowering, ins: Instr, addr_op, operands: list) -> list[ll.Value
             p = lw.b.gep(base, [const_int(I64, i * size)]) if i else base
             olds.append(_element(lw, ins, t, op, lw.typed_ptr(p, I8), [items[i]]))
         return olds
-    return lw.bounds.guarded(addr_op, space_of(ins), base, n * size, run)  # out of bounds: not run, old 0
+    # in an inner loop, out of bounds: applied to a junk area (no branch); elsewhere: not run, old 0
+    safe = lw.bounds.redirected(addr_op, space_of(ins), base, n * size, store=True)
+    if safe is not None:
+        return run(safe)
+    return lw.bounds.guarded(addr_op, space_of(ins), base, n * size, run)
 
 
 def _write_old(lw: FnLowering, ins: Instr, d, old: ll.Value) -> None:
