@@ -161,3 +161,23 @@ def test_address_offset_beyond_any_memory_traps_instead_of_aborting():
     with pytest.raises(ptxjit.KernelTrap, match=r"illegal address.*bigoff\.ptx:14"):
         mod.get_function("k")(1, 1, (a, 1))
     np.testing.assert_array_equal(a, np.ones(4))
+
+
+def test_huge_shift_literal_in_thread_index_arithmetic():
+    """shl by a 32-bit literal (fuzzer: 1 << 4294967295 in the thread-index analysis -> MemoryError): PTX
+    clamps the shift, so the result is 0 -- computed, not refused, and no internal error."""
+    from tests.ptxsnip import snippet_kernel
+
+    body = """
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, 4294967295;
+    bar.sync 0;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r2;
+"""
+    m = ptxjit.Module(snippet_kernel(body, [("u64", "out")]), "hugeshift.ptx")
+    out = np.full(64, 7, np.uint32)
+    m.get_function("k")(1, 64, (out,))
+    np.testing.assert_array_equal(out, 0)

@@ -92,6 +92,8 @@ def tid_affine(fn: ir.Function, kernel_params: set[str]) -> dict[str, Coeffs]:
             r = product(a, b, ops[2])
             return r if r != _VARYING or not isinstance(ops[1], ir.Imm) else product(b, a, ops[1])
         if op == "shl" and len(ops) == 3 and isinstance(ops[2], ir.Imm):
+            if not 0 <= int(ops[2].value) < 64:  # (PTX clamps the shift; a huge literal is no coefficient)
+                return _VARYING
             a = coeffs(ops[1])
             return a if a in (None, _VARYING) else scale(a, 1 << int(ops[2].value))
         if op == "mad" and len(ops) == 4 and not ins.has("hi", "sat", "cc"):
