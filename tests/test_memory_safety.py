@@ -172,3 +172,30 @@ def test_guarded_accesses_in_a_partial_block(mod, n):
     tiles = pad.reshape(nb, 128)
     want = (tiles + np.roll(tiles, -1, axis=1)).ravel()[:n]
     np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("operand,space", [("[g+-2147483648]", "global"), ("[g+64]", "global"),
+                                           ("[sh+-4]", "shared"), ("[n+8]", "param")])
+def test_variable_plus_constant_outside_the_variable(operand, space):
+    """A constant offset outside its variable (fuzzer: [g_table+-2147483648] read host memory): the access
+    faults when it runs -- and only then."""
+    from tests.ptxsnip import snippet_kernel
+
+    body = f"""
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [n];
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 bra DONE;
+    ld.{space}.u32 %r2, {operand};
+    st.global.u32 [%rd1], %r2;
+DONE:
+"""
+    decls = ".global .align 4 .b8 g[64];\n"
+    text = snippet_kernel(body, [("u64", "out"), ("u32", "n")], extra_decls=decls)
+    if space == "shared":
+        text = text.replace("    .reg .pred %p<16>;", "    .shared .align 4 .b8 sh[64];\n    .reg .pred %p<16>;")
+    m = ptxjit.Module(text, "static_oob.ptx")
+    out = np.full(1, 5, np.uint32)
+    m.get_function("k")(1, 1, (out, 0))  # not executed: no fault
+    with pytest.raises(ptxjit.KernelFault, match="out-of-bounds"):
+        m.get_function("k")(1, 1, (out, 1))

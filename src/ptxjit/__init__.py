@@ -15,6 +15,7 @@ from ptxjit.errors import (
     PTXValidationError,
     UnsupportedInstructionError,
 )
+from ptxjit.instrument.trace import Trace, TraceOverflow, trace
 from ptxjit.jit.translate import cache_stats
 from ptxjit.runtime.launch import set_workers, worker_count
 from ptxjit.runtime.memory import DeviceArray, Pointer, empty, to_device, zeros
@@ -26,5 +27,6 @@ __all__ = [
     "KernelInfo", "KernelTimeout", "KernelTrap", "Module", "PTXError", "PTXSyntaxError", "PTXValidationError",
     "ParamInfo", "Pointer",
     "PtxjitWarning", "RawKernel", "RawModule", "UnsupportedInstructionError", "cache_stats", "compile_cuda",
-    "cuda", "empty", "numba", "set_workers", "to_device", "worker_count", "zeros",
+    "Trace", "TraceOverflow", "cuda", "empty", "numba", "set_workers", "to_device", "trace", "worker_count",
+    "zeros",
 ]

@@ -24,7 +24,17 @@ from ptxjit.passes.sourcelines import attach_source_lines
 from ptxjit.passes.validate import validate
 from ptxjit.runtime import launch, printf
 from ptxjit.runtime.access import analyze
-from ptxjit.runtime.args import check_launch_shape, check_shared_memory, pack_arguments
+from ptxjit.runtime.args import (
+    MAX_BLOCK,
+    MAX_GRID,
+    MAX_SHARED_PER_BLOCK,
+    MAX_THREADS_PER_BLOCK,
+    ArgPacker,
+    array_address,
+    check_launch_shape,
+    check_shared_memory,
+    pack_arguments,
+)
 from ptxjit.util import gc_paused
 
 
@@ -209,17 +219,18 @@ class Module:
         return k
 
     def translation(self, f: ir.Function, block: tuple[int, int, int] | None = None,
-                    checked: bool = False) -> tr.Translation:
+                    checked: bool = False, probes=None) -> tr.Translation:
         """The native code of kernel f for launches with this block shape (grid size does not matter);
-        `checked`: with bounds checks of its memory accesses (lower/bounds.py)."""
-        key = (f.name, block, checked)
+        `checked`: with bounds checks of its memory accesses (lower/bounds.py); `probes`: instrumented
+        (ptxjit/instrument), cached apart by the probe set's key."""
+        key = (f.name, block, checked, probes.key if probes is not None else "")
         with self._lock:
             t = self._translations.get(key)
             if t is not None:
                 tr.note_memory_hit()
                 return t
             with gc_paused():
-                t = tr.translate(self.ir, f, self._glay, block, self.ptx_digest, checked)
+                t = tr.translate(self.ir, f, self._glay, block, self.ptx_digest, checked, probes)
             self._translations[key] = t
             return t
 
@@ -239,13 +250,24 @@ class Kernel:
         from ptxjit.lower.bounds import range_params
 
         self._range_params = range_params(fn.params)  # the parameters with a bounds-check range
+        # the per-launch work planned once: argument packing, the launch memory's layout (unchecked,
+        # checked), the translations this kernel has used, and which launch checks can apply
+        self._packer = ArgPacker(fn.name, fn.params, self._layout, self._access, self._range_params)
+        self._plans = tuple(launch.RecordPlan(self._packer.format, self._packer.size, len(self._range_params), c)
+                            for c in (False, True))
+        self._range_names = [(fn.params[i].name, i) for i in self._range_params]
+        self._tcache: dict[tuple, tr.Translation] = {}
+        self._ntid_limits = any(self.fn.perf.get(k) for k in ("reqntid", "maxntid"))
+        self._no_shared_check = (self._static_shared <= MAX_SHARED_PER_BLOCK
+                                 and not self._access.dynamic_shared)  # shared_mem=0 needs no check
+        self._globals: tuple = (None, 0, 0)  # the module's globals buffer, its address and size
 
     @property
     def info(self) -> KernelInfo:
         return self.module._info(self.fn)
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, timeout: float | None = None,
-                 checked: bool | None = None, unchecked: bool = False) -> None:
+                 checked: bool | None = None, unchecked: bool = False, probes=None) -> None:
         """Launch: `grid` blocks of `block` threads on `args`.  `timeout` (seconds; default
         PTXJIT_TIMEOUT, else none) stops the launch and raises KernelTimeout when it runs longer.
 
@@ -253,10 +275,56 @@ class Kernel:
         globals and the block's shared/local memory raises KernelFault without touching that memory
         (lower/bounds.py; most checks run once per block, before its threads).  `unchecked=True`
         (or `checked=False`, PTXJIT_UNCHECKED=1) turns the checks off and is UNSAFE: an out-of-bounds
-        access then silently corrupts other memory or crashes the process."""
-        g = _dims(grid, "grid")
-        b = _dims(block, "block")
-        check_launch_shape(self.name, g, b)
+        access then silently corrupts other memory or crashes the process.
+
+        `probes` (internal: ptxjit.trace) runs instrumented code: an object with `spec` (the probe set,
+        ptxjit/instrument/probes.py) and `table` (its buffers for this launch, instrument/buffers.py)."""
+        # per launch only what depends on this launch's values (the rest is planned in __init__)
+        if type(grid) is int and type(block) is int and 0 < grid <= _MAX_GRID_X and 0 < block <= _MAX_BLOCK_X:
+            g = (grid, 1, 1)
+            b = (block, 1, 1)
+        else:
+            g = _dims(grid, "grid")
+            b = _dims(block, "block")
+            check_launch_shape(self.name, g, b)
+        if self._ntid_limits:
+            self._check_ntid(b)
+        if type(shared_mem) is not int or shared_mem or not self._no_shared_check:
+            if not isinstance(shared_mem, int | np.integer) or shared_mem < 0:
+                raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
+            shared_mem = int(shared_mem)
+            check_shared_memory(self.name, self._static_shared, shared_mem, self._access)
+        if probes is not None:
+            return self._launch_probed(g, b, args, shared_mem, timeout, checked, unchecked, probes)
+        if unchecked:
+            checked = False
+        elif checked is None:
+            checked = _checked(None, False)
+        else:
+            checked = bool(checked)
+        values, ranges, patches = self._packer.pack(args, checked)
+        key = (b, checked)
+        t = self._tcache.get(key)
+        if t is None:
+            t = self._tcache[key] = self.module.translation(self.fn, b, checked)
+        else:  # Module.translation's cache counts its hits: so does this one
+            tr.note_memory_hit()
+        gb, gaddr, gsize = self._globals
+        if gb is not self.module.globals:
+            gb = self.module.globals
+            gaddr, gsize = array_address(gb), gb.nbytes
+            self._globals = (gb, gaddr, gsize)
+        plan = self._plans[checked]
+        if self._access.uses_printf:  # %s may only read memory this launch knows (runtime/printf.py)
+            with printf.known_memory([args[i] for i in self._range_params], gb):
+                launch.run_packed(t, self.name, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem,
+                                  timeout, self._range_names, args, (args, gb))
+        else:
+            launch.run_packed(t, self.name, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem,
+                              timeout, self._range_names, args, (args, gb))
+
+    def _check_ntid(self, b: tuple[int, int, int]) -> None:
+        """The block shapes the kernel's .reqntid / .maxntid allow."""
         nthreads = b[0] * b[1] * b[2]
         for key in ("reqntid", "maxntid"):
             lim = self.fn.perf.get(key)
@@ -266,22 +334,30 @@ class Kernel:
                     raise ValueError(f"kernel '{self.name}' requires block {lim3} (.reqntid), got {b}")
                 if key == "maxntid" and nthreads > lim3[0] * lim3[1] * lim3[2]:
                     raise ValueError(f"kernel '{self.name}' allows at most {lim3} threads (.maxntid), got {b}")
-        if not isinstance(shared_mem, int | np.integer) or shared_mem < 0:
-            raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
-        check_shared_memory(self.name, self._static_shared, int(shared_mem), self._access)
+
+    def _launch_probed(self, g, b, args, shared_mem: int, timeout, checked, unchecked, probes) -> None:
+        """An instrumented launch (ptxjit.trace): the general path, without the fast path's plans."""
         params, keep = pack_arguments(self.name, self.fn.params, args, self._layout, self._access)
         checked = _checked(checked, unchecked)
-        t = self.module.translation(self.fn, b, checked)
+        spec = probes.spec if probes is not None else None
+        t = self.module.translation(self.fn, None if spec is not None and spec.generic else b, checked, spec)
+        table = probes.table if probes is not None else None
         ranges = names = None
         if checked:
             ranges = launch.range_table(self._range_params, args, params, self.module.globals)
             names = [(self.fn.params[i].name, i, args[i]) for i in self._range_params]
         if self._access.uses_printf:  # %s may only read memory this launch knows (runtime/printf.py)
             with printf.known_memory(keep, self.module.globals):
-                launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem), timeout, ranges, names)
+                launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem), timeout, ranges, names,
+                           table)
         else:
-            launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem), timeout, ranges, names)
+            launch.run(t, self.name, g, b, params, self.module.globals, int(shared_mem), timeout, ranges, names,
+                       table)
         del keep
+
+
+_MAX_GRID_X = MAX_GRID[0]
+_MAX_BLOCK_X = min(MAX_BLOCK[0], MAX_THREADS_PER_BLOCK)  # an int block: CUDA's block.x and threads limits
 
 
 def _checked(checked: bool | None, unchecked: bool) -> bool:
@@ -291,6 +367,11 @@ def _checked(checked: bool | None, unchecked: bool) -> bool:
         return False
     if checked is not None:
         return bool(checked)
+    # read at every launch (a variable set while the process runs counts), from os.environ's own
+    # bytes dict where there is one (launch._getenv): about 50 ns when neither is set
+    env = launch._ENV_DATA
+    if env is not None and b"PTXJIT_UNCHECKED" not in env and b"PTXJIT_CHECKED" not in env:
+        return True
     if _env_flag("PTXJIT_UNCHECKED", b"PTXJIT_UNCHECKED"):
         return False
     v = launch._getenv("PTXJIT_CHECKED", b"PTXJIT_CHECKED")

@@ -37,6 +37,7 @@ class Translation:
     from_disk: bool = False
     nyields: int = 0
     checked: bool = False  # bounds-checked code: the launch must give it a range table (L_RANGES)
+    probes: str = ""  # instrumented code (ptxjit/instrument): its probe key; the launch must give a probe table
 
 
 _stats = {"translations": 0, "memory_hits": 0, "disk_hits": 0}
@@ -73,7 +74,7 @@ def compiler_fingerprint() -> str:
     between releases with the same version number (and in a development checkout)."""
     h = hashlib.sha256()
     pkg = Path(__file__).resolve().parent.parent
-    for sub in ("frontend", "passes", "lower", "jit"):
+    for sub in ("frontend", "passes", "lower", "jit", "instrument"):
         for f in sorted((pkg / sub).rglob("*.py")):
             h.update(f.read_bytes())
     return h.hexdigest()[:16]
@@ -85,11 +86,13 @@ def ptx_hash(text: str) -> str:
 
 def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
               block: tuple[int, int, int] | None = None, ptx_digest: str | None = None,
-              checked: bool = False) -> Translation:
-    """`checked`: bounds-check memory accesses (lower/bounds.py; `checked=True` launches)."""
+              checked: bool = False, probes=None) -> Translation:
+    """`checked`: bounds-check memory accesses (lower/bounds.py; `checked=True` launches).  `probes`:
+    instrument the code (an object of ptxjit/instrument with a `key`: part of the cache key)."""
     t0 = time.perf_counter()
-    key = translation_key(ptx_digest + ("|checked" if checked else ""), kernel.name, block) \
-        if ptx_digest else None
+    pkey = probes.key if probes is not None else ""
+    key = translation_key(ptx_digest + ("|checked" if checked else "") + (f"|probes={pkey}" if pkey else ""),
+                          kernel.name, block) if ptx_digest else None
     # PTXJIT_DUMP_DIR wants the IR and assembly, which a cached object lacks: translate afresh (and re-cache)
     if key is not None and not os.environ.get("PTXJIT_DUMP_DIR"):
         hit = cache.load(key)
@@ -108,19 +111,20 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
                                                       int(sh["dynamic_offset"])),
                                          bool(meta["has_yields"]), [tuple(x) for x in meta["locations"]],
                                          time.perf_counter() - t0, from_disk=True, nyields=int(meta["nyields"]),
-                                         checked=checked)
+                                         checked=checked, probes=pkey)
                 except (KeyError, TypeError, ValueError):
                     hit_tr = None
                 if hit_tr is not None:
                     _count("disk_hits")
                     return hit_tr
-    cg = ModuleCodegen(module, kernel, glay, block, checked=checked)
+    cg = ModuleCodegen(module, kernel, glay, block, checked=checked, probes=probes)
     obj = optimize_to_object(str(cg.build()), name=kernel.name)
     native = load_object(obj, WORKER_SYMBOL)
     _count("translations")
     locations = [(str(i.pos), i.text) for i in cg.locations]  # CUDA line first where .loc gives one
     tr = Translation(kernel.name, block, native, cg.body_save_stride, fn_local_size(kernel), cg.shared,
-                     cg.has_yields, locations, time.perf_counter() - t0, nyields=cg.nyields, checked=checked)
+                     cg.has_yields, locations, time.perf_counter() - t0, nyields=cg.nyields, checked=checked,
+                     probes=pkey)
     if key is not None:
         cache.store(key, {
             "kernel": kernel.name, "save_stride": tr.save_stride, "local_stride": tr.local_stride,

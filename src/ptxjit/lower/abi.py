@@ -30,6 +30,7 @@ L_ERR_LINE = 22       # assert: line
 L_NWORKERS = 23
 L_ERR_LIVE = 24       # deadlock: live (not exited) threads of the CTA
 L_RANGES = 25         # checked code: int64 [lo, len) pairs of the legal address ranges (lower/bounds.py)
+L_PROBE = 26          # instrumented code: the probe table (ptxjit/instrument/buffers.py)
 L_SIZE = 32
 
 # ---- error codes
@@ -73,6 +74,7 @@ W_PCOUNT = 20         # region mode: i32 per yield index (0 = start): threads wa
 W_BARINFO = 21        # region mode: i32 per thread: barrier id | count << 8 of a waiting thread (register operands)
 W_FAULT = 22          # checked code: i64 per thread: its last out-of-bounds access (0: none; lower/bounds.py)
 W_LOCAL_SIZE = 23     # bytes of W_LOCAL
+W_PROBE = 24          # instrumented code: this worker's probe state (set by the worker loop; instrument/buffers.py)
 W_SIZE = 32
 
 NBARRIERS = 16        # named barriers per CTA

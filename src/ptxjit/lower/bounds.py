@@ -218,7 +218,13 @@ class BoundsChecks:
     # ---------------------------------------------------------------- checks
     def ok(self, addr: ir.Addr, space: str, p: ll.Value, size: int) -> tuple[ll.Value, ll.Value, int] | None:
         """(ok, fault address or offset, kind) for an access of `size` bytes at `p`, or None: unchecked."""
-        if not self.enabled or space == "param" or isinstance(addr.base, ir.Sym):
+        if not self.enabled:
+            return None
+        if isinstance(addr.base, ir.Sym):  # a variable plus a constant: decided now
+            if self.static_in_bounds(addr, size):
+                return None
+            return const_int(I1, 0), self.lw.b.ptrtoint(p, I64), KIND_HOST
+        if space == "param":
             return None
         if self.hoist_mode and isinstance(addr.base, ir.Reg) and addr.base.name in self.lw.remat \
                 and -(1 << 47) <= addr.offset < (1 << 47):  # (larger offsets trap in lw.address)
@@ -229,6 +235,21 @@ class BoundsChecks:
             return None
         a, rs, kind = w
         return self._any(a, rs, size), a, kind
+
+    def static_in_bounds(self, addr: ir.Addr, size: int) -> bool:
+        """An access of `size` bytes at variable + constant offset: inside the variable (or a variable of
+        unknown size: extern shared, or not a variable)?  Outside, it faults whenever it runs."""
+        v = self._variables().get(addr.base.name)
+        if v is None or any(d is None for d in v.dims):
+            return True
+        return 0 <= addr.offset and addr.offset + size <= v.size
+
+    def _variables(self) -> dict:
+        vs = getattr(self, "_vars", None)
+        if vs is None:
+            lw = self.lw
+            vs = self._vars = {v.name: v for v in [*lw.cg.module.globals, *lw.fn.params, *lw.fn.vars]}
+        return vs
 
     def _where(self, addr: ir.Addr, space: str, p: ll.Value) -> tuple[ll.Value, list, int] | None:
         """(address or shared offset, the legal [lo, len) ranges, fault kind) of an access at `p`."""

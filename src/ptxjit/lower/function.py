@@ -121,6 +121,10 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
         from ptxjit.lower.bounds import BoundsChecks
 
         self.bounds = BoundsChecks(self)  # memory safety: checks of loads, stores and atomics
+        # instrumentation: probes emitted by the object the translation was given (ptxjit/instrument);
+        # `probing` is off while code that is no execution of the kernel is lowered (the guard loop)
+        self.probes = cg.probes.emitter(self) if cg.probes is not None else None
+        self.probing = self.probes is not None
         self.live_after: dict[int, set[str]] | None = None
         self.remat: dict[str, ir.Instr] = {}
         self.affine: dict[str, tuple[int, int, int]] = {}
@@ -218,7 +222,12 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
         if r.yields and not self.is_kernel:
             raise UnsupportedInstructionError(
                 ins.pos, ins.text, "barriers and warp collectives inside non-inlined device functions")
+        probes = self.probes if self.probing else None
+        if probes is not None:
+            probes.enter(ins)  # before the guard: a basic block's entry
         if ins.guard is None or r.handles_guard:
+            if probes is not None:
+                probes.execute(ins)
             r.lower(self, ins)
             return
         b = self.b
@@ -226,10 +235,18 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
         cont = self.llfn.append_basic_block("cont")
         b.cbranch(self.read_pred(ins.guard), then, cont)
         b.position_at_end(then)
+        if probes is not None:
+            probes.execute(ins)  # the guard holds: the instruction executes
         r.lower(self, ins)
         if not b.block.is_terminated:
             b.branch(cont)
         b.position_at_end(cont)
+
+    def probe_memory(self, p: ll.Value, part: int = 0) -> None:
+        """Instrumentation hook of the memory rules: the current instruction accesses host pointer `p`
+        (`part`: which of its accesses, for cp.async's source 0 and destination 1)."""
+        if self.probes is not None and self.probing:
+            self.probes.memory(self.cur, p, part)
 
     def internal_access(self, inst: ll.Instruction) -> ll.Instruction:
         """Mark a load/store of the runtime's own per-thread buffers (see ModuleCodegen.scopes)."""

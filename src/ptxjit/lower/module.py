@@ -26,8 +26,11 @@ EXTERN_FUNCS = {"vprintf", "__assertfail", "malloc", "free", "__nv_assertfail"}
 
 class ModuleCodegen:
     def __init__(self, module: ir.Module, kernel: ir.Function, globals_layout: GlobalsLayout,
-                 block: tuple[int, int, int] | None = None, checked: bool = False) -> None:
+                 block: tuple[int, int, int] | None = None, checked: bool = False, probes=None) -> None:
         self.module = module
+        # instrumentation (ptxjit/instrument): an object that emits probes into the code (FnLowering's
+        # `probes`) and the worker loop (worker_prologue, before_cta, after_cta); None: plain code
+        self.probes = probes
         # memory safety (lower/bounds.py); device malloc's heap has no known range: its pointers go unchecked
         self.checked = checked
         self.uses_heap = checked and any(
@@ -170,6 +173,8 @@ class ModuleCodegen:
         lw = FnLowering(self, self.kernel, body, is_kernel=True)
         lw.lower()
         lw.bounds.flush_sites()
+        if lw.probes is not None:
+            lw.probes.finish()  # instrumentation state kept in registers goes back before every return
         self.body_save_stride = lw.save_stride
         self.has_yields = not lw.thread_loop
         self.region_mode = lw.region_mode
@@ -317,6 +322,8 @@ class ModuleCodegen:
         exit_blk = f.append_basic_block("exit")
         if self.checked:
             self._fault_slots = (b.alloca(I64), b.alloca(I32))
+        if self.probes is not None:
+            self.probes.worker_prologue(b, L, W)
         b.branch(loop)
         b.position_at_end(loop)
         # atomic: the runtime (cancel, timeout) and other workers (traps) write it meanwhile
@@ -337,10 +344,14 @@ class ModuleCodegen:
             b.store(b.udiv(q, gy), slot(W, abi.W_CTA + 2))
             for k, ident in enumerate((0, 1, 0)):
                 b.store(const_int(I64, ident), slot(W, abi.W_RED_ACC + k))
+            if self.probes is not None:
+                self.probes.before_cta(b, L, W, c, nthreads)
             r = b.call(cta, [L, W, nthreads])
             ok = f.append_basic_block("cta_ok")
             b.cbranch(b.icmp_signed("!=", r, const_int(I32, 0)), exit_blk, ok)
             b.position_at_end(ok)
+            if self.probes is not None:
+                self.probes.after_cta(b, L, W, c)
             if self.checked:
                 self._check_faults(f, b, L, W, nthreads, c, exit_blk)
             # between CTAs too: a batch of loop-free CTAs can still take long

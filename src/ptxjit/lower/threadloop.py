@@ -98,10 +98,12 @@ class ThreadLoopLowering:
             acc = b.alloca(I1, name="guard_taken")
             b.store(const_int(I1, 0), acc)
         self._setup_vars()
+        probing, self.probing = self.probing, False  # evaluating the guard is no execution of the kernel
         for st in self.fn.body or ():
             if st is guard:
                 break
             self.lower_instr(st)
+        self.probing = probing
         b.store(b.or_(b.load(acc), self.read_pred(guard.guard)), acc)
         b.branch(self.thread_latch)
         b.position_at_end(entry)
@@ -118,7 +120,8 @@ class ThreadLoopLowering:
         f = self.llfn
         block = self.cg.block
         if block is None:
-            dims = [b.trunc(self.launch_slot(abi.L_NTHREADS), I32)]
+            with b.goto_block(pre):  # (the builder may sit after a terminator: the previous copy's end)
+                dims = [b.trunc(self.launch_slot(abi.L_NTHREADS), I32)]
         else:
             dims = [const_int(I32, block[2]), const_int(I32, block[1]), const_int(I32, block[0])]
         done = f.append_basic_block(f"{name}_done")

@@ -171,17 +171,27 @@ def _as_bytes(v: object) -> bytes | None:
     return None
 
 
+def _width_mismatch(dtype: np.dtype, widths: dict[int, set[str]]) -> tuple[int, set[str]] | None:
+    """The (width, PTX types) of every access to a pointer parameter when the array's elements have
+    another width (a float64 array for a kernel reading f32 is misread without a word), else None."""
+    # mixed widths, complex, records, strings, and byte buffers (raw memory on purpose): no verdict
+    if len(widths) != 1 or dtype.kind in "cVSUa" or dtype.itemsize == 1:
+        return None
+    (w, types), = widths.items()
+    if dtype.itemsize == w:
+        return None
+    if dtype.itemsize < w and w % dtype.itemsize == 0 and not any(ir.is_float_type(t) for t in types):
+        return None  # packed access: half2 or char4 data moved as .u32/.b64 words (nvcc does this for __half2)
+    return w, types
+
+
 def _check_width(kernel: str, i: int, p: ir.VarDecl, dtype: np.dtype, widths: dict[int, set[str]]) -> None:
     """Warn once when every access to a pointer parameter has one element width and the array's
     elements have another (a float64 array for a kernel reading f32 is misread without a word)."""
-    # mixed widths, complex, records, strings, and byte buffers (raw memory on purpose): no verdict
-    if len(widths) != 1 or dtype.kind in "cVSUa" or dtype.itemsize == 1:
+    bad = _width_mismatch(dtype, widths)
+    if bad is None:
         return
-    (w, types), = widths.items()
-    if dtype.itemsize == w:
-        return
-    if dtype.itemsize < w and w % dtype.itemsize == 0 and not any(ir.is_float_type(t) for t in types):
-        return  # packed access: half2 or char4 data moved as .u32/.b64 words (nvcc does this for __half2)
+    w, types = bad
     key = (kernel, i, dtype.str)
     if key in _warned:
         return
@@ -190,3 +200,153 @@ def _check_width(kernel: str, i: int, p: ir.VarDecl, dtype: np.dtype, widths: di
     warnings.warn(f"kernel '{kernel}' argument {i} ('{p.name}'): {dtype} array ({dtype.itemsize}-byte "
                   f"elements), but the kernel accesses this parameter with {w}-byte {ts} loads/stores; "
                   f"its elements will be misread (convert with .astype())", PtxjitWarning, stacklevel=5)
+
+
+# ------------------------------------------------------------------ the per-launch fast path
+def _probe_address():
+    """A fast address of an ndarray's data: read PyArrayObject.data (the first field after the object
+    header, part of NumPy's C ABI) through the object's address.  `__array_interface__` and `.ctypes`
+    build a dict or an object per call (about 1 us each, per array argument at every launch).  Used
+    only where a probe confirms the layout (CPython with the usual object header); otherwise the
+    portable spelling."""
+    import sys
+
+    def portable(a: np.ndarray) -> int:
+        return a.__array_interface__["data"][0]
+
+    if sys.implementation.name != "cpython" or object.__basicsize__ != 16:
+        return portable
+    read = ctypes.c_void_p.from_address
+
+    def fast(a: np.ndarray) -> int:
+        return read(id(a) + 16).value or 0
+
+    base = np.arange(64, dtype=np.float64)
+    probes = [base, base[3:], base[::-2], base.reshape(8, 8).T, np.empty(0, np.int8), np.ones(())]
+    if all(fast(a) == portable(a) for a in probes):
+        return fast
+    return portable
+
+
+array_address = _probe_address()
+
+_WIDE, _F64, _F32, _NARROW, _PAD = range(5)  # slot kinds: the fast cases each parameter type has
+_MAX_DTYPES = 64  # per parameter: the dtypes known to pass every check silently
+
+
+class ArgPacker:
+    """A kernel's arguments -> its parameter buffer, planned once per kernel: a struct format for the
+    whole buffer and per parameter the cheap cases (a contiguous writable ndarray of a dtype that has
+    passed the checks before, a Python int or float in range) packed without calls.  Anything else
+    takes `_encode`, the full checks with their error messages, and its bytes are patched into the
+    buffer (by-value aggregates, f16 values, NumPy scalars, Pointer, read-only or new dtypes...).
+
+    Per launch nothing is shared or cached but the dtypes a parameter has accepted silently, which
+    depend on no argument value: concurrent launches from several threads stay independent."""
+
+    def __init__(self, kernel: str, params: list[ir.VarDecl], lay, access: KernelAccess,
+                 range_params: list[int]) -> None:
+        """`range_params`: the parameters with a range table entry, in table order (lower/bounds.py)."""
+        self.kernel = kernel
+        self.params = params
+        self.access = access
+        self.size = max(lay.size, 8)  # bytes of the parameter buffer
+        fmt: list[str] = []
+        pos = 0
+        slots = []
+        rindex = {i: 2 * k for k, i in enumerate(range_params)}
+        for i, (p, off) in enumerate(zip(params, lay.offsets, strict=True)):
+            pa = access.params[i]
+            t = p.type
+            size = ir.type_size(t)
+            wide = not p.dims and size == 8
+            kind, ch, lo, hi, mask = _PAD, "", 1, 0, 0  # lo > hi: no int takes the fast path
+            if p.dims or t in ("f16", "bf16"):
+                pass
+            elif t in ("f32", "f64"):
+                kind, ch = (_F32, "f") if t == "f32" else (_F64, "d")
+            elif size in (1, 2, 4, 8):  # as _encode: every other type takes an integer
+                kind, ch = (_WIDE if size == 8 else _NARROW), {1: "B", 2: "H", 4: "I", 8: "Q"}[size]
+                mask = (1 << (8 * size)) - 1
+                if not (pa.pointer and wide):  # an int for a dereferenced pointer is refused (slow path)
+                    lo, hi = (0, 1) if t == "pred" else (-(2 ** (8 * size - 1)), mask)
+            if off > pos:
+                fmt.append(f"{off - pos}x")
+            width = 0 if kind == _PAD else size
+            if kind == _PAD:
+                pos = off
+            else:
+                fmt.append(ch)
+                pos = off + width
+            placeholder = None if kind == _PAD else (0.0 if kind in (_F32, _F64) else 0)
+            r = rindex.get(i, -1)
+            # (kind, index, lo, hi, mask, read-only ok, dtypes known to pass, range index, offset, placeholder)
+            # arrays take the fast path only where they have a range table entry to fill
+            known: set | frozenset = set() if r >= 0 else frozenset()
+            slots.append((kind, i, lo, hi, mask, not pa.may_write, known, r, off, placeholder))
+        self.slots = slots
+        self.format = "".join(fmt)  # no byte order, no trailing padding: launch.RecordPlan adds them
+        self.nranges = len(range_params)
+
+    def pack(self, args, checked: bool) -> tuple[list, list | None, list | None]:
+        """(values for `format`, the range table's [lo, len) pairs of the 64-bit parameters when
+        `checked`, else None, and (offset, bytes) patches for the parameters packed the slow way)."""
+        if type(args) is not tuple and type(args) is not list:
+            if not isinstance(args, tuple | list):
+                raise TypeError(f"kernel '{self.kernel}': args must be a tuple or list, got {_describe(args)}")
+        if len(args) != len(self.slots):
+            names = ", ".join(f"{p.name}: .{p.type}" for p in self.params)
+            raise TypeError(f"kernel '{self.kernel}' takes {len(self.params)} arguments ({names}), got {len(args)}")
+        vals: list = []
+        rng = [0] * (2 * self.nranges) if checked else None
+        patches = None
+        address = array_address
+        ndarray = np.ndarray
+        for (kind, i, lo, hi, mask, ro_ok, ok, r, off, placeholder), v in zip(self.slots, args, strict=True):
+            tv = type(v)
+            if kind == _WIDE:
+                a = v.array if tv is DeviceArray else v
+                if type(a) is ndarray:
+                    fl = a.flags
+                    if a.dtype in ok and (fl.writeable or ro_ok) and (fl.c_contiguous or fl.f_contiguous):
+                        addr = address(a)
+                        vals.append(addr)
+                        if rng is not None:
+                            rng[r] = addr
+                            rng[r + 1] = a.nbytes
+                        continue
+                elif tv is int and lo <= v <= hi:
+                    vals.append(v & mask)
+                    continue
+            elif kind == _NARROW:
+                if tv is int and lo <= v <= hi:
+                    vals.append(v & mask)
+                    continue
+            elif kind != _PAD:
+                if tv is float:
+                    vals.append(v)
+                    continue
+                if tv is int:
+                    vals.append(float(v))
+                    continue
+            # the slow way: every check, with its error message (and the width warning, once)
+            data = _encode(self.kernel, i, self.params[i], v, [], self.access.params[i])
+            if placeholder is not None:
+                vals.append(placeholder)
+            if patches is None:
+                patches = []
+            patches.append((off, data))
+            if r >= 0:
+                a = v.array if isinstance(v, DeviceArray) else v
+                if isinstance(a, np.ndarray):
+                    if rng is not None:
+                        rng[r] = a.__array_interface__["data"][0]
+                        rng[r + 1] = a.nbytes
+                    # a dtype that passed silently takes the fast path from now on
+                    if len(ok) < _MAX_DTYPES and not a.dtype.hasobject and (
+                            not self.access.params[i].widths
+                            or _width_mismatch(a.dtype, self.access.params[i].widths) is None):
+                        ok.add(a.dtype)
+                elif rng is not None and isinstance(v, Pointer) and v.address:
+                    rng[r + 1] = -1  # the caller vouches for a raw address: no range is known
+        return vals, rng, patches

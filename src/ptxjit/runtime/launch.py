@@ -21,6 +21,7 @@ import ctypes
 import os
 import select
 import signal
+import struct
 import threading
 import time
 import warnings
@@ -28,9 +29,9 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import numpy as np
 
-from ptxjit.errors import KernelDeadlock, KernelFault, KernelTimeout, KernelTrap
 from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
+from ptxjit.runtime.launch_errors import _fault_error, _launch_error
 from ptxjit.runtime.memory import DeviceArray, Pointer
 from ptxjit.runtime.printf import PRINTF_ADDRESS
 
@@ -137,26 +138,37 @@ class _WorkerMemory:
 
 class _MemoryPool:
     """Worker memory is reused across launches (allocating it costs more than an empty kernel);
-    concurrent launches each take their own sets."""
+    concurrent launches each take their own sets (lock-free: dict and list operations are atomic)."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
         self.free: dict[tuple, list[list[_WorkerMemory]]] = {}
 
-    def take(self, tr: Translation, nthreads: int, shared_bytes: int, nworkers: int) -> list[_WorkerMemory]:
-        key = (tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, nthreads, shared_bytes, nworkers)
-        with self.lock:
-            sets = self.free.get(key)
-            if sets:
+    @staticmethod
+    def key(tr: Translation, nthreads: int, shared_bytes: int, nworkers: int) -> tuple:
+        return tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, nthreads, shared_bytes, nworkers
+
+    def take(self, tr: Translation, nthreads: int, shared_bytes: int, nworkers: int,
+             key: tuple | None = None) -> list[_WorkerMemory]:
+        if key is None:
+            key = self.key(tr, nthreads, shared_bytes, nworkers)
+        # no lock: list.pop and dict.get are atomic (the list may empty between the test and the pop)
+        sets = self.free.get(key)
+        if sets:
+            try:
                 return sets.pop()
+            except IndexError:
+                pass
         return [_WorkerMemory(tr, nthreads, shared_bytes, i) for i in range(nworkers)]
 
-    def give(self, tr: Translation, nthreads: int, shared_bytes: int, mems: list[_WorkerMemory]) -> None:
-        key = (tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, nthreads, shared_bytes, len(mems))
-        with self.lock:
-            sets = self.free.setdefault(key, [])
-            if len(sets) < 4:
-                sets.append(mems)
+    def give(self, tr: Translation, nthreads: int, shared_bytes: int, mems: list[_WorkerMemory],
+             key: tuple | None = None) -> None:
+        if key is None:
+            key = self.key(tr, nthreads, shared_bytes, len(mems))
+        sets = self.free.get(key)
+        if sets is None:
+            self.free.setdefault(key, []).append(mems)  # atomic: racing givers share one list
+        elif len(sets) < 4:  # racing givers may keep a set or two more: harmless
+            sets.append(mems)
 
 
 _pool_memory = _MemoryPool()
@@ -358,9 +370,13 @@ def range_table(idx: list[int], args, params: np.ndarray, globals_buf: np.ndarra
 
 def run(tr: Translation, kernel_name: str, grid: tuple[int, int, int], block: tuple[int, int, int],
         params: np.ndarray, globals_buf: np.ndarray, dyn_smem: int, timeout: float | None = None,
-        ranges: np.ndarray | None = None, range_names: list[tuple[str, int, object]] | None = None) -> None:
+        ranges: np.ndarray | None = None, range_names: list[tuple[str, int, object]] | None = None,
+        probe_table: np.ndarray | None = None) -> None:
     """`ranges` (range_table) is required by checked translations; `range_names` names its entries
-    (parameter name, index, argument) for a KernelFault's message."""
+    (parameter name, index, argument) for a KernelFault's message.  (Kernel.__call__ takes the
+    faster run_packed, which builds the record, range table and parameters in one buffer.)
+    `probe_table` is required by instrumented translations (ptxjit/instrument/buffers.py: it holds
+    per-worker state for worker_count() workers); they launch through here."""
     global _grid_counter
     limit = _timeout_seconds(timeout)
     nthreads = block[0] * block[1] * block[2]
@@ -384,13 +400,134 @@ def run(tr: Translation, kernel_name: str, grid: tuple[int, int, int], block: tu
         if ranges is None:
             raise ValueError(f"kernel '{kernel_name}': a bounds-checked translation needs a range table")
         rec[abi.L_RANGES] = ranges.__array_interface__["data"][0]
+    if tr.probes:
+        if probe_table is None:
+            raise ValueError(f"kernel '{kernel_name}': an instrumented translation needs a probe table")
+        rec[abi.L_PROBE] = probe_table.__array_interface__["data"][0]
     L = np.array(rec, dtype=np.int64)  # one allocation for the whole launch record
+    _execute(tr, kernel_name, grid, block, nctas, nthreads, nworkers, dyn_smem, limit, L,
+             L.__array_interface__["data"][0], (params, globals_buf, probe_table),
+             (_given_fault_info, ranges, range_names))
+
+
+# the launch record fields a launch sets, in record order (run_packed passes them in this order)
+_L_ORDER = (abi.L_PARAMS, abi.L_GLOBALS, abi.L_GRID, abi.L_GRID + 1, abi.L_GRID + 2, abi.L_BLOCK,
+            abi.L_BLOCK + 1, abi.L_BLOCK + 2, abi.L_NCTAS, abi.L_BATCH, abi.L_DYN_SMEM, abi.L_PRINTF,
+            abi.L_GRIDID, abi.L_NTHREADS, abi.L_NWORKERS, abi.L_RANGES)
+assert list(_L_ORDER) == sorted(set(_L_ORDER)) and _L_ORDER[-1] < abi.L_SIZE, "launch record layout changed"
+
+
+def _gaps(fields: tuple[int, ...]) -> str:
+    out, pos = [], 0
+    for f in fields:
+        if f > pos:
+            out.append(_pad(8 * (f - pos)))
+        out.append("q")
+        pos = f + 1
+    return "".join(out)
+
+
+class RecordPlan:
+    """One kernel's launch memory, laid out once: a single zeroed int64 ctypes array per launch
+    holding the launch record (abi.L_*), the range table of a checked launch ([lo, len) per 64-bit
+    parameter, then the globals and the parameter buffer) and the parameter buffer (16-byte aligned),
+    filled by one struct.pack_into.  Allocating it costs less than a NumPy array's address lookup;
+    every launch has its own, so concurrent launches share nothing."""
+
+    def __init__(self, param_format: str, param_size: int, nranges: int, checked: bool) -> None:
+        self.checked = checked
+        self.nranges = nranges
+        self.param_size = param_size
+        rwords = 2 * (nranges + 2) if checked else 0
+        self.ranges_off = 8 * abi.L_SIZE
+        poff = self.ranges_off + 8 * rwords
+        poff = (poff + 15) // 16 * 16
+        self.params_off = poff
+        words = poff // 8 + (param_size + 7) // 8 + 2  # a spare word: the params may move by 8 to align
+        self.type = ctypes.c_int64 * words
+        head = "<" + _gaps(_L_ORDER)
+        if checked:
+            head += _pad(8 * (abi.L_SIZE - _L_ORDER[-1] - 1)) + "q" * rwords
+        pos = self.ranges_off + 8 * rwords if checked else 8 * (_L_ORDER[-1] + 1)
+        # two formats: the parameters at params_off, or 8 bytes later where the allocation is only
+        # 8-byte aligned (Python's allocators give 16; this is insurance)
+        self.structs = [struct.Struct(head + _pad(poff + shift - pos) + param_format) for shift in (0, 8)]
+
+
+def _pad(n: int) -> str:
+    assert n >= 0
+    return f"{n}x" if n else ""
+
+
+_addressof = ctypes.addressof
+_memmove = ctypes.memmove
+
+
+def run_packed(tr: Translation, kernel_name: str, grid: tuple[int, int, int], block: tuple[int, int, int],
+               plan: RecordPlan, values: list, ranges: list | None, patches: list | None,
+               globals_addr: int, globals_size: int, dyn_smem: int, timeout: float | None,
+               range_names: list[tuple[str, int]], args, keep) -> None:
+    """Launch with the parameters as ArgPacker.pack gives them (values for the plan's format, the
+    range table's entries of the 64-bit parameters, byte patches).  `range_names`: the (parameter
+    name, index) of the range entries, `args` the launch's arguments, for a KernelFault's message;
+    `keep`: what must stay alive while the workers may run."""
+    global _grid_counter
+    env = _ENV_DATA
+    if timeout is None and env is not None and b"PTXJIT_TIMEOUT" not in env:
+        limit = None  # the common case without a call (_timeout_seconds reads the same)
+    else:
+        limit = _timeout_seconds(timeout)
+    nthreads = block[0] * block[1] * block[2]
+    nctas = grid[0] * grid[1] * grid[2]
+    if nctas == 1 and (_workers_override or (env is not None and b"PTXJIT_WORKERS" not in env)):
+        nworkers = batch = 1  # what worker_count() would make of it, with nothing to validate
+    else:
+        nworkers = max(1, min(worker_count(), nctas))
+        batch = max(1, min(64, nctas // (nworkers * 4) or 1))
+    _grid_counter += 1
+    L = plan.type()
+    base = _addressof(L)
+    shift = (base + plan.params_off) & 15
+    params_addr = base + plan.params_off + (8 if shift else 0)
+    if plan.checked:
+        plan.structs[1 if shift else 0].pack_into(
+            L, 0, params_addr, globals_addr, *grid, *block, nctas, batch, dyn_smem, PRINTF_ADDRESS,
+            _grid_counter, nthreads, nworkers, base + plan.ranges_off, *ranges, globals_addr, globals_size,
+            params_addr, plan.param_size, *values)
+    else:
+        if tr.checked:
+            raise ValueError(f"kernel '{kernel_name}': a bounds-checked translation needs a range table")
+        plan.structs[1 if shift else 0].pack_into(
+            L, 0, params_addr, globals_addr, *grid, *block, nctas, batch, dyn_smem, PRINTF_ADDRESS,
+            _grid_counter, nthreads, nworkers, 0, *values)
+    if patches:
+        for off, data in patches:
+            _memmove(params_addr + off, data, len(data))
+    _execute(tr, kernel_name, grid, block, nctas, nthreads, nworkers, dyn_smem, limit, L, base, keep,
+             (_packed_fault_info, L, plan, range_names, args))
+
+
+def _packed_fault_info(L, plan: RecordPlan, names: list[tuple[str, int]], args) -> tuple[list, list]:
+    return L[abi.L_SIZE:abi.L_SIZE + 2 * (plan.nranges + 2)], [(n, i, args[i]) for n, i in names]
+
+
+def _given_fault_info(ranges, range_names) -> tuple:
+    return ranges, range_names or []
+
+
+def _execute(tr: Translation, kernel_name: str, grid, block, nctas: int, nthreads: int, nworkers: int,
+             dyn_smem: int, limit: float | None, L, lp: int, keep, fault_info) -> None:
+    """Run launch record L (at address lp; a NumPy or ctypes int64 array) to its end, and raise
+    what it recorded.  `keep`: what the workers use besides L (kept alive should they not stop);
+    `fault_info`: (function, *arguments) giving the range table and its entries' (name, index,
+    argument), for a KernelFault."""
     shared_bytes = tr.shared.dynamic_offset + dyn_smem if dyn_smem else tr.shared.static_size
-    mems = _pool_memory.take(tr, nthreads, shared_bytes, nworkers)
+    pool_memory = _pool_memory
+    key = (tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, nthreads, shared_bytes, nworkers)
+    mems = pool_memory.take(tr, nthreads, shared_bytes, nworkers, key)
     fn = tr.native.worker
-    lp = L.__array_interface__["data"][0]
     t0 = time.monotonic()
-    wd = _get_watchdog()
+    wd = _watchdog or _get_watchdog()
     token = wd.add_deadline(t0 + limit, L) if limit is not None else None
     main = threading.get_ident() == _MAIN_IDENT
     old_fd = wd.enter_main(L) if main else None
@@ -417,12 +554,13 @@ def run(tr: Translation, kernel_name: str, grid: tuple[int, int, int], block: tu
             if L[abi.L_ERROR] and tr.checked:  # faults recorded by CTAs that were stopped or faulted
                 for m in mems:
                     m.fault[:] = 0
-            _pool_memory.give(tr, nthreads, shared_bytes, mems)
+            pool_memory.give(tr, nthreads, shared_bytes, mems, key)
         else:
-            _abandon(L, params, globals_buf, mems, kernel_name)
+            _abandon(L, keep, mems, kernel_name)
     if L[abi.L_ERROR]:
         if L[abi.L_ERROR] == abi.ERR_FAULT:
-            raise _fault_error(tr, kernel_name, L, grid, block, ranges, range_names or [], shared_bytes)
+            ranges, names = fault_info[0](*fault_info[1:])
+            raise _fault_error(tr, kernel_name, L, grid, block, ranges, names or [], shared_bytes)
         raise _launch_error(tr, kernel_name, L, grid, block, time.monotonic() - t0, limit)
 
 
@@ -452,139 +590,13 @@ def _drain(futures: list[Future]) -> bool:
             continue
 
 
-def _abandon(L: np.ndarray, params: np.ndarray, globals_buf: np.ndarray, mems: list, kernel: str) -> None:
+def _abandon(L, keep, mems: list, kernel: str) -> None:
     """Workers that did not stop keep using this launch's memory: keep it alive for good, and give
     later launches a fresh pool (the old one's threads are busy)."""
     global _pool, _pool_size
-    _abandoned.append((L, params, globals_buf, mems))
+    _abandoned.append((L, keep, mems))
     with _pool_lock:
         _pool, _pool_size = None, 0
     warnings.warn(f"ptxjit: workers of kernel '{kernel}' did not stop after the launch was cancelled; "
-                  "they keep running in the background", RuntimeWarning, stacklevel=3)
+                  "they keep running in the background", RuntimeWarning, stacklevel=4)
 
-
-def _launch_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, elapsed: float,
-                  limit: float | None) -> BaseException:
-    code = int(L[abi.L_ERROR])
-    if code == abi.ERR_TIMEOUT:
-        nctas = grid[0] * grid[1] * grid[2]
-        done = int(L[abi.L_DONE])
-        return KernelTimeout(kernel, elapsed, limit or 0.0, f"{done} of {nctas} blocks had completed")
-    if code == abi.ERR_CANCEL:  # Ctrl-C stopped it, but no KeyboardInterrupt came (it may later)
-        return KeyboardInterrupt(f"kernel '{kernel}' was interrupted")
-    if code == abi.ERR_DEADLOCK:
-        return _deadlock_error(tr, kernel, L, grid, block)
-    return _trap_error(tr, kernel, L, grid, block)
-
-
-def _where(tr: Translation, L: np.ndarray) -> str:
-    where_id = int(L[abi.L_ERR_WHERE])
-    if 0 <= where_id < len(tr.locations):
-        pos, text = tr.locations[where_id]
-        return f"{pos} ('{text}')"
-    return ""
-
-
-def _unlinear(i: int, dims) -> tuple[int, int, int]:
-    return i % dims[0], (i // dims[0]) % dims[1], i // (dims[0] * dims[1])
-
-
-def _deadlock_error(tr: Translation, kernel: str, L: np.ndarray, grid, block) -> KernelDeadlock:
-    n = block[0] * block[1] * block[2]
-    cta = _unlinear(int(L[abi.L_ERR_CTA]), grid)
-    tid = int(L[abi.L_ERR_TID])
-    bid, arrived, need, live = (int(L[s]) for s in (abi.L_ERR_ARG, abi.L_ERR_FILE, abi.L_ERR_LINE, abi.L_ERR_LIVE))
-    where = _where(tr, L)
-    bar = f"barrier {bid}" + (f" at {where}" if where else "")
-    if need > n:
-        why = f"it waits for {need} threads but the block has only {n}"
-    elif need < 0:
-        why = (f"it waits for every live thread of the block ({live} of {n}; exited threads count as "
-               f"arrived) but only {arrived} arrived")
-    else:
-        why = f"it waits for {need} threads but only {arrived} arrived"
-    who = f"thread {_unlinear(tid, block)} is waiting there" if tid >= 0 else ""
-    msg = (f"kernel '{kernel}' deadlocked in block {cta}: {bar} can never complete: {why}; "
-           f"{who}{'; ' if who else ''}all {live} live threads of the block wait at barriers, so no "
-           f"other thread can arrive ({n - live} threads exited)")
-    err = KernelDeadlock(msg)
-    err.kernel, err.cta, err.barrier, err.where = kernel, cta, bid, where  # type: ignore[attr-defined]
-    return err
-
-
-def _trap_error(tr: Translation, kernel: str, L: np.ndarray, grid, block) -> KernelTrap:
-    code = int(L[abi.L_ERROR])
-    cta = _unlinear(int(L[abi.L_ERR_CTA]), grid)
-    tid = _unlinear(int(L[abi.L_ERR_TID]), block)
-    where = _where(tr, L)
-    reason = "executed trap"
-    if code == abi.ERR_ASSERT:
-        msg = _cstr(int(L[abi.L_ERR_ARG]))
-        file = _cstr(int(L[abi.L_ERR_FILE]))
-        reason = f"failed assertion '{msg}' ({file}:{int(L[abi.L_ERR_LINE])})"
-    elif code == abi.ERR_SELF_LOOP:
-        reason = "entered a branch that loops to itself forever"
-    elif code == abi.ERR_BAD_WARP_SYNC:
-        reason = "executed a warp synchronization that cannot complete"
-    elif code == abi.ERR_ILLEGAL_ADDRESS:
-        reason = "accessed an illegal address (an offset beyond +-2**47 from its base)"
-    return KernelTrap(kernel, cta, tid, where, reason)
-
-
-def _fault_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, ranges, names,
-                 shared_bytes: int) -> KernelFault:
-    from ptxjit.lower.bounds import KIND_LOCAL, KIND_SHARED, unpack_fault
-
-    cta = _unlinear(int(L[abi.L_ERR_CTA]), grid)
-    tid = _unlinear(int(L[abi.L_ERR_TID]), block)
-    ins_id, kind, addr = unpack_fault(int(L[abi.L_ERR_ARG]))
-    where = ""
-    if 0 <= ins_id < len(tr.locations):
-        pos, text = tr.locations[ins_id]
-        where = f"{pos} ('{text}')"
-    if kind == KIND_SHARED:
-        off = addr if addr < 1 << 47 else addr - (1 << 48)
-        alloc = "shared"
-        detail = (f"shared memory offset {off}: {off - shared_bytes} bytes past the end of the block's "
-                  f"{shared_bytes} bytes of shared memory" if off >= 0 else
-                  f"shared memory offset {off}: {-off} bytes before its start")
-        return KernelFault(kernel, cta, tid, where, off, alloc, detail)
-    if kind == KIND_LOCAL:
-        return KernelFault(kernel, cta, tid, where, addr, "local",
-                           f"address {addr:#x} outside the thread's local memory")
-    alloc, detail, best = "", f"address {addr:#x} is in no memory the kernel was given", None
-    if ranges is not None:
-        labels = [*names, ("globals", -1, None), ("parameter buffer", -1, None)]
-        for j, (label, index, arg) in enumerate(labels):
-            lo, n = int(ranges[2 * j]), int(ranges[2 * j + 1])
-            if n <= 0:
-                continue
-            lo &= (1 << 48) - 1
-            dist = lo - addr if addr < lo else addr - (lo + n) if addr >= lo + n else 0
-            if best is None or dist < best:
-                best, alloc = dist, label
-                arr = arg.array if isinstance(arg, DeviceArray) else arg
-                what = f"argument {index} ('{label}')" if index >= 0 else label
-                desc = f" ({arr.dtype} array of {arr.size} elements)" if isinstance(arr, np.ndarray) else ""
-                idx = (addr - lo) // arr.itemsize if isinstance(arr, np.ndarray) and arr.itemsize else None
-                elem = f"; element [{idx}]" if idx is not None else ""
-                if addr < lo:
-                    detail = f"address {addr:#x} is {dist} bytes before the start of {what}{desc}{elem}"
-                elif addr >= lo + n:
-                    detail = f"address {addr:#x} is {dist} bytes past the end of {what}{desc}{elem}"
-                else:
-                    detail = (f"address {addr:#x} is at byte {addr - lo} of {what}{desc}{elem}, "
-                              f"and the access runs past its end")
-        if best is not None and best > 1 << 20:  # a wild pointer: nowhere near anything
-            detail = (f"address {addr:#x} is in no memory the kernel was given (the nearest, {alloc}, "
-                      f"is {best} bytes away)")
-    return KernelFault(kernel, cta, tid, where, addr, alloc, detail)
-
-
-def _cstr(addr: int) -> str:
-    if not addr:
-        return "?"
-    try:
-        return ctypes.string_at(addr).decode("utf-8", errors="replace")
-    except Exception:
-        return "?"

@@ -237,6 +237,7 @@ def atomic(lw: FnLowering, ins: Instr, addr_op, operands: list) -> list[ll.Value
     t = ins.types()[-1]
     op = _op(ins)
     base = lw.address(addr_op, space_of(ins))
+    lw.probe_memory(base)
     n = _vec(ins)
     size = type_size(t)
 

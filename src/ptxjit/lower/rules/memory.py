@@ -58,7 +58,8 @@ def lower_ld(lw: FnLowering, ins: Instr) -> None:
     base = lw.address(ins.operands[1], space_of(ins))
     dsts = ins.operands[0].items if isinstance(ins.operands[0], ir.Vec) else (ins.operands[0],)
     order = _ordering(ins)
-    if n == 1 and order is None and _is_kernel_param(lw, ins.operands[1]):
+    if n == 1 and order is None and _is_kernel_param(lw, ins.operands[1]) and (
+            not lw.bounds.enabled or lw.bounds.static_in_bounds(ins.operands[1], size)):
         # kernel parameters cannot change during a launch: load each once, in the entry block, where
         # it is unconditional and so hoistable out of the thread loop (and the loop vectorizable)
         if lw.is_pointer_reg(dsts[0]) and size == 8:  # a pointer parameter: load it as a pointer
@@ -66,6 +67,7 @@ def lower_ld(lw: FnLowering, ins: Instr) -> None:
             return
         lw.write(dsts[0], lw.entry_param(ins.operands[1], elt, size), t)
         return
+    lw.probe_memory(base)
     if n == 1:
         if ins.has("volatile") and order is None:
             order = "monotonic"  # volatile: re-read every time (spin loops on flags)
@@ -114,6 +116,7 @@ def lower_st(lw: FnLowering, ins: Instr) -> None:
     elt = lltype(t)
     size = type_size(t)
     base = lw.address(ins.operands[0], space_of(ins))
+    lw.probe_memory(base)
     src = ins.operands[1]
     order = _ordering(ins)
     if n == 1:
@@ -240,6 +243,8 @@ def lower_cp(lw: FnLowering, ins: Instr) -> None:
         raise lw.unsupported("cp.async.bulk is not supported")
     dst = lw.address(ins.operands[0], "shared")
     src = lw.address(ins.operands[1], "global")
+    lw.probe_memory(src, 0)
+    lw.probe_memory(dst, 1)
     size_op = ins.operands[2]
     if not isinstance(size_op, ir.Imm):
         raise lw.unsupported("cp.async size must be an immediate")

@@ -1,0 +1,156 @@
+"""Record layouts, the probe table a launch gets (abi.L_PROBE), per-worker probe state, sizing and
+allocation of the per-type buffers, and the snapshot that keeps the counting run from disturbing data.
+
+Records (little-endian, packed; `site` is the probe site's ident per record type, instrument/probes.py):
+
+    blocks  16 bytes: cta u32 | seq u32 | epoch u32 | tid u16 | site u16
+    memory  24 bytes: addr u64 | cta u32 | seq u32 | epoch u32 | tid u16 | site u16
+
+`cta` and `tid` are linear (x + nx*(y + ny*z)); `epoch` counts the CTA barriers the thread has passed
+(0 without barriers); `seq` is the position of the record in its worker's execution of the CTA (one
+counter per CTA for all record types, so within one thread it follows program order); `addr` is the host
+address for global, const and generic accesses, the offset in the CTA's shared memory for shared ones,
+and the offset in the thread's local memory for a kernel's local ones.
+
+Sizing: each type's buffer holds exactly `capacity` records, the sum over counters of
+records(counter, type) x executions(counter) from the counting run, plus one scratch record where a
+record beyond its CTA's claim lands (it is counted as dropped, never written out of bounds).  The
+counting run also gives each CTA's record total per type; before a CTA runs, its worker claims exactly
+that many records with one atomicrmw add on the type's cursor (TB_CURSOR), then bumps a worker-private
+position per record (no atomic per record: a CTA runs on one worker).
+
+Probe table (int64, TB_*): per-worker state base, per-CTA arrays, cursors and capacities per type.
+Per-worker state (int64, WS_*, WS_STRIDE slots each; abi.W_PROBE points at the worker's): the CTA's
+sequence counter and linear index, the counting run's counters and this worker's thread epochs, then per
+type the claim (position, end, start), the running total (counting), the buffer and its scratch index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ptxjit.instrument.probes import NTYPES, Plan
+
+BLOCK_DTYPE = np.dtype([("cta", "<u4"), ("seq", "<u4"), ("epoch", "<u4"), ("tid", "<u2"), ("site", "<u2")])
+MEMORY_DTYPE = np.dtype([("addr", "<u8"), ("cta", "<u4"), ("seq", "<u4"), ("epoch", "<u4"), ("tid", "<u2"),
+                         ("site", "<u2")])
+DTYPES = (BLOCK_DTYPE, MEMORY_DTYPE)
+RECORD_WORDS = tuple(d.itemsize // 8 for d in DTYPES)  # records are written as int64 words
+
+# probe table
+TB_WS, TB_CTA, TB_CTA_START, TB_CTA_USED = 0, 1, 2, 3
+TB_CURSOR = 4               # + type: atomic cursor of the type's buffer
+TB_CAP = TB_CURSOR + NTYPES  # + type: capacity
+TB_SIZE = TB_CAP + NTYPES
+
+# per-worker state
+WS_SEQ, WS_CTA, WS_COUNTERS, WS_EPOCH = 0, 1, 2, 3
+WS_TYPE = 4                  # + 8 * type: the slots below
+WS_POS, WS_END, WS_START, WS_TOT, WS_BUF, WS_SCRATCH = range(6)
+WS_STRIDE = 32               # 256 bytes: workers never share a cache line
+
+
+def ws_slot(t: int, what: int) -> int:
+    return WS_TYPE + 8 * t + what
+
+
+assert ws_slot(NTYPES - 1, WS_SCRATCH) < WS_STRIDE
+
+
+class CountBuffers:
+    """The counting run's memory: counters per worker, record totals per CTA."""
+
+    def __init__(self, plan: Plan, nworkers: int, nctas: int, nthreads: int) -> None:
+        self.counters = np.zeros((nworkers, max(plan.ncounters, 1)), np.int64)
+        self.cta_totals = np.zeros((nctas, NTYPES), np.int64)
+        self.ws = np.zeros((nworkers, WS_STRIDE), np.int64)
+        self.epochs = np.zeros((nworkers, max(nthreads, 1)), np.int32)
+        for w in range(nworkers):
+            self.ws[w, WS_COUNTERS] = self.counters[w].ctypes.data
+            self.ws[w, WS_EPOCH] = self.epochs[w].ctypes.data
+        self.table = np.zeros(TB_SIZE, np.int64)
+        self.table[TB_WS] = self.ws.ctypes.data
+        self.table[TB_CTA] = self.cta_totals.ctypes.data
+
+    def counts(self) -> np.ndarray:
+        """Executions per counter, all workers together."""
+        return self.counters.sum(axis=0)
+
+
+def capacities(plan: Plan, counts: np.ndarray) -> np.ndarray:
+    """Records per type: sum over counters of records(counter, type) x executions(counter)."""
+    rec = np.array(plan.counter_records, np.int64).reshape(-1, NTYPES)
+    return (rec * counts[:len(rec), None]).sum(axis=0)
+
+
+class TraceBuffers:
+    """The traced run's memory: one buffer per record type of exactly `capacity` records (+1 scratch),
+    each CTA's claim per type, and where each CTA's records went."""
+
+    def __init__(self, plan: Plan, types: tuple[int, ...], capacity: np.ndarray, cta_claims: np.ndarray,
+                 nworkers: int, nthreads: int) -> None:
+        nctas = len(cta_claims)
+        self.types = types
+        self.capacity = capacity.copy()
+        self.claims = np.ascontiguousarray(cta_claims, np.int64)
+        self.start = np.zeros((nctas, NTYPES), np.int64)
+        self.used = np.zeros((nctas, NTYPES), np.int64)
+        self.ws = np.zeros((nworkers, WS_STRIDE), np.int64)
+        self.epochs = np.zeros((nworkers, max(nthreads, 1)), np.int32)
+        self.buffers: list[np.ndarray | None] = [None] * NTYPES
+        self.table = np.zeros(TB_SIZE, np.int64)
+        for t in types:
+            cap = int(capacity[t])
+            # np.empty: only records written are ever read (holes of short claims are skipped), and
+            # np.zeros's calloc path faults its pages in slower; the last record is the scratch slot
+            self.buffers[t] = np.empty(cap + 1, DTYPES[t])
+            self.table[TB_CAP + t] = cap
+        for w in range(nworkers):
+            self.ws[w, WS_EPOCH] = self.epochs[w].ctypes.data
+            for t in types:
+                self.ws[w, ws_slot(t, WS_BUF)] = self.buffers[t].ctypes.data
+                self.ws[w, ws_slot(t, WS_SCRATCH)] = int(capacity[t])
+        self.table[TB_WS] = self.ws.ctypes.data
+        self.table[TB_CTA] = self.claims.ctypes.data
+        self.table[TB_CTA_START] = self.start.ctypes.data
+        self.table[TB_CTA_USED] = self.used.ctypes.data
+
+    def written(self, t: int) -> np.ndarray:
+        """Per CTA: records of type t written (within its claim and the buffer)."""
+        room = np.maximum(int(self.capacity[t]) - self.start[:, t], 0)
+        return np.minimum(np.minimum(self.used[:, t], self.claims[:, t]), room)
+
+    def dropped(self, t: int) -> int:
+        """Records of type t that found their CTA's claim (or the buffer) full."""
+        return int((self.used[:, t] - self.written(t)).sum())
+
+
+def array_arguments(args, module_globals: np.ndarray) -> list[np.ndarray]:
+    """The memory a launch may write that has to be restored after the counting run: every NumPy
+    array (or DeviceArray) argument and the module's globals (`__device__` variables)."""
+    from ptxjit.runtime.memory import DeviceArray
+
+    out = []
+    for a in args:
+        if isinstance(a, DeviceArray):
+            a = a.array
+        if isinstance(a, np.ndarray) and a.nbytes and a.flags.writeable:
+            out.append(a)
+    if module_globals.nbytes:
+        out.append(module_globals)
+    return out
+
+
+class Snapshot:
+    """Copies of arrays, put back by restore() (in order: aliasing views get the same bytes back)."""
+
+    def __init__(self, arrays: list[np.ndarray]) -> None:
+        self.saved = [(a, a.copy()) for a in arrays]
+
+    def restore(self) -> None:
+        for a, copy in self.saved:
+            np.copyto(a, copy)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(c.nbytes for _a, c in self.saved)

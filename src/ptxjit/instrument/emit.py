@@ -1,0 +1,318 @@
+"""The probes as LLVM IR: `ProbeEmitter` (one per lowered function, FnLowering's `probes`) and the
+worker-loop hooks (`worker_prologue`, `before_cta`, `after_cta`, called by ModuleCodegen._build_worker).
+
+The same hooks serve every lowering mode: the thread loop (barrier-free kernels), region mode (kernels
+with bar.sync: one loop over the threads per barrier-to-barrier region, lower/regions.py) and the
+per-thread scheduler; only the current thread (`lw.tlin`) and per-worker state (abi.W_PROBE) are used,
+never the loop structure.  Values fixed for a CTA (the CTA index, buffer pointers, claim ends) are loaded
+once in the function's entry block; the positions and the sequence counter are loads and stores of the
+worker's state, marked as the runtime's own memory (`internal`) and the buffers as a scope of their own
+(`trace`), so LLVM keeps kernel accesses, state and records apart.  A probe changes no kernel register or
+memory: results are those of the uninstrumented code.
+
+Counting mode: per counter execution an increment.  Trace mode: per record, position = pos++ (per type)
+and seq++; the record goes to buffer[position] when the position is inside the CTA's claim, else to the
+scratch record (dropped; counted from pos after the CTA).  Records are written with non-temporal stores
+(the buffers are only read after the launch).
+
+In a kernel body without calls, the counters, positions and the sequence counter live in registers
+(allocas: promoted, and in the thread loop reductions LLVM vectorizes) from the entry block, where they
+are loaded from the worker's state, to every return, where `finish` writes them back (counting: adds
+them, and their records per type to the CTA's totals).  Device functions, and kernels that call them
+(the callee advances the same state), update the worker's state in memory directly.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from ptxjit.instrument.buffers import (
+    RECORD_WORDS,
+    TB_CAP,
+    TB_CTA,
+    TB_CTA_START,
+    TB_CTA_USED,
+    TB_CURSOR,
+    TB_WS,
+    WS_BUF,
+    WS_COUNTERS,
+    WS_CTA,
+    WS_END,
+    WS_EPOCH,
+    WS_POS,
+    WS_SCRATCH,
+    WS_SEQ,
+    WS_START,
+    WS_STRIDE,
+    WS_TOT,
+    ws_slot,
+)
+from ptxjit.instrument.probes import NTYPES, T_BLOCKS, T_MEMORY, is_cta_barrier
+from ptxjit.lower import abi
+from ptxjit.lower.types import I1, I8, I32, I64, PTR, const_int
+
+I64P = I64.as_pointer()
+I32P = I32.as_pointer()
+MASK32 = (1 << 32) - 1
+
+
+class ProbeEmitter:
+    def __init__(self, spec, lw) -> None:
+        self.spec = spec
+        self.plan = spec.plan
+        self.lw = lw
+        self.trace = spec.mode == "trace"
+        self.fname = lw.fn.name
+        self.stmt = {id(st): i for i, st in enumerate(lw.fn.body or [])}
+        self.want = set(spec.types)
+        self._cache: dict = {}
+        # dynamic state in registers (see module doc): state slot -> alloca; counter -> alloca
+        self.in_registers = lw.is_kernel and not any(i.opcode == "call" for i in lw.fn.instructions)
+        self._regs: dict[int, ll.AllocaInstr] = {}
+        self._counts: dict[int, ll.AllocaInstr] = {}
+
+    # ------------------------------------------------------------------ hooks (FnLowering)
+    def enter(self, ins) -> None:
+        """Before instruction `ins` (and its guard): a basic block starts here when it is a block site."""
+        site = self.plan.block_at.get((self.fname, self.stmt.get(id(ins), -1)))
+        if site is None:
+            return
+        if not self.trace:
+            self._count(site.counter)
+        elif T_BLOCKS in self.want:
+            self._write(T_BLOCKS, [self._cta_seq(), self._ids(site.ident)])
+
+    def execute(self, ins) -> None:
+        """`ins` executes (its guard, if any, holds): a CTA barrier starts the thread's next epoch."""
+        if self.trace and self.plan.has_barriers and is_cta_barrier(ins):
+            b = self.lw.b
+            p = b.gep(self._epochs(), [self.lw.tlin])
+            self.lw.internal_access(b.store(b.add(self.lw.internal_access(b.load(p)), const_int(I32, 1)), p))
+
+    def memory(self, ins, p: ll.Value, part: int) -> None:
+        """`ins` accesses host pointer `p` (its access number `part`)."""
+        if ins is None:
+            return
+        site = self.plan.memory_at.get((self.fname, self.stmt.get(id(ins), -1), part))
+        if site is None:
+            return
+        self._check(site, ins)
+        if not self.trace:
+            if ins.guard is not None and part == 0:  # guarded: its own counter (else its block's)
+                self._count(site.counter)
+            return
+        if T_MEMORY not in self.want:
+            return
+        self._write(T_MEMORY, [self._address(p, site.space), self._cta_seq(), self._ids(site.ident)])
+
+    # ------------------------------------------------------------------ pieces
+    def _check(self, site, ins) -> None:
+        if site.text != ins.text:  # the plan was built from another form of the function
+            raise AssertionError(f"probe plan out of step at {self.fname}:{site.stmt}: {site.text} vs {ins.text}")
+
+    def _entry(self, key, make):
+        v = self._cache.get(key)
+        if v is None:
+            with self.lw.b.goto_entry_block():
+                v = make(self.lw.b)
+            self._cache[key] = v
+        return v
+
+    def _ws(self) -> ll.Value:
+        raw = self.lw.entry_record_ptr(abi.W_PROBE)
+        return self._entry("ws", lambda b: b.bitcast(raw, I64P))
+
+    def _slot_ptr(self, k: int) -> ll.Value:
+        ws = self._ws()
+        return self._entry(("slot", k), lambda b: b.gep(ws, [const_int(I32, k)]))
+
+    def _fixed(self, k: int) -> ll.Value:
+        """A state slot that stays the same while the CTA runs, loaded once in the entry block."""
+        ptr = self._slot_ptr(k)
+        return self._entry(("fixed", k), lambda b: self.lw.internal_access(b.load(ptr, align=8)))
+
+    def _fixed_ptr(self, k: int, ty: ll.Type) -> ll.Value:
+        v = self._fixed(k)
+        return self._entry(("fixed_ptr", k), lambda b: b.inttoptr(v, ty))
+
+    def _bump(self, k: int, by: int = 1) -> ll.Value:
+        """state[k] += by; the old value."""
+        b, lw = self.lw.b, self.lw
+        if self.in_registers:
+            reg = self._regs.get(k)
+            if reg is None:
+                ptr = self._slot_ptr(k)
+
+                def make(b):
+                    a = b.alloca(I64, name=f"probe_state{k}")
+                    b.store(lw.internal_access(b.load(ptr, align=8)), a)
+                    return a
+                reg = self._regs[k] = self._entry(("reg", k), make)
+            old = b.load(reg)
+            b.store(b.add(old, const_int(I64, by)), reg)
+            return old
+        ptr = self._slot_ptr(k)
+        old = lw.internal_access(b.load(ptr, align=8))
+        lw.internal_access(b.store(b.add(old, const_int(I64, by)), ptr, align=8))
+        return old
+
+    def finish(self) -> None:
+        """After the function is lowered: before each of its returns, the state kept in registers goes
+        back to the worker's state (positions, sequence), the counters are added to the worker's."""
+        if not (self._regs or self._counts):
+            return
+        lw = self.lw
+        b = ll.IRBuilder()
+        for blk in list(lw.llfn.blocks):
+            term = blk.terminator
+            if term is None or term.opname != "ret":
+                continue
+            b.position_before(term)
+            for k, reg in self._regs.items():
+                lw.internal_access(b.store(b.load(reg), self._slot_ptr(k), align=8))
+            tot = [None] * NTYPES
+            for counter, reg in self._counts.items():
+                n = b.load(reg)
+                ptr = b.gep(self._fixed_ptr(WS_COUNTERS, I64P), [const_int(I64, counter)])
+                lw.internal_access(b.store(b.add(lw.internal_access(b.load(ptr, align=8)), n), ptr, align=8))
+                for t in self.spec.types:
+                    r = self.plan.counter_records[counter][t]
+                    if r:
+                        add = b.mul(n, const_int(I64, r)) if r != 1 else n
+                        tot[t] = add if tot[t] is None else b.add(tot[t], add)
+            for t, v in enumerate(tot):
+                if v is not None:
+                    ptr = self._slot_ptr(ws_slot(t, WS_TOT))
+                    lw.internal_access(b.store(b.add(lw.internal_access(b.load(ptr, align=8)), v), ptr, align=8))
+
+    def _epochs(self) -> ll.Value:
+        return self._fixed_ptr(WS_EPOCH, I32P)
+
+    def _cta_seq(self) -> ll.Value:
+        """The record's first common word: cta | seq << 32."""
+        b = self.lw.b
+        seq = self._bump(WS_SEQ)
+        cta = self._fixed(WS_CTA)
+        return b.or_(b.and_(cta, const_int(I64, MASK32)), b.shl(seq, const_int(I64, 32)))
+
+    def _ids(self, site: int) -> ll.Value:
+        """The record's last word: epoch | tid << 32 | site << 48."""
+        b, lw = self.lw.b, self.lw
+        tid = b.zext(lw.tlin, I64)
+        w = b.or_(b.shl(b.and_(tid, const_int(I64, 0xFFFF)), const_int(I64, 32)), const_int(I64, site << 48))
+        if self.plan.has_barriers:
+            epoch = lw.internal_access(b.load(b.gep(self._epochs(), [lw.tlin])))
+            w = b.or_(w, b.zext(epoch, I64))
+        return w
+
+    def _address(self, p: ll.Value, space: str) -> ll.Value:
+        b, lw = self.lw.b, self.lw
+        a = b.ptrtoint(p, I64)
+        if space == "shared":
+            return b.sub(a, b.ptrtoint(lw.shared_ptr(), I64))
+        local = getattr(lw, "thread_local", None)
+        if space == "local" and lw.is_kernel and local is not None:
+            return b.sub(a, b.ptrtoint(local, I64))
+        return a
+
+    def _write(self, t: int, words: list[ll.Value]) -> None:
+        b, lw = self.lw.b, self.lw
+        pos = self._bump(ws_slot(t, WS_POS))
+        ok = b.icmp_signed("<", pos, self._fixed(ws_slot(t, WS_END)))
+        idx = b.select(ok, pos, self._fixed(ws_slot(t, WS_SCRATCH)))
+        buf = self._fixed_ptr(ws_slot(t, WS_BUF), I64P)
+        n = RECORD_WORDS[t]
+        base = b.mul(idx, const_int(I64, n))
+        for j, w in enumerate(words):
+            st = b.store(w, b.gep(buf, [b.add(base, const_int(I64, j)) if j else base]), align=8)
+            st.set_metadata("alias.scope", lw.cg.scopes("trace"))
+            st.set_metadata("noalias", lw.cg.scopes("internal", "shared", "local"))
+            st.set_metadata("nontemporal", self._nontemporal())
+
+    def _nontemporal(self):
+        md = self._cache.get("nontemporal")
+        if md is None:
+            md = self._cache["nontemporal"] = self.lw.cg.llmod.add_metadata([const_int(I32, 1)])
+        return md
+
+    def _count(self, counter: int) -> None:
+        b, lw = self.lw.b, self.lw
+        if self.in_registers:
+            reg = self._counts.get(counter)
+            if reg is None:
+                def make(b):
+                    a = b.alloca(I64, name=f"probe_count{counter}")
+                    b.store(const_int(I64, 0), a)
+                    return a
+                reg = self._counts[counter] = self._entry(("count", counter), make)
+            b.store(b.add(b.load(reg), const_int(I64, 1)), reg)
+            return
+        ptr = b.gep(self._fixed_ptr(WS_COUNTERS, I64P), [const_int(I64, counter)])
+        lw.internal_access(b.store(b.add(lw.internal_access(b.load(ptr, align=8)), const_int(I64, 1)), ptr,
+                                   align=8))
+        for t in self.spec.types:
+            r = self.plan.counter_records[counter][t]
+            if r:
+                self._bump(ws_slot(t, WS_TOT), r)
+
+
+# ---------------------------------------------------------------------- worker loop hooks
+def _slot(b: ll.IRBuilder, base: ll.Value, k) -> ll.Value:
+    return b.gep(base, [k if isinstance(k, ll.Value) else const_int(I32, k)])
+
+
+def _table(b: ll.IRBuilder, L: ll.Value) -> ll.Value:
+    return b.inttoptr(b.load(_slot(b, L, abi.L_PROBE)), I64P)
+
+
+def _state(b: ll.IRBuilder, W: ll.Value) -> ll.Value:
+    return b.inttoptr(b.load(_slot(b, W, abi.W_PROBE)), I64P)
+
+
+def worker_prologue(spec, b: ll.IRBuilder, L: ll.Value, W: ll.Value) -> None:
+    """W[W_PROBE] = this worker's state (the table's state array, row W_ID)."""
+    base = b.load(_slot(b, _table(b, L), TB_WS))
+    wid = b.load(_slot(b, W, abi.W_ID))
+    b.store(b.add(base, b.mul(wid, const_int(I64, 8 * WS_STRIDE))), _slot(b, W, abi.W_PROBE))
+
+
+def before_cta(spec, b: ll.IRBuilder, L: ll.Value, W: ll.Value, c: ll.Value, nthreads: ll.Value) -> None:
+    """Before CTA c (linear index): reset the sequence counter (and the threads' epochs); trace: claim
+    the CTA's records of each type with one atomic add on the type's cursor; count: zero the totals."""
+    ws, T = _state(b, W), _table(b, L)
+    b.store(const_int(I64, 0), _slot(b, ws, WS_SEQ))
+    b.store(c, _slot(b, ws, WS_CTA))
+    if spec.mode == "trace" and spec.plan.has_barriers:
+        memset = b.module.globals.get("llvm.memset.p0.i64") or ll.Function(
+            b.module, ll.FunctionType(ll.VoidType(), [PTR, I8, I64, I1]), name="llvm.memset.p0.i64")
+        epochs = b.inttoptr(b.load(_slot(b, ws, WS_EPOCH)), PTR)
+        b.call(memset, [epochs, const_int(I8, 0), b.mul(b.zext(nthreads, I64), const_int(I64, 4)),
+                        const_int(I1, 0)])
+    for t in spec.types:
+        if spec.mode == "count":
+            b.store(const_int(I64, 0), _slot(b, ws, ws_slot(t, WS_TOT)))
+            continue
+        claims = b.inttoptr(b.load(_slot(b, T, TB_CTA)), I64P)
+        n = b.load(_slot(b, claims, b.add(b.mul(c, const_int(I64, NTYPES)), const_int(I64, t))))
+        start = b.atomic_rmw("add", _slot(b, T, TB_CURSOR + t), n, "monotonic")
+        cap = b.load(_slot(b, T, TB_CAP + t))
+        end = b.add(start, n)
+        end = b.select(b.icmp_signed("<", end, cap), end, cap)
+        for k, v in ((WS_POS, start), (WS_START, start), (WS_END, end)):
+            b.store(v, _slot(b, ws, ws_slot(t, k)))
+
+
+def after_cta(spec, b: ll.IRBuilder, L: ll.Value, W: ll.Value, c: ll.Value) -> None:
+    """After CTA c: count: its record totals per type; trace: where its records start and how many it
+    wrote (attempted: more than its claim means dropped records)."""
+    ws, T = _state(b, W), _table(b, L)
+    for t in spec.types:
+        cell = b.add(b.mul(c, const_int(I64, NTYPES)), const_int(I64, t))
+        if spec.mode == "count":
+            tot = b.inttoptr(b.load(_slot(b, T, TB_CTA)), I64P)
+            b.store(b.load(_slot(b, ws, ws_slot(t, WS_TOT))), _slot(b, tot, cell))
+            continue
+        start = b.load(_slot(b, ws, ws_slot(t, WS_START)))
+        pos = b.load(_slot(b, ws, ws_slot(t, WS_POS)))
+        b.store(start, _slot(b, b.inttoptr(b.load(_slot(b, T, TB_CTA_START)), I64P), cell))
+        b.store(b.sub(pos, start), _slot(b, b.inttoptr(b.load(_slot(b, T, TB_CTA_USED)), I64P), cell))

@@ -1,0 +1,216 @@
+"""Which probes go where, and the counting pass: how many records of each type a basic block emits.
+
+A probe *site* is a place in the PTX that emits a record when it executes:
+
+* a **block site** per basic block (passes/dataflow.py build_cfg) that holds an instruction: at its first
+  instruction, before any guard (`FnLowering.lower_instr` calls `ProbeEmitter.enter`);
+* a **memory site** per memory access of an instruction: ld/ldu/st (not the `.param` space: kernel
+  parameters are constants, loaded once before the thread loop), atom/red, and cp.async (two: its
+  global source, part 0, and its shared destination, part 1).  The memory rules call
+  `FnLowering.probe_memory` with the host pointer they computed; a guarded instruction's probe runs
+  only when its guard holds.
+
+The **counting pass** (`Plan`) gives every *counter* (the things the cheap counting run counts) the number
+of records of each type one execution emits: a block's counter stands for its block record and for the
+memory records of its unguarded instructions (a thread that enters a basic block executes all of it: a
+block ends at every branch, exit, return and trap), and every guarded memory instruction has a counter of
+its own.  Capacity per type = sum over counters of records(counter, type) x executions(counter).
+(A `call` whose callee runs `exit` ends the caller's block early: fewer records than counted, never more.)
+
+Sites are numbered per record type over the kernel as lowered (after lockstep/spin-point insertion: the
+plan is built from `ModuleCodegen(...).kernel`) and then every device function of the module, in name
+order, and looked up by (function, statement index[, part]): both translations of a trace (counting and
+traced) and the Python side agree on them.
+
+`ProbeSpec` is the object a translation is given (`ModuleCodegen(probes=...)`): its `key` is part of the
+translation cache key, `emitter(lw)` makes the per-function `ProbeEmitter` (instrument/emit.py), and its
+worker hooks set up each CTA.  The lowering never imports this package: it only calls these methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptxjit.frontend import ir
+from ptxjit.frontend.ir import type_size
+
+RECORD_TYPES = ("blocks", "memory")
+T_BLOCKS, T_MEMORY = 0, 1
+NTYPES = len(RECORD_TYPES)
+KINDS = ("load", "store", "atomic")
+KIND_LOAD, KIND_STORE, KIND_ATOMIC = 0, 1, 2
+SITE_LIMIT = 1 << 16  # a record's site field is 16 bits
+MARKERS = frozenset({"lockstep", "spinpoint"})  # scheduling pseudo-instructions (no PTX of their own)
+
+
+@dataclass(frozen=True)
+class Site:
+    """A static probe site.  `ident` is the record's `site` field (numbered per record type)."""
+    ident: int
+    type: int               # T_BLOCKS or T_MEMORY
+    function: str
+    stmt: int               # index into the function's body
+    part: int               # memory: which access of the instruction (cp.async: 0 source, 1 destination)
+    ptx: str                # "file:line:col" of the PTX instruction
+    line: int               # its PTX line
+    source: str             # the CUDA line from .loc ("kernel.cu:12:5"), or ""
+    text: str               # the opcode as written ("ld.global.nc.f32")
+    block: int              # the block site (its ident) this site is in
+    counter: int            # the counter that counts it (a block's, or a guarded instruction's own)
+    space: str = ""         # memory: state space ("" generic)
+    size: int = 0           # memory: bytes accessed
+    kind: int = 0           # memory: KIND_*
+
+
+@dataclass
+class Plan:
+    """The probe sites of a kernel (and its module's device functions) and the counting pass."""
+    blocks: list[Site] = field(default_factory=list)
+    memory: list[Site] = field(default_factory=list)
+    counter_records: list[tuple[int, ...]] = field(default_factory=list)  # per counter: records per type
+    counter_block: list[int] = field(default_factory=list)  # per counter: its block site (-1: a guarded instr)
+    block_at: dict[tuple[str, int], Site] = field(default_factory=dict)
+    memory_at: dict[tuple[str, int, int], Site] = field(default_factory=dict)
+    # per block site: the (function, stmt) of its instructions, for per-line counts
+    block_instrs: list[list[ir.Instr]] = field(default_factory=list)
+    has_barriers: bool = False  # the kernel has CTA barriers: records carry a barrier epoch
+
+    @property
+    def ncounters(self) -> int:
+        return len(self.counter_records)
+
+
+def memory_accesses(ins: ir.Instr, kparams: set[str]) -> list[tuple[str, int, int]]:
+    """(space, bytes, kind) of each access the memory rules probe for this instruction."""
+    from ptxjit.lower.rules.memory import _vec, space_of
+
+    op = ins.opcode
+    if op in ("ld", "ldu", "st"):
+        space = space_of(ins)
+        ts = ins.types()
+        addr = ins.operands[0 if op == "st" else 1] if len(ins.operands) > 1 else None
+        if space == "param" or not ts or (isinstance(addr, ir.Addr) and isinstance(addr.base, ir.Sym)
+                                          and addr.base.name in kparams):
+            return []
+        return [(space, type_size(ts[-1]) * _vec(ins), KIND_STORE if op == "st" else KIND_LOAD)]
+    if op in ("atom", "red"):
+        ts = ins.types()
+        n = next((int(m[1:]) for m in ins.mods if m in ("v2", "v4", "v8")), 1)
+        return [(space_of(ins), type_size(ts[-1]) * n if ts else 0, KIND_ATOMIC)]
+    if op == "cp" and ins.mods[:1] == ("async",) and ins.operands and not any(
+            m in ins.mods for m in ("commit_group", "wait_group", "wait_all", "bulk")):
+        size = ins.operands[2].value if len(ins.operands) > 2 and isinstance(ins.operands[2], ir.Imm) else 0
+        return [("global", size, KIND_LOAD), ("shared", size, KIND_STORE)]
+    return []
+
+
+def is_cta_barrier(ins: ir.Instr) -> bool:
+    """A barrier that suspends the thread for the whole CTA (bar.sync/barrier.sync/bar.red): the
+    barrier epoch counts these."""
+    return ins.opcode in ("bar", "barrier") and not ins.has("warp") and not ins.has("arrive")
+
+
+def _source(ins: ir.Instr) -> str:
+    return getattr(ins.pos, "source", "") or ""
+
+
+def build_plan(kernel: ir.Function, module: ir.Module, records: tuple[str, ...]) -> Plan:
+    """The counting pass over the kernel as lowered and the module's device functions (see module doc)."""
+    from ptxjit.passes.dataflow import build_cfg
+
+    want_blocks, want_memory = "blocks" in records, "memory" in records
+    plan = Plan()
+    kparams = {p.name for p in kernel.params}
+    funcs = [kernel] + sorted((f for f in module.functions.values() if f.body is not None and not f.is_entry),
+                              key=lambda f: f.name)
+    for fn in funcs:
+        body = fn.body or []
+        kp = kparams if fn is kernel else set()
+        cfg, _ = build_cfg(fn)
+        for blk in cfg:
+            stmts = [(i, body[i]) for i in range(blk.start, blk.end) if isinstance(body[i], ir.Instr)]
+            if not stmts:
+                continue
+            first_i, first = stmts[0]
+            shown = next((s for _, s in stmts if s.opcode not in MARKERS), first)
+            bid, counter = len(plan.blocks), plan.ncounters
+            bsite = Site(bid, T_BLOCKS, fn.name, first_i, 0, str_pos(shown), shown.pos.line, _source(shown),
+                         shown.text, bid, counter)
+            plan.blocks.append(bsite)
+            plan.block_at[(fn.name, first_i)] = bsite
+            plan.block_instrs.append([s for _, s in stmts if s.opcode not in MARKERS])
+            plan.counter_records.append((0, 0))
+            plan.counter_block.append(bid)
+            block_mem = 0
+            for i, ins in stmts:
+                if fn is kernel and is_cta_barrier(ins):
+                    plan.has_barriers = True
+                accesses = memory_accesses(ins, kp) if want_memory else []
+                if not accesses:
+                    continue
+                if ins.guard is not None:  # runs when its guard holds: a counter of its own
+                    own = plan.ncounters
+                    plan.counter_records.append((0, len(accesses)))
+                    plan.counter_block.append(-1)
+                else:
+                    own = counter
+                    block_mem += len(accesses)
+                for part, (space, size, kind) in enumerate(accesses):
+                    site = Site(len(plan.memory), T_MEMORY, fn.name, i, part, str_pos(ins), ins.pos.line,
+                                _source(ins), ins.text, bid, own, space, size, kind)
+                    plan.memory.append(site)
+                    plan.memory_at[(fn.name, i, part)] = site
+            plan.counter_records[counter] = (1 if want_blocks else 0, block_mem)
+    for what, sites in (("basic blocks", plan.blocks), ("memory accesses", plan.memory)):
+        if len(sites) > SITE_LIMIT:
+            raise ValueError(f"kernel '{kernel.name}' has {len(sites)} {what}: tracing supports at most "
+                             f"{SITE_LIMIT} per record type")
+    return plan
+
+
+def str_pos(ins: ir.Instr) -> str:
+    p = ins.pos
+    return f"{p.file}:{p.line}:{p.col}"
+
+
+class ProbeSpec:
+    """The probe set of one translation (see module doc).  mode 'count': block-execution counters and
+    per-CTA record totals (the counting run); 'trace': records written into the per-type buffers."""
+
+    VERSION = 1
+
+    def __init__(self, plan: Plan, mode: str, records: tuple[str, ...], generic: bool = False) -> None:
+        assert mode in ("count", "trace")
+        self.plan = plan
+        self.mode = mode
+        self.records = records
+        self.types = tuple(RECORD_TYPES.index(r) for r in records)
+        self.generic = generic  # translate for any block shape (the per-thread scheduler; tests)
+        self.key = f"v{self.VERSION}:{mode}:{','.join(records)}"
+
+    def emitter(self, lw):
+        from ptxjit.instrument.emit import ProbeEmitter
+
+        return ProbeEmitter(self, lw)
+
+    def worker_prologue(self, b, L, W) -> None:
+        from ptxjit.instrument.emit import worker_prologue
+
+        worker_prologue(self, b, L, W)
+
+    def before_cta(self, b, L, W, c, nthreads) -> None:
+        from ptxjit.instrument.emit import before_cta
+
+        before_cta(self, b, L, W, c, nthreads)
+
+    def after_cta(self, b, L, W, c) -> None:
+        from ptxjit.instrument.emit import after_cta
+
+        after_cta(self, b, L, W, c)
+
+
+@dataclass
+class ProbeLaunch:
+    """What Kernel.__call__(probes=...) takes: the translation's probe set and this launch's table."""
+    spec: ProbeSpec
+    table: object  # numpy int64 array (instrument/buffers.py)
