@@ -124,7 +124,8 @@ def run_case(text: str, fd: int, mem_bytes: int, ptxas: str | None) -> None:
             try:
                 k = mod.get_function(f.name)
                 args = _args_for(k)
-                mod.translation(k.fn, (32, 1, 1))  # compile first: a crash here is not a kernel fault
+                # compile first, checked as launched (one translation, not two): a crash here is no kernel fault
+                mod.translation(k.fn, (32, 1, 1), True)
                 emit(running=True)
                 k(1, 32, args, shared_mem=1024 if k._access.dynamic_shared else 0, timeout=LAUNCH_TIMEOUT)
             except BaseException as e:  # noqa: BLE001
