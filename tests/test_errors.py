@@ -181,3 +181,26 @@ def test_huge_shift_literal_in_thread_index_arithmetic():
     out = np.full(64, 7, np.uint32)
     m.get_function("k")(1, 64, (out,))
     np.testing.assert_array_equal(out, 0)
+
+
+def test_one_element_vector_operands():
+    """`ld.global.b32 {%r1}, [a]` / `st.global.b32 [b], {%r2}` without .v1, as Triton writes them: the
+    braces hold the one register (before, the store failed at launch with an internal repr)."""
+    from tests.ptxsnip import snippet_kernel
+
+    body = """
+    ld.param.u64 %rd1, [a];
+    ld.param.u64 %rd2, [b];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    add.s64 %rd5, %rd2, %rd3;
+    ld.global.b32 { %r2 }, [ %rd4 + 0 ];
+    add.s32 %r3, %r2, 1;
+    st.global.b32 [ %rd5 + 0 ], { %r3 };
+"""
+    m = ptxjit.Module(snippet_kernel(body, [("u64", "a"), ("u64", "b")]), "vec1.ptx")
+    a = np.arange(32, dtype=np.int32)
+    b = np.zeros(32, np.int32)
+    m.get_function("k")(1, 32, (a, b))
+    np.testing.assert_array_equal(b, a + 1)

@@ -311,6 +311,8 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
     # ------------------------------------------------------------------ operands
     def read(self, op, t: str) -> ll.Value:
         """Read `op` as PTX type `t`, giving a value of LLVM type lltype(t)."""
+        if isinstance(op, ir.Vec) and len(op.items) == 1:
+            op = op.items[0]  # `{%r1}`: a one-element vector operand, as Triton writes them
         want = lltype(t)
         if isinstance(op, ir.Reg):
             if op.name in self.regs:
@@ -355,6 +357,8 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
 
     def write(self, op, value: ll.Value, t: str) -> None:
         """Write `value` (LLVM type lltype(t)) to register `op`, extending/truncating to its width."""
+        if isinstance(op, ir.Vec) and len(op.items) == 1:
+            op = op.items[0]
         if isinstance(op, ir.Reg):
             if op.name == "_":
                 return
