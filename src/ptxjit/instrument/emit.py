@@ -111,12 +111,7 @@ class ProbeEmitter:
             raise AssertionError(f"probe plan out of step at {self.fname}:{site.stmt}: {site.text} vs {ins.text}")
 
     def _entry(self, key, make):
-        v = self._cache.get(key)
-        if v is None:
-            with self.lw.b.goto_entry_block():
-                v = make(self.lw.b)
-            self._cache[key] = v
-        return v
+        return self.lw.once_in_entry((id(self), key), make)
 
     def _ws(self) -> ll.Value:
         raw = self.lw.entry_record_ptr(abi.W_PROBE)

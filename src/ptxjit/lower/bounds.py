@@ -153,7 +153,6 @@ class BoundsChecks:
         self.nparam_ranges = len(self.table_index)
         if lw.is_kernel:
             self.prov = provenance(lw.fn, set(cg.kparams), lw.pointer_regs)
-        self._cache: dict = {}
         # kernels lowered as loops over threads record faults per access site (see _record_site):
         # (alloca, packed instruction id/kind) per site; flushed to W_FAULT before every return
         self.sites = (
@@ -166,12 +165,7 @@ class BoundsChecks:
 
     # ---------------------------------------------------------------- range values
     def _entry(self, key, make):
-        v = self._cache.get(key)
-        if v is None:
-            with self.lw.b.goto_entry_block():
-                v = make(self.lw.b)
-            self._cache[key] = v
-        return v
+        return self.lw.once_in_entry((id(self), key), make)
 
     def _table(self, k: int) -> tuple[ll.Value, ll.Value]:
         def make(b):

@@ -281,6 +281,16 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
     def shared_base(self) -> ll.Value:
         return self.worker_slot(abi.W_SHARED)
 
+    def once_in_entry(self, key, make) -> ll.Value:
+        """make(builder), emitted once in the entry block and cached under `key` (loop-invariant values
+        of the bounds checks and probes: range tables, record pointers)."""
+        cache = self.__dict__.setdefault("_entry_values", {})
+        v = cache.get(key)
+        if v is None:
+            with self.b.goto_entry_block():
+                v = cache[key] = make(self.b)
+        return v
+
     def entry_record_ptr(self, idx: int) -> ll.Value:
         """A pointer held in worker record slot idx, loaded once in the entry block."""
         cache = self.__dict__.setdefault("_record_ptrs", {})
