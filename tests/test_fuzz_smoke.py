@@ -27,7 +27,9 @@ def test_fuzz_smoke(monkeypatch):
     monkeypatch.setenv("PTXJIT_CACHE_DIR", tempfile.mkdtemp(prefix="ptxjit-fuzz-smoke-"))
     pools = load_corpus()
     cases = [(i, make_mutant(SEED, i, pools)[2]) for i in range(COUNT)]
-    results = run_many(cases, Limits(timeout=30.0, mem_bytes=8 << 30), jobs=2)
+    # 120 s per case: a module of several warp-shuffle kernels takes tens of seconds to translate (checked
+    # translations hold two copies of each thread loop) on a loaded 2-core machine; a hang is not slowness
+    results = run_many(cases, Limits(timeout=120.0, mem_bytes=8 << 30), jobs=2)
     assert len(results) == COUNT
     # "fault" too: a kernel touching memory it does not own is stopped by the default bounds checks
     # (KernelFault, a clean outcome) before it can corrupt or crash anything
