@@ -199,3 +199,36 @@ DONE:
     m.get_function("k")(1, 1, (out, 0))  # not executed: no fault
     with pytest.raises(ptxjit.KernelFault, match="out-of-bounds"):
         m.get_function("k")(1, 1, (out, 1))
+
+
+def test_register_read_before_written_is_zero_not_undefined():
+    """A register used as an address offset before any write (fuzzer: a deleted mul.wide) is 0: the bounds
+    check cannot be folded away on an undefined value and the access reads a[0]."""
+    from tests.ptxsnip import snippet_kernel
+
+    body = """
+    ld.param.u64 %rd1, [a];
+    ld.param.u64 %rd2, [out];
+    add.s64 %rd3, %rd1, %rd9;
+    ld.global.u32 %r1, [%rd3];
+    st.global.u32 [%rd2], %r1;
+"""
+    m = ptxjit.Module(snippet_kernel(body, [("u64", "a"), ("u64", "out")]), "undef_reg.ptx")
+    a = np.array([41, 42], np.uint32)
+    out = np.zeros(1, np.uint32)
+    m.get_function("k")(1, 1, (a, out))
+    assert out[0] == 41
+
+
+def test_local_variable_beyond_cuda_limit_is_refused():
+    from tests.ptxsnip import snippet_kernel
+
+    body = """
+    .local .align 8 .b8 big[1000000000];
+    ld.param.u64 %rd1, [out];
+    mov.u64 %rd2, big;
+    st.global.u64 [%rd1], %rd2;
+"""
+    m = ptxjit.Module(snippet_kernel(body, [("u64", "out")]), "biglocal.ptx")
+    with pytest.raises(ptxjit.PTXError, match="local memory per thread"):
+        m.get_function("k")(1, 1, (np.zeros(1, np.uint64),))

@@ -68,6 +68,9 @@ def nan_classes(fn: ir.Function) -> dict[str, str]:
     return {r: "pure" if r not in exact else "mixed" for r in arith} | {r: "raw" for r in exact - arith}
 
 
+MAX_THREAD_BYTES = 512 * 1024  # local memory per thread on sm_90 (a .param/.local variable lives there too)
+
+
 class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
     def __init__(self, cg: ModuleCodegen, fn: ir.Function, llfn: ll.Function, is_kernel: bool) -> None:
         self.cg = cg
@@ -153,6 +156,9 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
         for name, t in fn.regs.items():
             ty = PTR if name in self.pointer_regs else lltype(t)
             self.regs[name] = b.alloca(ty, name=name.lstrip("%").replace("$", "_"))
+            # a register read before any write is 0, not LLVM's undef (which would let a bounds check
+            # fold away and an address be anything: fuzzer, a deleted mul.wide)
+            b.store(ll.Constant(ty, None), self.regs[name])
         entry = b.block
         if self.region_mode:
             self._lower_regions(entry)
@@ -180,6 +186,9 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
         local_off = 0
         local_vars = []
         for v in fn.vars:
+            if v.space in ("param", "local") and v.size > MAX_THREAD_BYTES:
+                raise UnsupportedInstructionError(v.pos, f".{v.space} {v.name}", (
+                    f"{v.size} bytes; CUDA allows at most {MAX_THREAD_BYTES} bytes of local memory per thread"))
             if v.space == "param":
                 if v.name in self.var_ptrs:
                     continue
