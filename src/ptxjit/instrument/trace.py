@@ -230,6 +230,38 @@ class Trace:
             pq.write_table(self.table(kind), paths[kind])
         return paths
 
+    # ------------------------------------------------------------------ exports and analyses
+    def to_perfetto(self, path) -> Path:
+        """A Chrome/Perfetto JSON trace (instrument/perfetto.py)."""
+        from ptxjit.instrument.perfetto import write_perfetto
+
+        return write_perfetto(self, path)
+
+    def to_accelsim(self, directory) -> dict[str, Path]:
+        """Accel-Sim's kernel-1.traceg and kernelslist.g (instrument/accelsim.py)."""
+        from ptxjit.instrument.accelsim import write_accelsim
+
+        return write_accelsim(self, directory)
+
+    def memory_efficiency(self):
+        """Per memory site: warp requests, global sectors per request, shared wavefronts and bank
+        conflicts (instrument/analysis.py)."""
+        from ptxjit.instrument.analysis import memory_efficiency
+
+        return memory_efficiency(self)
+
+    def branch_efficiency(self):
+        """Per branch site: warp-level executions, uniform and divergent ones (instrument/analysis.py)."""
+        from ptxjit.instrument.analysis import branch_efficiency
+
+        return branch_efficiency(self)
+
+    def barrier_waits(self):
+        """Per barrier site: the share of warp time spent waiting there (instrument/analysis.py)."""
+        from ptxjit.instrument.analysis import barrier_waits
+
+        return barrier_waits(self)
+
     def __repr__(self) -> str:
         parts = ", ".join(f"{k}={v}" for k, v in self.counts().items())
         return f"<Trace {self.kernel} grid={self.grid} block={self.block}: {parts}>"
