@@ -361,3 +361,113 @@ def test_more_records_than_counted_are_dropped():
     m = t.table("memory")
     assert col(m, "kind").tolist() == ["load", "store", "load"]
     assert (col(m, "addr") - mem.ctypes.data).tolist() == [0, 0, 4]
+
+
+# ------------------------------------------------------------------------------ branches, barriers
+def test_vadd_branch_records():
+    """vadd's one conditional branch, `@%p1 bra` after `setp.ge.s32 %p1, i, n`: every thread evaluates
+    it once, and exactly the threads with i >= n take it."""
+    k = bench_kernel("vadd")
+    n = 1000
+    a, b, c = np.ones(n, np.float32), np.ones(n, np.float32), np.zeros(n, np.float32)
+    t = ptxjit.trace(k, 4, 256, (a, b, c, n), records=("branches",))
+    assert t.counts() == t.capacity() == {"branches": 1024}
+    br = t.table("branches")
+    i = col(br, "cta").astype(np.int64) * 256 + col(br, "tid")
+    np.testing.assert_array_equal(np.sort(i), np.arange(1024))
+    np.testing.assert_array_equal(col(br, "taken"), i >= n)
+    assert set(col(br, "ptx_line")) == {37} and set(col(br, "instruction")) == {"bra"}
+
+
+SCAN_BRANCHES = {  # PTX line of each `@%p bra` in scan.ptx -> (condition for taking it, who evaluates it)
+    67: (lambda lane, warp: lane != 31, lambda lane, warp: np.ones_like(lane, bool)),
+    79: (lambda lane, warp: warp != 0, lambda lane, warp: np.ones_like(lane, bool)),
+    84: (lambda lane, warp: lane > 15, lambda lane, warp: warp == 0),
+    114: (lambda lane, warp: lane > 15, lambda lane, warp: warp == 0),
+    125: (lambda lane, warp: warp == 0, lambda lane, warp: np.ones_like(lane, bool)),
+}
+
+
+@pytest.mark.parametrize("generic", [False, True], ids=["region", "generic"])
+def test_scan_branches_and_barriers(generic):
+    """scan.cu (bench/kernels): 512 threads per CTA, 16 warps: a 5-step warp scan with shfl.sync.up,
+    __syncthreads, warp 0 scans the warp sums (5 more shuffles), __syncthreads, add.  Expected records
+    follow from the source and the PTX's branches (SCAN_BRANCHES), per thread."""
+    k = bench_kernel("scan")
+    nctas, nt = 8, 512
+    inp = np.arange(nctas * nt, dtype=np.int32) % 7
+    out = np.zeros_like(inp)
+    t = ptxjit.trace(k, nctas, nt, (inp, out), records=("branches", "barriers"), _generic=generic)
+    np.testing.assert_array_equal(out, np.cumsum(inp.reshape(nctas, nt), axis=1, dtype=np.int32).ravel())
+    assert t.counts() == t.capacity()
+
+    br = t.table("branches")
+    line, tid, taken = col(br, "ptx_line"), col(br, "tid").astype(np.int64), col(br, "taken")
+    assert set(line) == set(SCAN_BRANCHES)
+    for ln, (cond, runs) in SCAN_BRANCHES.items():
+        sel = line == ln
+        threads = np.arange(nt)
+        who = threads[runs(threads & 31, threads >> 5)]
+        assert sel.sum() == nctas * len(who), ln
+        np.testing.assert_array_equal(np.sort(np.unique(tid[sel])), who)
+        np.testing.assert_array_equal(taken[sel], cond(tid[sel] & 31, tid[sel] >> 5), err_msg=str(ln))
+
+    bar = t.table("barriers")
+    ins, kind, epoch = col(bar, "instruction"), col(bar, "kind"), col(bar, "epoch")
+    tid, cta, ns = col(bar, "tid").astype(np.int64), col(bar, "cta"), col(bar, "time_ns")
+    syncs, shfl = ins == "bar.sync", ins == "shfl.sync.up.b32"
+    assert syncs.sum() == 2 * nctas * nt and set(kind[syncs]) == {"cta"}
+    assert shfl.sum() == 5 * nctas * nt + 5 * nctas * 32 and set(kind[shfl]) == {"warp"}
+    assert set(tid[shfl & (epoch == 1)]) == set(range(32))  # the second scan: warp 0, after the barrier
+    np.testing.assert_array_equal(np.bincount(epoch[syncs].astype(np.int64)), [nctas * nt] * 2)
+    # time: a CTA barrier releases no thread before the last one arrived, within the CTA's span
+    spans = t.ctas()
+    start, end = col(spans, "start_ns"), col(spans, "end_ns")
+    assert (start <= end).all()
+    for c in range(nctas):
+        mine = cta == c
+        assert (ns[mine] >= start[c]).all() and (ns[mine] <= end[c]).all()
+        last_arrival = ns[mine & syncs & (epoch == 0)].max()
+        assert ns[mine & (epoch == 1)].min() >= last_arrival
+    per_worker = {}
+    for c, w in enumerate(col(spans, "worker")):
+        per_worker.setdefault(w, []).append((start[c], end[c]))
+    for spans_w in per_worker.values():  # a worker runs one CTA at a time
+        spans_w.sort()
+        assert all(e0 <= s1 for (_, e0), (s1, _) in zip(spans_w, spans_w[1:], strict=False))
+
+
+class _Traced:
+    """Stands in for a Kernel in the benchmark suite's launch code: the launch runs ptxjit.trace."""
+
+    def __init__(self, kernel: ptxjit.Kernel) -> None:
+        self.kernel = kernel
+        self.traces: list = []
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        self.traces.append(ptxjit.trace(self.kernel, grid, block, args, shared_mem,
+                                        records=ptxjit.instrument.RECORD_TYPES))
+
+
+@pytest.mark.parametrize("name", ["vadd", "saxpy", "dot", "sgemm", "jacobi", "histogram", "transpose", "nbody",
+                                  "blackscholes", "bitonic", "scan"])
+def test_bench_kernels_traced_with_every_record_type(name):
+    """Every benchmark kernel (tiny size) traced with all four record types: results equal the case's
+    NumPy reference, capacities equal the records written, block counts agree with the counting run."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from ptxbench.suite import CASES
+
+    case = CASES[name]
+    n = case.sizes["tiny"]
+    d = case.make(n, np.random.default_rng(0))
+    expected = case.reference(d)
+    traced = _Traced(bench_kernel(name))
+    case.ptxjit(traced, d, n)()
+    assert case.check(d, expected) == []
+    assert traced.traces
+    for t in traced.traces:
+        assert t.counts() == t.capacity() and not any(t.dropped().values())
+        per_block = np.bincount(t.records("blocks")["site"], minlength=len(t.block_counts))
+        np.testing.assert_array_equal(per_block, t.block_counts)

@@ -3,14 +3,18 @@ allocation of the per-type buffers, and the snapshot that keeps the counting run
 
 Records (little-endian, packed; `site` is the probe site's ident per record type, instrument/probes.py):
 
-    blocks  16 bytes: cta u32 | seq u32 | epoch u32 | tid u16 | site u16
-    memory  24 bytes: addr u64 | cta u32 | seq u32 | epoch u32 | tid u16 | site u16
+    blocks    16 bytes: cta u32 | seq u32 | epoch u32 | tid u16 | site u16
+    memory    24 bytes: addr u64 | cta u32 | seq u32 | epoch u32 | tid u16 | site u16
+    branches  16 bytes: cta u32 | seq u32 | epoch u32 | tid u16 | site u16   (site = 2 * branch + taken)
+    barriers  24 bytes: time u64 | cta u32 | seq u32 | epoch u32 | tid u16 | site u16
 
 `cta` and `tid` are linear (x + nx*(y + ny*z)); `epoch` counts the CTA barriers the thread has passed
 (0 without barriers); `seq` is the position of the record in its worker's execution of the CTA (one
 counter per CTA for all record types, so within one thread it follows program order); `addr` is the host
 address for global, const and generic accesses, the offset in the CTA's shared memory for shared ones,
-and the offset in the thread's local memory for a kernel's local ones.
+and the offset in the thread's local memory for a kernel's local ones.  `time` is the CPU's cycle counter
+when the thread arrived (instrument/clock.py converts it to nanoseconds); `epoch` of a barrier record is
+the thread's epoch before the barrier.
 
 Sizing: each type's buffer holds exactly `capacity` records, the sum over counters of
 records(counter, type) x executions(counter) from the counting run, plus one scratch record where a
@@ -34,20 +38,24 @@ from ptxjit.instrument.probes import NTYPES, Plan
 BLOCK_DTYPE = np.dtype([("cta", "<u4"), ("seq", "<u4"), ("epoch", "<u4"), ("tid", "<u2"), ("site", "<u2")])
 MEMORY_DTYPE = np.dtype([("addr", "<u8"), ("cta", "<u4"), ("seq", "<u4"), ("epoch", "<u4"), ("tid", "<u2"),
                          ("site", "<u2")])
-DTYPES = (BLOCK_DTYPE, MEMORY_DTYPE)
+BRANCH_DTYPE = BLOCK_DTYPE
+BARRIER_DTYPE = np.dtype([("time", "<u8"), ("cta", "<u4"), ("seq", "<u4"), ("epoch", "<u4"), ("tid", "<u2"),
+                          ("site", "<u2")])
+DTYPES = (BLOCK_DTYPE, MEMORY_DTYPE, BRANCH_DTYPE, BARRIER_DTYPE)
 RECORD_WORDS = tuple(d.itemsize // 8 for d in DTYPES)  # records are written as int64 words
 
 # probe table
 TB_WS, TB_CTA, TB_CTA_START, TB_CTA_USED = 0, 1, 2, 3
 TB_CURSOR = 4               # + type: atomic cursor of the type's buffer
 TB_CAP = TB_CURSOR + NTYPES  # + type: capacity
-TB_SIZE = TB_CAP + NTYPES
+TB_CTA_TIME = TB_CAP + NTYPES  # per CTA (trace): worker, cycle counter at its start and at its end
+TB_SIZE = TB_CTA_TIME + 1
 
 # per-worker state
 WS_SEQ, WS_CTA, WS_COUNTERS, WS_EPOCH = 0, 1, 2, 3
 WS_TYPE = 4                  # + 8 * type: the slots below
 WS_POS, WS_END, WS_START, WS_TOT, WS_BUF, WS_SCRATCH = range(6)
-WS_STRIDE = 32               # 256 bytes: workers never share a cache line
+WS_STRIDE = 40               # 320 bytes: workers never share a cache line
 
 
 def ws_slot(t: int, what: int) -> int:
@@ -95,6 +103,7 @@ class TraceBuffers:
         self.claims = np.ascontiguousarray(cta_claims, np.int64)
         self.start = np.zeros((nctas, NTYPES), np.int64)
         self.used = np.zeros((nctas, NTYPES), np.int64)
+        self.cta_time = np.zeros((nctas, 3), np.int64)  # worker, start, end (cycle counter)
         self.ws = np.zeros((nworkers, WS_STRIDE), np.int64)
         self.epochs = np.zeros((nworkers, max(nthreads, 1)), np.int32)
         self.buffers: list[np.ndarray | None] = [None] * NTYPES
@@ -114,6 +123,7 @@ class TraceBuffers:
         self.table[TB_CTA] = self.claims.ctypes.data
         self.table[TB_CTA_START] = self.start.ctypes.data
         self.table[TB_CTA_USED] = self.used.ctypes.data
+        self.table[TB_CTA_TIME] = self.cta_time.ctypes.data
 
     def written(self, t: int) -> np.ndarray:
         """Per CTA: records of type t written (within its claim and the buffer)."""

@@ -31,6 +31,7 @@ from ptxjit.instrument.buffers import (
     TB_CAP,
     TB_CTA,
     TB_CTA_START,
+    TB_CTA_TIME,
     TB_CTA_USED,
     TB_CURSOR,
     TB_WS,
@@ -47,7 +48,8 @@ from ptxjit.instrument.buffers import (
     WS_TOT,
     ws_slot,
 )
-from ptxjit.instrument.probes import NTYPES, T_BLOCKS, T_MEMORY, is_cta_barrier
+from ptxjit.instrument.clock import read_counter
+from ptxjit.instrument.probes import NTYPES, T_BARRIERS, T_BLOCKS, T_BRANCHES, T_MEMORY, is_cta_barrier
 from ptxjit.lower import abi
 from ptxjit.lower.types import I1, I8, I32, I64, PTR, const_int
 
@@ -83,7 +85,25 @@ class ProbeEmitter:
             self._write(T_BLOCKS, [self._cta_seq(), self._ids(site.ident)])
 
     def execute(self, ins) -> None:
-        """`ins` executes (its guard, if any, holds): a CTA barrier starts the thread's next epoch."""
+        """`ins` executes (its guard, if any, holds; a conditional branch: it is evaluated): its branch
+        or barrier record; a CTA barrier starts the thread's next epoch."""
+        key = (self.fname, self.stmt.get(id(ins), -1))
+        branch = self.plan.branch_at.get(key)
+        if branch is not None and self.trace and T_BRANCHES in self.want:
+            self._check(branch, ins)
+            b = self.lw.b
+            taken = b.zext(self.lw.read_pred(ins.guard), I64)
+            self._write(T_BRANCHES, [self._cta_seq(), b.or_(self._ids(2 * branch.ident), b.shl(taken, const_int(
+                I64, 48)))])
+        barrier = self.plan.barrier_at.get(key)
+        if barrier is not None:
+            self._check(barrier, ins)
+            if not self.trace:
+                own = self.plan.own_counter_at.get(key)
+                if own is not None:  # guarded: its own counter (else its block's)
+                    self._count(own)
+            elif T_BARRIERS in self.want:
+                self._write(T_BARRIERS, [read_counter(self.lw.b), self._cta_seq(), self._ids(barrier.ident)])
         if self.trace and self.plan.has_barriers and is_cta_barrier(ins):
             b = self.lw.b
             p = b.gep(self._epochs(), [self.lw.tlin])
@@ -277,6 +297,11 @@ def before_cta(spec, b: ll.IRBuilder, L: ll.Value, W: ll.Value, c: ll.Value, nth
     ws, T = _state(b, W), _table(b, L)
     b.store(const_int(I64, 0), _slot(b, ws, WS_SEQ))
     b.store(c, _slot(b, ws, WS_CTA))
+    if spec.mode == "trace":  # which worker ran the CTA, and when
+        row = b.mul(c, const_int(I64, 3))
+        times = b.inttoptr(b.load(_slot(b, T, TB_CTA_TIME)), I64P)
+        b.store(b.load(_slot(b, W, abi.W_ID)), _slot(b, times, row))
+        b.store(read_counter(b), _slot(b, times, b.add(row, const_int(I64, 1))))
     if spec.mode == "trace" and spec.plan.has_barriers:
         memset = b.module.globals.get("llvm.memset.p0.i64") or ll.Function(
             b.module, ll.FunctionType(ll.VoidType(), [PTR, I8, I64, I1]), name="llvm.memset.p0.i64")
@@ -301,6 +326,9 @@ def after_cta(spec, b: ll.IRBuilder, L: ll.Value, W: ll.Value, c: ll.Value) -> N
     """After CTA c: count: its record totals per type; trace: where its records start and how many it
     wrote (attempted: more than its claim means dropped records)."""
     ws, T = _state(b, W), _table(b, L)
+    if spec.mode == "trace":
+        times = b.inttoptr(b.load(_slot(b, T, TB_CTA_TIME)), I64P)
+        b.store(read_counter(b), _slot(b, times, b.add(b.mul(c, const_int(I64, 3)), const_int(I64, 2))))
     for t in spec.types:
         cell = b.add(b.mul(c, const_int(I64, NTYPES)), const_int(I64, t))
         if spec.mode == "count":

@@ -8,13 +8,18 @@ A probe *site* is a place in the PTX that emits a record when it executes:
   parameters are constants, loaded once before the thread loop), atom/red, and cp.async (two: its
   global source, part 0, and its shared destination, part 1).  The memory rules call
   `FnLowering.probe_memory` with the host pointer they computed; a guarded instruction's probe runs
-  only when its guard holds.
+  only when its guard holds;
+* a **branch site** per conditional `bra` (`@%p bra`): evaluated whenever its block runs, it records
+  whether the thread took it (the record's site is 2 x branch + taken);
+* a **barrier site** per barrier (bar/barrier: kind "cta", or "warp" for bar.warp.sync) and warp
+  collective (shfl, vote, match, redux, activemask: "warp"), recording the thread's arrival and the time.
 
 The **counting pass** (`Plan`) gives every *counter* (the things the cheap counting run counts) the number
 of records of each type one execution emits: a block's counter stands for its block record and for the
-memory records of its unguarded instructions (a thread that enters a basic block executes all of it: a
-block ends at every branch, exit, return and trap), and every guarded memory instruction has a counter of
-its own.  Capacity per type = sum over counters of records(counter, type) x executions(counter).
+memory, branch and barrier records of its unguarded instructions (a thread that enters a basic block
+executes all of it: a block ends at every branch, exit, return and trap), and every guarded memory or
+barrier instruction has a counter of its own.  Capacity per type = sum over counters of
+records(counter, type) x executions(counter).
 (A `call` whose callee runs `exit` ends the caller's block early: fewer records than counted, never more.)
 
 Sites are numbered per record type over the kernel as lowered (after lockstep/spin-point insertion: the
@@ -34,11 +39,14 @@ from dataclasses import dataclass, field
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import type_size
 
-RECORD_TYPES = ("blocks", "memory")
-T_BLOCKS, T_MEMORY = 0, 1
+RECORD_TYPES = ("blocks", "memory", "branches", "barriers")
+T_BLOCKS, T_MEMORY, T_BRANCHES, T_BARRIERS = 0, 1, 2, 3
 NTYPES = len(RECORD_TYPES)
 KINDS = ("load", "store", "atomic")
 KIND_LOAD, KIND_STORE, KIND_ATOMIC = 0, 1, 2
+BARRIER_KINDS = ("cta", "warp")  # a barrier site's kind: CTA barriers; warp barriers and collectives
+KIND_CTA, KIND_WARP = 0, 1
+WARP_COLLECTIVES = frozenset({"shfl", "vote", "match", "redux", "activemask"})
 SITE_LIMIT = 1 << 16  # a record's site field is 16 bits
 MARKERS = frozenset({"lockstep", "spinpoint"})  # scheduling pseudo-instructions (no PTX of their own)
 
@@ -47,7 +55,7 @@ MARKERS = frozenset({"lockstep", "spinpoint"})  # scheduling pseudo-instructions
 class Site:
     """A static probe site.  `ident` is the record's `site` field (numbered per record type)."""
     ident: int
-    type: int               # T_BLOCKS or T_MEMORY
+    type: int               # T_BLOCKS, T_MEMORY, T_BRANCHES or T_BARRIERS
     function: str
     stmt: int               # index into the function's body
     part: int               # memory: which access of the instruction (cp.async: 0 source, 1 destination)
@@ -59,7 +67,7 @@ class Site:
     counter: int            # the counter that counts it (a block's, or a guarded instruction's own)
     space: str = ""         # memory: state space ("" generic)
     size: int = 0           # memory: bytes accessed
-    kind: int = 0           # memory: KIND_*
+    kind: int = 0           # memory: KIND_*; barriers: KIND_CTA or KIND_WARP
 
 
 @dataclass
@@ -67,10 +75,15 @@ class Plan:
     """The probe sites of a kernel (and its module's device functions) and the counting pass."""
     blocks: list[Site] = field(default_factory=list)
     memory: list[Site] = field(default_factory=list)
+    branches: list[Site] = field(default_factory=list)  # conditional bra (a record's site: 2 * ident + taken)
+    barriers: list[Site] = field(default_factory=list)  # bar/barrier, warp collectives
     counter_records: list[tuple[int, ...]] = field(default_factory=list)  # per counter: records per type
     counter_block: list[int] = field(default_factory=list)  # per counter: its block site (-1: a guarded instr)
     block_at: dict[tuple[str, int], Site] = field(default_factory=dict)
     memory_at: dict[tuple[str, int, int], Site] = field(default_factory=dict)
+    branch_at: dict[tuple[str, int], Site] = field(default_factory=dict)
+    barrier_at: dict[tuple[str, int], Site] = field(default_factory=dict)
+    own_counter_at: dict[tuple[str, int], int] = field(default_factory=dict)  # guarded barrier -> counter
     # per block site: the (function, stmt) of its instructions, for per-line counts
     block_instrs: list[list[ir.Instr]] = field(default_factory=list)
     has_barriers: bool = False  # the kernel has CTA barriers: records carry a barrier epoch
@@ -104,6 +117,18 @@ def memory_accesses(ins: ir.Instr, kparams: set[str]) -> list[tuple[str, int, in
     return []
 
 
+def is_branch(ins: ir.Instr) -> bool:
+    """A conditional branch: its outcome is recorded ("branches")."""
+    return ins.opcode == "bra" and ins.guard is not None
+
+
+def barrier_kind(ins: ir.Instr) -> int | None:
+    """KIND_CTA / KIND_WARP for a barrier or warp collective ("barriers" records), else None."""
+    if ins.opcode in ("bar", "barrier"):
+        return KIND_WARP if ins.has("warp") else KIND_CTA
+    return KIND_WARP if ins.opcode in WARP_COLLECTIVES else None
+
+
 def is_cta_barrier(ins: ir.Instr) -> bool:
     """A barrier that suspends the thread for the whole CTA (bar.sync/barrier.sync/bar.red): the
     barrier epoch counts these."""
@@ -118,7 +143,7 @@ def build_plan(kernel: ir.Function, module: ir.Module, records: tuple[str, ...])
     """The counting pass over the kernel as lowered and the module's device functions (see module doc)."""
     from ptxjit.passes.dataflow import build_cfg
 
-    want_blocks, want_memory = "blocks" in records, "memory" in records
+    want = [r in records for r in RECORD_TYPES]
     plan = Plan()
     kparams = {p.name for p in kernel.params}
     funcs = [kernel] + sorted((f for f in module.functions.values() if f.body is not None and not f.is_entry),
@@ -139,33 +164,51 @@ def build_plan(kernel: ir.Function, module: ir.Module, records: tuple[str, ...])
             plan.blocks.append(bsite)
             plan.block_at[(fn.name, first_i)] = bsite
             plan.block_instrs.append([s for _, s in stmts if s.opcode not in MARKERS])
-            plan.counter_records.append((0, 0))
+            plan.counter_records.append((0,) * NTYPES)
             plan.counter_block.append(bid)
-            block_mem = 0
+            in_block = [1 if want[T_BLOCKS] else 0, 0, 0, 0]
             for i, ins in stmts:
                 if fn is kernel and is_cta_barrier(ins):
                     plan.has_barriers = True
-                accesses = memory_accesses(ins, kp) if want_memory else []
-                if not accesses:
+                if want[T_BRANCHES] and is_branch(ins):  # evaluated whenever the block runs
+                    site = _site(plan.branches, T_BRANCHES, fn, i, ins, bid, counter)
+                    plan.branch_at[(fn.name, i)] = site
+                    in_block[T_BRANCHES] += 1
+                accesses = memory_accesses(ins, kp) if want[T_MEMORY] else []
+                bkind = barrier_kind(ins) if want[T_BARRIERS] else None
+                if not accesses and bkind is None:
                     continue
+                own = counter
                 if ins.guard is not None:  # runs when its guard holds: a counter of its own
                     own = plan.ncounters
-                    plan.counter_records.append((0, len(accesses)))
+                    plan.counter_records.append((0, len(accesses), 0, int(bkind is not None)))
                     plan.counter_block.append(-1)
+                    if bkind is not None:
+                        plan.own_counter_at[(fn.name, i)] = own
                 else:
-                    own = counter
-                    block_mem += len(accesses)
+                    in_block[T_MEMORY] += len(accesses)
+                    in_block[T_BARRIERS] += int(bkind is not None)
                 for part, (space, size, kind) in enumerate(accesses):
-                    site = Site(len(plan.memory), T_MEMORY, fn.name, i, part, str_pos(ins), ins.pos.line,
-                                _source(ins), ins.text, bid, own, space, size, kind)
-                    plan.memory.append(site)
+                    site = _site(plan.memory, T_MEMORY, fn, i, ins, bid, own, part, space, size, kind)
                     plan.memory_at[(fn.name, i, part)] = site
-            plan.counter_records[counter] = (1 if want_blocks else 0, block_mem)
-    for what, sites in (("basic blocks", plan.blocks), ("memory accesses", plan.memory)):
+                if bkind is not None:
+                    plan.barrier_at[(fn.name, i)] = _site(plan.barriers, T_BARRIERS, fn, i, ins, bid, own,
+                                                          kind=bkind)
+            plan.counter_records[counter] = tuple(in_block)
+    for what, sites in (("basic blocks", plan.blocks), ("memory accesses", plan.memory),
+                        ("conditional branches", plan.branches + plan.branches), ("barriers", plan.barriers)):
         if len(sites) > SITE_LIMIT:
             raise ValueError(f"kernel '{kernel.name}' has {len(sites)} {what}: tracing supports at most "
                              f"{SITE_LIMIT} per record type")
     return plan
+
+
+def _site(sites: list[Site], type_: int, fn: ir.Function, stmt: int, ins: ir.Instr, block: int, counter: int,
+          part: int = 0, space: str = "", size: int = 0, kind: int = 0) -> Site:
+    site = Site(len(sites), type_, fn.name, stmt, part, str_pos(ins), ins.pos.line, _source(ins), ins.text, block,
+                counter, space, size, kind)
+    sites.append(site)
+    return site
 
 
 def str_pos(ins: ir.Instr) -> str:
@@ -177,7 +220,7 @@ class ProbeSpec:
     """The probe set of one translation (see module doc).  mode 'count': block-execution counters and
     per-CTA record totals (the counting run); 'trace': records written into the per-type buffers."""
 
-    VERSION = 1
+    VERSION = 2
 
     def __init__(self, plan: Plan, mode: str, records: tuple[str, ...], generic: bool = False) -> None:
         assert mode in ("count", "trace")

@@ -28,8 +28,21 @@ from pathlib import Path
 import numpy as np
 
 from ptxjit.instrument.buffers import CountBuffers, Snapshot, TraceBuffers, array_arguments, capacities
+from ptxjit.instrument.clock import Clock
 from ptxjit.instrument.merge import merge, sorted_records
-from ptxjit.instrument.probes import KINDS, RECORD_TYPES, T_BLOCKS, T_MEMORY, Plan, ProbeLaunch, ProbeSpec, build_plan
+from ptxjit.instrument.probes import (
+    BARRIER_KINDS,
+    KINDS,
+    RECORD_TYPES,
+    T_BARRIERS,
+    T_BLOCKS,
+    T_BRANCHES,
+    T_MEMORY,
+    Plan,
+    ProbeLaunch,
+    ProbeSpec,
+    build_plan,
+)
 
 
 class TraceOverflow(RuntimeError):
@@ -65,7 +78,8 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
           timeout: float | None = None, checked: bool | None = None, unchecked: bool = False,
           strict: bool = True, _generic: bool = False) -> Trace:
     """Run `kernel` (a ptxjit Kernel) on `args` as `kernel(grid, block, args, shared_mem)` would, and
-    record `records` ("blocks": basic-block executions, "memory": memory accesses).  The arrays end up
+    record `records` ("blocks": basic-block executions, "memory": memory accesses, "branches":
+    conditional branch outcomes, "barriers": arrivals at barriers and warp collectives).  The arrays end up
     as one launch leaves them.  `_generic` uses the translation for any block shape (per-thread
     scheduler; for tests)."""
     from ptxjit.api import _dims
@@ -96,6 +110,7 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
         assert int(cap[t]) == int(cb.cta_totals[:, t].sum()), (RECORD_TYPES[t], cap[t], cb.cta_totals[:, t].sum())
     # 2. traced run
     tb = TraceBuffers(plan, types, cap, cb.cta_totals, nworkers, nthreads)
+    clock = Clock.start()
     t4 = time.perf_counter()
     kernel(g, b, args, shared_mem, timeout=timeout, checked=checked, unchecked=unchecked,
            probes=ProbeLaunch(ProbeSpec(plan, "trace", recs, _generic), tb.table))
@@ -111,8 +126,12 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     t6 = time.perf_counter()
     times.update(snapshot=t1 - t0, count=t2 - t1, restore=t3 - t2, trace=t5 - t4, post=t6 - t5)
     block_counts = counts[[s.counter for s in plan.blocks]] if plan.blocks else np.zeros(0, np.int64)
-    return Trace(kernel.name, g, b, plan, per_type, {RECORD_TYPES[t]: int(cap[t]) for t in types}, dropped,
-                 block_counts, times, snap.nbytes)
+    tr = Trace(kernel.name, g, b, plan, per_type, {RECORD_TYPES[t]: int(cap[t]) for t in types}, dropped,
+               block_counts, times, snap.nbytes)
+    if nctas:  # time 0: the first CTA's start (the launch itself may first have translated the kernel)
+        clock = Clock(int(tb.cta_time[:, 1].min()))
+    tr.clock, tr._cta_time = clock, tb.cta_time
+    return tr
 
 
 class Trace:
@@ -133,6 +152,8 @@ class Trace:
         self.timings = timings
         self.snapshot_bytes = snapshot_bytes
         self._tables: dict[str, object] = {}
+        self.clock: Clock | None = None  # the traced run's clock (barrier times, CTA spans)
+        self._cta_time: np.ndarray | None = None  # per CTA: worker, start, end (raw clock)
 
     @property
     def record_types(self) -> tuple[str, ...]:
@@ -169,12 +190,26 @@ class Trace:
         key: linear CTA and thread index, barrier epoch, sequence), then for "blocks": block (block
         site), function, ptx_line, source (CUDA line from .loc, or ""); for "memory": site, addr,
         space ("" generic), size (bytes), kind (load/store/atomic), instruction, function, ptx_line,
-        source."""
+        source; for "branches": branch (branch site), taken, instruction, function, ptx_line, source;
+        for "barriers" (one per thread arriving; epoch: before the barrier): site, time_ns (since the
+        first CTA of the traced run began), kind ("cta": CTA barriers, "warp": warp barriers and collectives),
+        instruction, function, ptx_line, source."""
         self._need(kind)
         tab = self._tables.get(kind)
         if tab is None:
             tab = self._tables[kind] = _table(self, kind)
         return tab
+
+    def ctas(self):
+        """One row per CTA of the traced run: cta (linear index), worker (the worker thread that ran
+        it), start_ns, end_ns (ns since the first CTA of the traced run began)."""
+        import pyarrow as pa
+
+        ct = self._cta_time
+        if ct is None or self.clock is None:
+            raise ValueError("this trace has no CTA timing")
+        return pa.table({"cta": np.arange(len(ct), dtype=np.uint32), "worker": ct[:, 0].astype(np.int32),
+                         "start_ns": self.clock.ns(ct[:, 1]), "end_ns": self.clock.ns(ct[:, 2])})
 
     def merged(self):
         """The merged trace: one row per record of every type, in trace order (the same key for every
@@ -297,6 +332,19 @@ def _table(tr: Trace, kind: str):
     if kind == "blocks":
         sites = tr.plan.blocks
         cols["block"] = r["site"]
+    elif kind == "branches":
+        sites = tr.plan.branches
+        site = (r["site"] >> 1).astype(np.int32)
+        cols["branch"] = site.astype(np.uint16)
+        cols["taken"] = (r["site"] & 1).astype(bool)
+        cols["instruction"] = _dictionary(site, [s.text for s in sites])
+    elif kind == "barriers":
+        sites = tr.plan.barriers
+        cols["site"] = r["site"]
+        cols["time_ns"] = tr.clock.ns(r["time"].view(np.int64)) if tr.clock is not None else \
+            r["time"].astype(np.int64)
+        cols["kind"] = _dictionary(site, [BARRIER_KINDS[s.kind] for s in sites])
+        cols["instruction"] = _dictionary(site, [s.text for s in sites])
     else:
         sites = tr.plan.memory
         cols["site"] = r["site"]
@@ -311,4 +359,4 @@ def _table(tr: Trace, kind: str):
     return pa.table({k: v if isinstance(v, pa.Array) else pa.array(v) for k, v in cols.items()})
 
 
-__all__ = ["T_BLOCKS", "T_MEMORY", "Trace", "TraceOverflow", "kernel_plan", "trace"]
+__all__ = ["T_BARRIERS", "T_BLOCKS", "T_BRANCHES", "T_MEMORY", "Trace", "TraceOverflow", "kernel_plan", "trace"]

@@ -222,16 +222,19 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
     def lower_instr(self, ins: ir.Instr) -> None:
         from ptxjit.lower.rules import RULES
 
-        if ins is self.skip_branch:
-            return  # the thread-loop copy run when no thread takes this branch
         self.cur = ins
+        probes = self.probes if self.probing else None
+        if ins is self.skip_branch:  # the thread-loop copy run when no thread takes this branch
+            if probes is not None:
+                probes.enter(ins)
+                probes.execute(ins)  # records it (not taken)
+            return
         r = RULES.get(ins.opcode)
         if r is None:
             raise UnsupportedInstructionError(ins.pos, ins.text, "no rule for this opcode")
         if r.yields and not self.is_kernel:
             raise UnsupportedInstructionError(
                 ins.pos, ins.text, "barriers and warp collectives inside non-inlined device functions")
-        probes = self.probes if self.probing else None
         if probes is not None:
             probes.enter(ins)  # before the guard: a basic block's entry
         if ins.guard is None or r.handles_guard:
