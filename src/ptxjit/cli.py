@@ -397,5 +397,9 @@ def cache_clear(yes: bool) -> None:
     click.echo(f"removed {cache.clear()} entries from {d}")
 
 
+from ptxjit.cli_trace import add_commands  # noqa: E402  (trace and profile: cli_trace.py)
+
+add_commands(main)
+
 if __name__ == "__main__":
     main()
