@@ -460,7 +460,7 @@ class Run:
                                   "GBs_best": st1["bytes"] / t["min_s"] / 1e9}
         else:
             self.res["stream"] = st1 or st2
-        for part in ("scaling", "numba", "cold"):
+        for part in ("scaling", "numba", "cold", "tracing"):
             if part in self.skip:
                 self.note(f"{part}: skipped (--skip {part})")
         if "scaling" not in self.skip:
@@ -469,6 +469,12 @@ class Run:
         if "numba" not in self.skip:
             self.log("numba simulator")
             self.res["numba_sim"] = self.guard("Numba CUDA simulator", self.numba_sim, self.res["kernels"])
+        if "tracing" not in self.skip and "ptxjit" in self.peers:
+            from ptxbench import tracing
+
+            self.log("instrumentation (ptxjit.trace)")
+            self.res["tracing"] = self.guard("tracing", tracing.measure, self.peers["ptxjit"], self.mode,
+                                             self.kernel_names, 3 if self.mode == "quick" else 5, self.log) or {}
         if "cold" not in self.skip:
             self.log("cold start")
             self.res["cold_start"] = self.guard("cold start", self.cold) or {}

@@ -114,6 +114,9 @@ def markdown(res: dict) -> str:
             for name, r in non.items():
                 lines.append(f"| {name} | {r['size']} | {r['s_per_unit']:.3g} s | {r['ratio_vs_sim']:,.0f}× |")
             lines.append("")
+    from ptxbench import tracing
+
+    lines += tracing.markdown(res.get("tracing") or {})
     t = res.get("targets")
     if t:
         lines += ["## Targets", "", "| target | met |", "|---|---|"]

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
-from ptxjit.instrument.buffers import CountBuffers, Snapshot, TraceBuffers, array_arguments, capacities
+from ptxjit.instrument.buffers import DTYPES, CountBuffers, Snapshot, TraceBuffers, array_arguments, capacities
 from ptxjit.instrument.clock import Clock
 from ptxjit.instrument.merge import merge, sorted_records
 from ptxjit.instrument.probes import (
@@ -121,10 +122,10 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
                           for t in types)
         raise TraceOverflow(f"kernel '{kernel.name}': the traced run emitted more records than the counting "
                             f"run counted ({sizes}); pass strict=False to keep the partial trace")
-    # 3. post-pass
-    per_type = {RECORD_TYPES[t]: sorted_records(tb.buffers[t], tb.start[:, t], tb.written(t)) for t in types}
-    t6 = time.perf_counter()
-    times.update(snapshot=t1 - t0, count=t2 - t1, restore=t3 - t2, trace=t5 - t4, post=t6 - t5)
+    # 3. the post-pass runs when the records are first asked for (see SortedRecords)
+    per_type = SortedRecords({RECORD_TYPES[t]: (tb.buffers[t], tb.start[:, t], tb.written(t)) for t in types},
+                             times)
+    times.update(snapshot=t1 - t0, count=t2 - t1, restore=t3 - t2, trace=t5 - t4)
     block_counts = counts[[s.counter for s in plan.blocks]] if plan.blocks else np.zeros(0, np.int64)
     tr = Trace(kernel.name, g, b, plan, per_type, {RECORD_TYPES[t]: int(cap[t]) for t in types}, dropped,
                block_counts, times, snap.nbytes)
@@ -134,11 +135,42 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     return tr
 
 
+class SortedRecords(Mapping):
+    """Record type -> its records in trace order, sorted on first access (the post-pass,
+    instrument/merge.py): a trace that is only counted or exported in part never pays for sorting the
+    rest.  The time spent accumulates in timings["post"]."""
+
+    def __init__(self, raw: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], timings: dict) -> None:
+        self._raw = raw
+        self._done: dict[str, np.ndarray] = {}
+        self._timings = timings
+        timings.setdefault("post", 0.0)
+
+    def __getitem__(self, kind: str) -> np.ndarray:
+        got = self._done.get(kind)
+        if got is None:
+            t0 = time.perf_counter()
+            buf, start, written = self._raw[kind]
+            got = self._done[kind] = sorted_records(buf, start, written)
+            self._raw[kind] = (None, None, written)  # the buffer is no longer needed
+            self._timings["post"] += time.perf_counter() - t0
+        return got
+
+    def __iter__(self):
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def count(self, kind: str) -> int:
+        return int(self._raw[kind][2].sum())
+
+
 class Trace:
     """The records of one traced launch, per type in trace order (instrument/merge.py), with the probe
     plan that decodes them.  Exports build on `records()` (NumPy) and `table()` (pyarrow)."""
 
-    def __init__(self, kernel: str, grid, block, plan: Plan, per_type: dict[str, np.ndarray],
+    def __init__(self, kernel: str, grid, block, plan: Plan, per_type: Mapping[str, np.ndarray],
                  capacity: dict[str, int], dropped: dict[str, int], block_counts: np.ndarray,
                  timings: dict[str, float], snapshot_bytes: int) -> None:
         self.kernel = kernel
@@ -161,7 +193,7 @@ class Trace:
 
     def counts(self) -> dict[str, int]:
         """Records written per type."""
-        return {k: len(v) for k, v in self._records.items()}
+        return {k: self._records.count(k) for k in self._records}
 
     def capacity(self) -> dict[str, int]:
         """The pre-sized capacity per type (the counting run's count; equal to counts() when the kernel
@@ -173,7 +205,7 @@ class Trace:
 
     def nbytes(self) -> dict[str, int]:
         """Bytes of records per type (the buffers' size, less the scratch record)."""
-        return {k: v.nbytes for k, v in self._records.items()}
+        return {k: self._records.count(k) * DTYPES[RECORD_TYPES.index(k)].itemsize for k in self._records}
 
     def records(self, kind: str) -> np.ndarray:
         """The raw records of one type (structured NumPy array, instrument/buffers.py), in trace order."""

@@ -1,0 +1,152 @@
+"""The instrumentation section: what `ptxjit.trace` costs, per record type, next to the plain launch.
+
+For each kernel (at a size that keeps a full trace in memory) the plain launch and `ptxjit.trace` with
+each record set run interleaved (A B C … A B C …).  Reported per record set, as ratios to the plain
+launch's median:
+
+* `count`: the counting run alone (block-execution counters: the cheap profile, `timings["count"]`);
+* `trace`: the whole `ptxjit.trace` call (snapshot, counting run, restore, traced run), records unsorted;
+* `post`: the post-pass (sorting every type's records into trace order, done on first access);
+* `bytes`: trace bytes per launch (records of all the set's types).
+
+The results are correct before anything is timed: each variant's outputs are compared with the case's
+NumPy reference.
+"""
+
+from __future__ import annotations
+
+import gc
+import resource
+import statistics
+import time
+
+import numpy as np
+
+from ptxbench.suite import CASES
+from ptxbench.timing import geomean
+
+RECORD_SETS = {"blocks": ("blocks",), "memory": ("memory",), "branches": ("branches",),
+               "barriers": ("barriers",), "all": ("blocks", "memory", "branches", "barriers")}
+
+# sizes at which a full trace (all four types) of each kernel fits comfortably in memory
+SIZES = {
+    "quick": {"vadd": 1 << 22, "saxpy": 1 << 22, "dot": 1 << 22, "sgemm": 256, "jacobi": 1024,
+              "histogram": 1 << 22, "transpose": 1024, "nbody": 1024, "blackscholes": 1 << 20,
+              "bitonic": 1 << 18, "scan": 1 << 20},
+}
+SIZES["full"] = {**SIZES["quick"], "vadd": 1 << 24, "sgemm": 512, "transpose": 2048}
+
+
+class _Traced:
+    """Stands in for a Kernel in the suite's launch code: each launch runs ptxjit.trace."""
+
+    def __init__(self, kernel, records: tuple[str, ...]) -> None:
+        self.kernel, self.records = kernel, records
+        self.last = None
+
+    def __call__(self, grid, block, args, shared_mem=0) -> None:
+        import ptxjit
+
+        self.last = None  # the previous trace's buffers go before the next are allocated
+        self.last = ptxjit.trace(self.kernel, grid, block, args, shared_mem, records=self.records)
+
+
+def measure(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
+    """The section's results: {"kernels": [...], "summary": {...}}."""
+    out = []
+    for name in kernels:
+        if name not in SIZES[mode]:
+            continue
+        case = CASES[name]
+        n = SIZES[mode][name]
+        log(f"trace {name} ({case.label(n)})")
+        rng = np.random.default_rng(1234)
+        inputs = case.make(n, rng)
+        expected = case.reference(inputs)
+        kernel = peer.kernel(name)
+        runs, tracers, problems = {}, {}, {}
+        for label, recs in [("plain", None)] + list(RECORD_SETS.items()):
+            d = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()}
+            target = kernel if recs is None else _Traced(kernel, recs)
+            run = case.ptxjit(target, d, n)
+            run()  # translations, and the check
+            bad = case.check({k: d[k] for k in case.outputs}, expected)
+            if bad:
+                problems[label] = "; ".join(bad)
+                continue
+            runs[label] = run
+            if recs is not None:
+                tracers[label] = target
+        rec = {"name": name, "size": n, "label": case.label(n), "problems": problems, "sets": {}}
+        times: dict[str, list[float]] = {k: [] for k in runs}
+        counts: dict[str, list[float]] = {k: [] for k in tracers}
+        posts: dict[str, list[float]] = {k: [] for k in tracers}
+        for _ in range(reps):
+            for label, run in runs.items():
+                t0 = time.perf_counter()
+                run()
+                times[label].append(time.perf_counter() - t0)
+                tr = tracers.get(label)
+                if tr is not None and tr.last is not None:
+                    counts[label].append(tr.last.timings["count"])
+                    t1 = time.perf_counter()
+                    for kind in tr.last.record_types:
+                        tr.last.records(kind)
+                    posts[label].append(time.perf_counter() - t1)
+        plain = statistics.median(times["plain"]) if times.get("plain") else None
+        rec["plain_s"] = plain
+        for label, tr in tracers.items():
+            t = tr.last
+            entry = {"trace_s": statistics.median(times[label]), "count_s": statistics.median(counts[label]),
+                     "post_s": statistics.median(posts[label]), "bytes": sum(t.nbytes().values()) if t else 0,
+                     "records": t.counts() if t else {}}
+            if plain:
+                entry.update(trace_x=entry["trace_s"] / plain, count_x=entry["count_s"] / plain,
+                             post_x=entry["post_s"] / plain)
+            rec["sets"][label] = entry
+        rec["max_rss_GB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        out.append(rec)
+        line = "  ".join(f"{k} {v.get('trace_x', 0):.1f}x" for k, v in rec["sets"].items())
+        log(f"    plain {plain * 1e3 if plain else float('nan'):.2f} ms  counting run "
+            f"{rec['sets'].get('blocks', {}).get('count_x', 0):.2f}x  {line}")
+        del runs, tracers, inputs, expected
+        gc.collect()
+    summary = {}
+    for label in RECORD_SETS:
+        xs = [k["sets"][label]["trace_x"] for k in out if "trace_x" in k["sets"].get(label, {})]
+        summary[f"trace_{label}_geomean"] = geomean(xs)
+        summary[f"trace_{label}_max"] = max(xs) if xs else None
+    cx = [k["sets"]["blocks"]["count_x"] for k in out if "count_x" in k["sets"].get("blocks", {})]
+    summary["counting_run_geomean"] = geomean(cx)
+    summary["counting_run_max"] = max(cx) if cx else None
+    return {"kernels": out, "summary": summary}
+
+
+def markdown(sec: dict) -> list[str]:
+    """The section of results.md."""
+    if not sec or not sec.get("kernels"):
+        return []
+    sets = list(RECORD_SETS)
+    lines = ["", "## Instrumentation (`ptxjit.trace`): time / plain launch, trace size", "",
+             "*counting run*: block counters only; each record set: the whole `ptxjit.trace` call (counting "
+             "run, snapshot/restore, traced run) + the post-pass (sorting, on first access) in brackets.", "",
+             "| kernel | size | plain | counting run | " + " | ".join(sets) + " | bytes (all) |",
+             "|---|---|---|---|" + "---|" * len(sets) + "---|"]
+    for k in sec["kernels"]:
+        s = k["sets"]
+        cells = [k["name"], k["label"], f"{k['plain_s'] * 1e3:.2f} ms" if k.get("plain_s") else "—",
+                 f"{s['blocks']['count_x']:.2f}×" if "count_x" in s.get("blocks", {}) else "—"]
+        for label in sets:
+            e = s.get(label, {})
+            cells.append(f"{e['trace_x']:.1f}× (+{e['post_x']:.1f})" if "trace_x" in e else "—")
+        all_b = s.get("all", {}).get("bytes")
+        cells.append(f"{all_b / 1e6:.0f} MB" if all_b is not None else "—")
+        lines.append("| " + " | ".join(cells) + " |")
+    sm = sec["summary"]
+    lines += ["", "Geometric means: counting run " + _x(sm.get("counting_run_geomean"), 2) + ", "
+              + ", ".join(f"{label} {_x(sm.get(f'trace_{label}_geomean'), 1)}" for label in sets) + "."]
+    return lines
+
+
+def _x(v, digits: int) -> str:
+    return "—" if v is None else f"{v:.{digits}f}×"
