@@ -33,11 +33,12 @@ wavefronts, so a phase takes max over banks of its distinct words, and a request
 that have an active lane.  Bank conflicts are the wavefronts beyond that ideal (wavefronts - phases): a
 conflict-free 16-byte warp access is 4 wavefronts and 0 conflicts.  This is the model NVIDIA's forums give
 for Nsight's l1tex__data_pipe_lsu_wavefronts_mem_shared / l1tex__data_bank_conflicts_pipe_lsu_mem_shared
-counters (transactions of at most 128 bytes warp-wide for accesses wider than 4 bytes; the bank-conflict
-counter being the wavefronts in excess of the ideal, e.g. for LDS.128) and it reproduces the H100's counts
-in tests/data/ncu.  Not modelled: Volta and later serve some uniform-address 64/128-bit loads (lanes n and
-n ^ 1 or n ^ 2 at equal addresses) in fewer wavefronts; ldmatrix, cp.async and bulk copies take their own
-paths (cp.async's shared part is counted as a 4/8/16-byte store here).
+counters (forums.developer.nvidia.com/t/260900: transactions of at most 128 bytes warp-wide for accesses
+wider than 4 bytes; /t/359822: the bank-conflict counter is the wavefronts in excess of the ideal, 4 for a
+warp's LDS.128) and it reproduces the H100's counts in tests/data/ncu.  Not modelled: Volta and later
+serve some uniform-address 64/128-bit loads (lanes n and n ^ 1 or n ^ 2 at equal addresses) in fewer
+wavefronts; ldmatrix, cp.async and bulk copies take their own paths (cp.async's shared part is counted as
+a 4/8/16-byte store here).
 
 **Branches** are the PTX's conditional branches (`@%p bra`).  ptxas if-converts short ones into predicated
 code and adds its own, so these are the CUDA-level decisions, not the SASS branches Nsight counts.  A
@@ -52,6 +53,9 @@ slowest: wait = max over the CTA's warps reaching it - own count.  share = sum o
 (max x warps): the fraction of the warps' instruction slots up to that barrier spent waiting, assuming
 every instruction takes the same time.  Warp-level barriers and collectives (bar.warp.sync, shfl, vote...)
 make no other warp wait and are not reported.
+
+Traces hold up to 10^8 records: the analyses are vectorized (a few sorts of packed uint64 keys per chunk
+of whole CTAs, no Python loop per record or request), about 0.5 us per memory record.
 """
 
 from __future__ import annotations
