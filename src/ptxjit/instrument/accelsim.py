@@ -376,37 +376,54 @@ def _merge(lanes: list[tuple[int, list[int], list[int]]], first_pc: dict[int, in
 
 
 def _warp_streams(t, first_pc: dict[int, int]):
-    """{(cta, warp): [(block site, k, mask)]} in issue order, and the per-record k of the blocks."""
+    """{(cta, warp): [(block site, k, mask)]} in issue order, and the lookup tables of _occurrences."""
     r = t.records("blocks")
     nthreads = int(np.prod(t.block))
+    nwarps = (nthreads + WARP - 1) // WARP
     cta, tid = r["cta"].astype(np.int64), r["tid"].astype(np.int64)
     site, seq = r["site"].astype(np.int64), r["seq"].astype(np.int64)
     k, *lookup = _occurrences(cta * nthreads + tid, site, seq)
-    nwarps = (nthreads + WARP - 1) // WARP
-    order = np.lexsort((seq, tid, cta))
-    warp = (cta * nwarps + tid // WARP)[order]
-    bounds = np.flatnonzero(np.r_[True, warp[1:] != warp[:-1], True]) if len(order) else np.array([0])
     streams: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        idx = order[a:b]
-        lane_of = tid[idx] % WARP
-        cuts = np.flatnonzero(np.r_[True, lane_of[1:] != lane_of[:-1], True])
-        s_w, k_w = site[idx], k[idx]
-        lens = np.diff(cuts)
-        key = (int(cta[idx[0]]), int(tid[idx[0]] // WARP))
-        if (lens == lens[0]).all() and (s_w.reshape(len(lens), -1) == s_w[:lens[0]]).all():
-            mask = int(np.bitwise_or.reduce(np.left_shift(1, lane_of[cuts[:-1]])))
-            streams[key] = [(int(s), int(kk), mask) for s, kk in zip(s_w[:lens[0]], k_w[:lens[0]], strict=True)]
-        else:  # divergent: merge the lanes' sequences
-            lanes = [(int(lane_of[c]), s_w[c:e].tolist(), k_w[c:e].tolist()) for c, e in zip(cuts[:-1], cuts[1:],
-                                                                                             strict=True)]
+    if not len(r):
+        return streams, nwarps, (k, *lookup)
+    order = np.lexsort((seq, tid, cta))  # each thread's records together, in its program order
+    s_site, s_k, s_tid, s_cta = site[order], k[order], tid[order], cta[order]
+    thread = s_cta * nthreads + s_tid
+    t_start = np.flatnonzero(np.concatenate(([True], thread[1:] != thread[:-1])))
+    t_len = np.diff(np.append(t_start, len(order)))
+    t_tid, t_cta = s_tid[t_start], s_cta[t_start]
+    t_warp = t_cta * nwarps + t_tid // WARP
+    w_first = np.flatnonzero(np.concatenate(([True], t_warp[1:] != t_warp[:-1])))  # first thread of each warp
+    w_of_thread = np.repeat(np.arange(len(w_first)), np.diff(np.append(w_first, len(t_start))))
+    # uniform warps (every lane ran the same blocks: the common case) compare each record with the same
+    # position of the warp's first thread, vectorized; the others are merged lane by lane
+    lead = w_first[w_of_thread]
+    pos = np.arange(len(order)) - np.repeat(t_start, t_len)
+    same_len = np.repeat(t_len == t_len[lead], t_len)
+    at = np.repeat(t_start[lead], t_len) + np.minimum(pos, np.repeat(t_len[lead], t_len) - 1)
+    rec_ok = same_len & (s_site == s_site[at])
+    thread_ok = np.logical_and.reduceat(rec_ok, t_start)
+    warp_ok = np.logical_and.reduceat(thread_ok, w_first)
+    warp_mask = np.bitwise_or.reduceat(np.left_shift(np.int64(1), t_tid % WARP), w_first)
+    sites_l, ks_l = s_site.tolist(), s_k.tolist()
+    bounds = np.append(w_first, len(t_start)).tolist()
+    starts, lens, lanes_of = t_start.tolist(), t_len.tolist(), (t_tid % WARP).tolist()
+    for w, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        key = (int(t_cta[a]), int(t_tid[a] // WARP))
+        if warp_ok[w]:
+            i0, n = starts[a], lens[a]
+            mask = int(warp_mask[w])
+            streams[key] = [(s, kk, mask) for s, kk in zip(sites_l[i0:i0 + n], ks_l[i0:i0 + n], strict=True)]
+        else:
+            lanes = [(lanes_of[i], sites_l[starts[i]:starts[i] + lens[i]], ks_l[starts[i]:starts[i] + lens[i]])
+                     for i in range(a, b)]
             streams[key] = _merge(lanes, first_pc)
     return streams, nwarps, (k, *lookup)
 
 
-def _memory_groups(t, lookup) -> dict[tuple[int, int, int, int, int], tuple[np.ndarray, np.ndarray]]:
-    """{(cta, warp, block site, k, memory site): (lanes, addresses)}: each memory record joins the last
-    execution of its block by its thread before it (module doc)."""
+def _memory_groups(t, lookup) -> dict[tuple[int, int, int, int, int], tuple[int, list[int], list[int]]]:
+    """{(cta, warp, block site, k, memory site): (lane mask, lanes, addresses)}: each memory record joins
+    the last execution of its block by its thread before it (module doc)."""
     k_rec, order, code, group, start, k_sorted = lookup
     m = t.records("memory")
     if not len(m) or not len(order):
@@ -431,26 +448,29 @@ def _memory_groups(t, lookup) -> dict[tuple[int, int, int, int, int], tuple[np.n
     keys = (mcta[sel], mtid[sel] // WARP, mblock[sel], mk[sel], msite[sel])
     o = np.lexsort((mtid[sel],) + keys[::-1])
     cols = [x[o] for x in keys]
-    lanes, addrs = (mtid[sel] % WARP)[o], m["addr"][sel][o]
+    lane = (mtid[sel] % WARP)[o]
     change = np.zeros(len(o), bool)
     for c in cols:
         change[1:] |= c[1:] != c[:-1]
-    cuts = np.flatnonzero(np.r_[True, change[1:], True]) if len(o) else np.array([0])
-    out = {}
-    for a, e in zip(cuts[:-1], cuts[1:], strict=True):
-        out[tuple(int(c[a]) for c in cols)] = (lanes[a:e], addrs[a:e])
-    return out
+    cuts = np.flatnonzero(np.append(change, True) | np.append(True, np.zeros(len(o), bool))).tolist() \
+        if len(o) else [0]
+    masks = np.bitwise_or.reduceat(np.left_shift(np.int64(1), lane), cuts[:-1]).tolist() if len(o) else []
+    lanes, addrs = lane.tolist(), m["addr"][sel][o].tolist()
+    ckeys = list(zip(*(c[cuts[:-1]].tolist() for c in cols), strict=True))
+    return {key: (mm, lanes[a:e], addrs[a:e])
+            for key, mm, a, e in zip(ckeys, masks, cuts[:-1], cuts[1:], strict=True)}
 
 
-def _addresses(lanes: np.ndarray, addrs: np.ndarray, compress: bool) -> str:
+def _addresses(lanes: list[int], addrs: list[int], compress: bool) -> str:
     """Mode and addresses of the active lanes, as the tracer compresses them (module doc)."""
     n = len(lanes)
     if n == 0 or not compress:
-        return " ".join(["0", *(f"0x{int(a):016x}" for a in addrs)])
-    d = np.diff(addrs.astype(np.uint64).view(np.int64))
-    if n >= 2 and int(lanes[-1] - lanes[0]) == n - 1 and (d == d[0]).all() and -(1 << 31) <= d[0] < (1 << 31):
-        return f"1 0x{int(addrs[0]):x} {int(d[0])}"
-    return " ".join([f"2 0x{int(addrs[0]):x}", *map(str, d.tolist())])
+        return " ".join(["0", *(f"0x{a:016x}" for a in addrs)])
+    deltas = [y - x for x, y in zip(addrs, addrs[1:], strict=False)]
+    if n >= 2 and lanes[-1] - lanes[0] == n - 1 and deltas.count(deltas[0]) == n - 1 \
+            and -(1 << 31) <= deltas[0] < (1 << 31):
+        return f"1 0x{addrs[0]:x} {deltas[0]}"
+    return " ".join([f"2 0x{addrs[0]:x}", *map(str, deltas)])
 
 
 # ------------------------------------------------------------------------------------------- writer
@@ -469,6 +489,7 @@ def write_accelsim(t, directory, *, compress: bool = True, lineinfo: bool = Fals
     os.makedirs(d, exist_ok=True)
     kpath, lpath = d / "kernel-1.traceg", d / "kernelslist.g"
     gx, gy, gz = t.grid
+    texts: dict[tuple[int, int], list] = {}  # (site, mask): its lines, memory lines left to fill in
     with open(kpath, "w") as f:
         f.write(_header(t, regs, lineinfo, binary_version))
         for c in range(gx * gy * gz):
@@ -476,8 +497,13 @@ def write_accelsim(t, directory, *, compress: bool = True, lineinfo: bool = Fals
             for w in range(nwarps):
                 body = []
                 for site, k, mask in streams.get((c, w), ()):
-                    for ln in lines[site]:
-                        body.append(_line(ln, mask, mem.get((c, w, site, k, ln.memsite)), compress, lineinfo))
+                    text = texts.get((site, mask))
+                    if text is None:
+                        text = texts[(site, mask)] = [_line(ln, mask, lineinfo) if ln.memsite < 0 else ln
+                                                      for ln in lines[site]]
+                    for ln in text:
+                        body.append(ln if isinstance(ln, str) else
+                                    _memory_line(ln, mask, mem.get((c, w, site, k, ln.memsite)), compress, lineinfo))
                 f.write(f"\nwarp = {w}\ninsts = {len(body)}\n")
                 if body:
                     f.write("\n".join(body) + "\n")
@@ -486,15 +512,19 @@ def write_accelsim(t, directory, *, compress: bool = True, lineinfo: bool = Fals
     return {"kernelslist": lpath, "kernel": kpath}
 
 
-def _line(ln: _Line, mask: int, group, compress: bool, lineinfo: bool) -> str:
+def _line(ln: _Line, mask: int, lineinfo: bool) -> str:
     head = f"{ln.ptx_line} " if lineinfo else ""
-    if ln.memsite < 0:
-        return f"{head}{ln.pc:04x} {mask:08x} {ln.dst} {ln.opcode} {ln.src} 0"
-    lanes, addrs = group if group is not None else (np.zeros(0, np.int64), np.zeros(0, np.uint64))
-    inside = ((mask >> lanes) & 1).astype(bool)  # a split instance: only its own lanes
-    lanes, addrs = lanes[inside], addrs[inside]
-    mmask = int(np.bitwise_or.reduce(np.left_shift(1, lanes))) if len(lanes) else 0
-    return f"{head}{ln.pc:04x} {mmask:08x} {ln.dst} {ln.opcode} {ln.src} {ln.width} " \
+    return f"{head}{ln.pc:04x} {mask:08x} {ln.dst} {ln.opcode} {ln.src} 0"
+
+
+def _memory_line(ln: _Line, mask: int, group, compress: bool, lineinfo: bool) -> str:
+    gmask, lanes, addrs = group if group is not None else (0, [], [])
+    if gmask & ~mask:  # a split instance (_merge): only its own lanes
+        keep = [i for i, lane in enumerate(lanes) if mask >> lane & 1]
+        lanes, addrs = [lanes[i] for i in keep], [addrs[i] for i in keep]
+        gmask &= mask
+    head = f"{ln.ptx_line} " if lineinfo else ""
+    return f"{head}{ln.pc:04x} {gmask:08x} {ln.dst} {ln.opcode} {ln.src} {ln.width} " \
            f"{_addresses(lanes, addrs, compress)}"
 
 
