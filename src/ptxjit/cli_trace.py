@@ -116,15 +116,22 @@ def trace_cmd(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str
             acc = t.to_accelsim(out / "accelsim")
             written += [("Accel-Sim kernel list", acc["kernelslist"]), ("Accel-Sim trace", acc["kernel"])]
     counts, cap, nbytes, dropped = t.counts(), t.capacity(), t.nbytes(), t.dropped()
-    tab = Table("records", "count", "capacity", "bytes", "dropped", title=f"{t.kernel} grid={t.grid} block={t.block}")
+    tab = Table("records", title=f"{t.kernel} grid={t.grid} block={t.block}")
+    for c in ("count", "capacity", "bytes", "dropped"):
+        tab.add_column(c, justify="right")
     for kind in t.record_types:
         tab.add_row(kind, f"{counts[kind]:,}", f"{cap[kind]:,}", f"{nbytes[kind]:,}", f"{dropped[kind]:,}")
     console.print(tab)
     tm = t.timings
-    console.print("time: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in tm.items()))
+    console.print("time: " + ", ".join(f"{k} {tm[k] * 1e3:.1f} ms" for k in
+                                       sorted(tm, key=lambda k: STEPS.index(k) if k in STEPS else len(STEPS))),
+                  soft_wrap=True)
     console.print(f"wrote to {escape(str(out))}:", soft_wrap=True)
     for what, p in written:
         console.print(f"  {escape(str(p.relative_to(out)))}  {what}, {p.stat().st_size:,} bytes", soft_wrap=True)
+
+
+STEPS = ("snapshot", "count", "restore", "trace", "post")  # ptxjit.trace's steps, in order
 
 
 def _write_csv(table, path: Path) -> None:
