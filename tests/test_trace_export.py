@@ -336,8 +336,7 @@ def test_accelsim_divergence_loops_and_guards(tmp_path):
 
 
 # ------------------------------------------------------------------------------- barriers, shared
-has_timing = hasattr(ptxjit.instrument.Trace, "ctas")
-DOT_RECORDS = ("blocks", "memory", "barriers") if has_timing else ("blocks", "memory")
+DOT_RECORDS = ("blocks", "memory", "barriers")
 
 
 @pytest.fixture(scope="module")
@@ -409,7 +408,6 @@ def test_sass_opcode_fallback_is_known():
 
 
 # ------------------------------------------------------------------------------------- Perfetto
-@pytest.mark.skipif(not has_timing, reason="CTA timing (Trace.ctas) not in this build")
 def test_perfetto_tracks_and_nesting(tmp_path, dot):
     t, x, y, part, n, nb = dot
     path = t.to_perfetto(tmp_path / "sub" / "dot.json")
@@ -451,7 +449,6 @@ def test_perfetto_tracks_and_nesting(tmp_path, dot):
     assert len(launch) == 1 and launch[0]["name"] == "dot"
 
 
-@pytest.mark.skipif(not has_timing, reason="CTA timing (Trace.ctas) not in this build")
 def test_perfetto_without_barrier_records(tmp_path):
     a = np.ones(300, np.float32)
     t = ptxjit.trace(bench_kernel("vadd"), 3, 128, (a, a.copy(), np.zeros(300, np.float32), 300))
