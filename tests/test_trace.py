@@ -225,6 +225,16 @@ def test_counting_run_does_not_disturb_data():
     assert (kinds == "load").sum() == n and (kinds == "store").sum() == n + zeros
 
 
+def test_counting_run_snapshots_only_what_the_kernel_may_write():
+    """vadd stores through c only: a and b (read-only parameters) are not copied for the counting run."""
+    k = bench_kernel("vadd")
+    n = 3000
+    a, b, c = np.ones(n, np.float32), np.full(n, 2, np.float32), np.zeros(n, np.float32)
+    t = ptxjit.trace(k, cdiv(n, 256), 256, (a, b, c, n), records=("memory",))
+    assert t.snapshot_bytes == c.nbytes
+    np.testing.assert_array_equal(c, 3)
+
+
 # ----------------------------------------------------------------------------------------- parquet
 def test_parquet_round_trip(tmp_path):
     t, *_ = _dot()

@@ -94,7 +94,8 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     times = {}
     # 1. counting run, on a snapshot of the data
     t0 = time.perf_counter()
-    snap = Snapshot(array_arguments(args, kernel.module.globals))
+    snap = Snapshot(array_arguments(args, kernel.module.globals, [p.may_write for p in kernel._access.params],
+                                    bool(kernel.module._glay.offsets)))
     t1 = time.perf_counter()
     cb = CountBuffers(plan, nworkers, nctas, nthreads)
     try:
