@@ -8,6 +8,9 @@ Records (little-endian, packed; `site` is the probe site's ident per record type
     branches  16 bytes: cta u32 | seq u32 | epoch u32 | tid u16 | site u16   (site = 2 * branch + taken)
     barriers  24 bytes: time u64 | cta u32 | seq u32 | epoch u32 | tid u16 | site u16
 
+Kernels without CTA barriers write them without cta and epoch (COMPACT_DTYPES: blocks and branches 8
+bytes, memory and barriers 16); the post-pass restores the full layout.
+
 `cta` and `tid` are linear (x + nx*(y + ny*z)); `epoch` counts the CTA barriers the thread has passed
 (0 without barriers); `seq` is the position of the record in its worker's execution of the CTA (one
 counter per CTA for all record types, so within one thread it follows program order); `addr` is the host
@@ -42,7 +45,25 @@ BRANCH_DTYPE = BLOCK_DTYPE
 BARRIER_DTYPE = np.dtype([("time", "<u8"), ("cta", "<u4"), ("seq", "<u4"), ("epoch", "<u4"), ("tid", "<u2"),
                           ("site", "<u2")])
 DTYPES = (BLOCK_DTYPE, MEMORY_DTYPE, BRANCH_DTYPE, BARRIER_DTYPE)
-RECORD_WORDS = tuple(d.itemsize // 8 for d in DTYPES)  # records are written as int64 words
+# Kernels without CTA barriers write compact records: no epoch (always 0) and no cta (a CTA's records
+# lie together in its claim, so the post-pass knows it): 8 bytes less per record, half a block record.
+COMPACT_HEAD = [("seq", "<u4"), ("tid", "<u2"), ("site", "<u2")]
+COMPACT_DTYPES = (np.dtype(COMPACT_HEAD), np.dtype([("addr", "<u8")] + COMPACT_HEAD), np.dtype(COMPACT_HEAD),
+                  np.dtype([("time", "<u8")] + COMPACT_HEAD))
+
+
+def record_dtypes(plan: Plan) -> tuple[np.dtype, ...]:
+    """The record layouts the traced code writes for `plan` (written as int64 words)."""
+    return DTYPES if plan.has_barriers else COMPACT_DTYPES
+
+
+def expand(records: np.ndarray, cta: np.ndarray, t: int) -> np.ndarray:
+    """Compact records (COMPACT_DTYPES[t]) with their CTAs -> the full layout (DTYPES[t]), epoch 0."""
+    full = np.zeros(len(records), DTYPES[t])
+    for name in records.dtype.names:
+        full[name] = records[name]
+    full["cta"] = cta
+    return full
 
 # probe table
 TB_WS, TB_CTA, TB_CTA_START, TB_CTA_USED = 0, 1, 2, 3
@@ -112,7 +133,7 @@ class TraceBuffers:
             cap = int(capacity[t])
             # np.empty: only records written are ever read (holes of short claims are skipped), and
             # np.zeros's calloc path faults its pages in slower; the last record is the scratch slot
-            self.buffers[t] = np.empty(cap + 1, DTYPES[t])
+            self.buffers[t] = np.empty(cap + 1, record_dtypes(plan)[t])
             self.table[TB_CAP + t] = cap
         for w in range(nworkers):
             self.ws[w, WS_EPOCH] = self.epochs[w].ctypes.data

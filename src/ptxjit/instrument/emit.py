@@ -27,7 +27,6 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from ptxjit.instrument.buffers import (
-    RECORD_WORDS,
     TB_CAP,
     TB_CTA,
     TB_CTA_START,
@@ -82,7 +81,7 @@ class ProbeEmitter:
         if not self.trace:
             self._count(site.counter)
         elif T_BLOCKS in self.want:
-            self._write(T_BLOCKS, [self._cta_seq(), self._ids(site.ident)])
+            self._write(T_BLOCKS, self._head(site.ident))
 
     def execute(self, ins) -> None:
         """`ins` executes (its guard, if any, holds; a conditional branch: it is evaluated): its branch
@@ -93,8 +92,9 @@ class ProbeEmitter:
             self._check(branch, ins)
             b = self.lw.b
             taken = b.zext(self.lw.read_pred(ins.guard), I64)
-            self._write(T_BRANCHES, [self._cta_seq(), b.or_(self._ids(2 * branch.ident), b.shl(taken, const_int(
-                I64, 48)))])
+            head = self._head(2 * branch.ident)
+            head[-1] = b.or_(head[-1], b.shl(taken, const_int(I64, 48)))  # the site's low bit
+            self._write(T_BRANCHES, head)
         barrier = self.plan.barrier_at.get(key)
         if barrier is not None:
             self._check(barrier, ins)
@@ -103,7 +103,7 @@ class ProbeEmitter:
                 if own is not None:  # guarded: its own counter (else its block's)
                     self._count(own)
             elif T_BARRIERS in self.want:
-                self._write(T_BARRIERS, [read_counter(self.lw.b), self._cta_seq(), self._ids(barrier.ident)])
+                self._write(T_BARRIERS, [read_counter(self.lw.b), *self._head(barrier.ident)])
         if self.trace and self.plan.has_barriers and is_cta_barrier(ins):
             b = self.lw.b
             p = b.gep(self._epochs(), [self.lw.tlin])
@@ -123,7 +123,7 @@ class ProbeEmitter:
             return
         if T_MEMORY not in self.want:
             return
-        self._write(T_MEMORY, [self._address(p, site.space), self._cta_seq(), self._ids(site.ident)])
+        self._write(T_MEMORY, [self._address(p, site.space), *self._head(site.ident)])
 
     # ------------------------------------------------------------------ pieces
     def _check(self, site, ins) -> None:
@@ -203,6 +203,15 @@ class ProbeEmitter:
     def _epochs(self) -> ll.Value:
         return self._fixed_ptr(WS_EPOCH, I32P)
 
+    def _head(self, site: int) -> list[ll.Value]:
+        """The words every record ends with (instrument/buffers.py): cta | seq << 32, then
+        epoch | tid << 32 | site << 48; for kernels without CTA barriers (compact records) just
+        seq | tid << 32 | site << 48."""
+        if self.plan.has_barriers:
+            return [self._cta_seq(), self._ids(site)]
+        b = self.lw.b
+        return [b.or_(self._ids(site), b.and_(self._bump(WS_SEQ), const_int(I64, MASK32)))]
+
     def _cta_seq(self) -> ll.Value:
         """The record's first common word: cta | seq << 32."""
         b = self.lw.b
@@ -236,7 +245,7 @@ class ProbeEmitter:
         ok = b.icmp_signed("<", pos, self._fixed(ws_slot(t, WS_END)))
         idx = b.select(ok, pos, self._fixed(ws_slot(t, WS_SCRATCH)))
         buf = self._fixed_ptr(ws_slot(t, WS_BUF), I64P)
-        n = RECORD_WORDS[t]
+        n = len(words)
         base = b.mul(idx, const_int(I64, n))
         for j, w in enumerate(words):
             st = b.store(w, b.gep(buf, [b.add(base, const_int(I64, j)) if j else base]), align=8)

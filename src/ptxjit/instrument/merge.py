@@ -81,9 +81,14 @@ def sorted_records(records: np.ndarray, start: np.ndarray, written: np.ndarray) 
     only where (epoch, tid) goes back inside a CTA, and then a stable sort by (cta, epoch, tid) keeps
     each thread's records in seq order."""
     g = gather_claims(records, start, written)
+    w = np.asarray(written, np.int64)
+    if "cta" not in g.dtype.names:  # compact records (a kernel without barriers): add cta, epoch 0
+        from ptxjit.instrument.buffers import COMPACT_DTYPES, expand
+
+        nz = np.nonzero(w)[0]
+        g = expand(g, np.repeat(nz.astype(np.uint32), w[nz]), COMPACT_DTYPES.index(g.dtype))
     if len(g) < 2:
         return g
-    w = np.asarray(written, np.int64)
     first = (np.cumsum(w[w > 0]) - w[w > 0])  # index of each CTA's first record
     sub = g["tid"]
     epoch = g["epoch"]

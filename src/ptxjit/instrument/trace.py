@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ptxjit.instrument.buffers import DTYPES, CountBuffers, Snapshot, TraceBuffers, array_arguments, capacities
+from ptxjit.instrument.buffers import CountBuffers, Snapshot, TraceBuffers, array_arguments, capacities, record_dtypes
 from ptxjit.instrument.clock import Clock
 from ptxjit.instrument.merge import merge, sorted_records
 from ptxjit.instrument.probes import (
@@ -206,7 +206,8 @@ class Trace:
 
     def nbytes(self) -> dict[str, int]:
         """Bytes of records per type (the buffers' size, less the scratch record)."""
-        return {k: self._records.count(k) * DTYPES[RECORD_TYPES.index(k)].itemsize for k in self._records}
+        sizes = record_dtypes(self.plan)
+        return {k: self._records.count(k) * sizes[RECORD_TYPES.index(k)].itemsize for k in self._records}
 
     def records(self, kind: str) -> np.ndarray:
         """The raw records of one type (structured NumPy array, instrument/buffers.py), in trace order."""
