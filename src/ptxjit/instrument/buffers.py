@@ -58,12 +58,23 @@ def record_dtypes(plan: Plan) -> tuple[np.dtype, ...]:
 
 
 def expand(records: np.ndarray, cta: np.ndarray, t: int) -> np.ndarray:
-    """Compact records (COMPACT_DTYPES[t]) with their CTAs -> the full layout (DTYPES[t]), epoch 0."""
-    full = np.zeros(len(records), DTYPES[t])
+    """Compact records (COMPACT_DTYPES[t]) with their CTAs -> the full layout (DTYPES[t]), epoch 0.
+    Copied as 32-bit words (every field, and the tid/site pair, is word-aligned in both layouts):
+    NumPy's per-field structured assignment is several times slower."""
+    full_dt, n = DTYPES[t], len(records)
+    src = np.ascontiguousarray(records).view(np.uint32).reshape(n, records.dtype.itemsize // 4)
+    dst = np.empty((n, full_dt.itemsize // 4), np.uint32)
+    dst[:, full_dt.fields["epoch"][1] // 4] = 0
+    dst[:, full_dt.fields["cta"][1] // 4] = cta
     for name in records.dtype.names:
-        full[name] = records[name]
-    full["cta"] = cta
-    return full
+        if name == "site":  # shares tid's word
+            continue
+        ftype, offset = records.dtype.fields[name][:2]
+        words = max(1, ftype.itemsize // 4)
+        d = full_dt.fields[name][1] // 4
+        dst[:, d:d + words] = src[:, offset // 4:offset // 4 + words]
+    return dst.view(full_dt).reshape(n)
+
 
 # probe table
 TB_WS, TB_CTA, TB_CTA_START, TB_CTA_USED = 0, 1, 2, 3
