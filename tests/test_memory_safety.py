@@ -232,3 +232,24 @@ def test_local_variable_beyond_cuda_limit_is_refused():
     m = ptxjit.Module(snippet_kernel(body, [("u64", "out")]), "biglocal.ptx")
     with pytest.raises(ptxjit.PTXError, match="local memory per thread"):
         m.get_function("k")(1, 1, (np.zeros(1, np.uint64),))
+
+
+def test_read_past_the_end_in_a_barrier_kernel():
+    """Region mode (the kernel has __syncthreads): bench dot's grid-stride loop reads y[i] for i < n, but
+    y is 37 elements short.  The fault names y (argument 1) and an element past its end."""
+    k = ptxjit.Module.from_file(Path(__file__).parent.parent / "bench" / "kernels" / "ptx" / "dot.ptx") \
+        .get_function("dot")
+    n = 5000
+    x = np.ones(n, np.float32)
+    y = np.ones(n - 37, np.float32)
+    partial = np.zeros(8, np.float32)
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        k(8, 256, (x, y, partial, n))
+    e = ei.value
+    assert e.allocation == "dot_param_1"
+    msg = str(e)
+    assert "past the end of argument 1 ('dot_param_1')" in msg
+    element = int(msg.split("element [")[1].split("]")[0])
+    assert n - 37 <= element < n
+    k(8, 256, (x, np.ones(n, np.float32), partial, n))  # the module is still usable
+    assert partial.sum() == n
