@@ -1,0 +1,69 @@
+"""`ptxjit.check`: one launch under compute-sanitizer's tools, from ptxjit's trace records.
+
+    reports = ptxjit.check(kernel, grid, block, args, shared_mem=0, tools=("memcheck", "racecheck"))
+
+The launch is traced once (ptxjit.trace: a counting run on a snapshot of the arrays, then the traced
+run), with the records the tools need ("memory"; "barriers" for racecheck's warp epochs and for
+synccheck).  The arrays end as one launch leaves them.  A launch that faults (an out-of-bounds access)
+or deadlocks cannot be traced to its end: its counting run stopped, the arrays were restored, and a
+plain launch then leaves them as one failing launch does; the failure is the report.
+"""
+
+from __future__ import annotations
+
+from ptxjit.checking.report import TOOLS, Report
+from ptxjit.errors import KernelDeadlock, KernelFault
+
+
+def tool_list(tools) -> tuple[str, ...]:
+    if isinstance(tools, str):
+        tools = tuple(t for t in tools.replace(" ", "").split(",") if t)
+    got = tuple(dict.fromkeys(tools))
+    bad = [t for t in got if t not in TOOLS]
+    if bad or not got:
+        raise ValueError(f"tools must be a non-empty subset of {TOOLS}, got {tools!r}")
+    return got
+
+
+def check(kernel, grid, block, args=(), shared_mem: int = 0, tools=("memcheck",), *,
+          timeout: float | None = None) -> list[Report]:
+    """Run `kernel(grid, block, args, shared_mem)` once under the given tools ("memcheck", "racecheck",
+    "synccheck", "initcheck") and return their reports (ptxjit.checking.Report), memcheck's first, each
+    tool's in PTX order.  An empty list: nothing found."""
+    from ptxjit.api import _dims
+    from ptxjit.checking.memcheck import fault_report, misaligned
+    from ptxjit.checking.records import Launch
+    from ptxjit.checking.synccheck import deadlock_report
+    from ptxjit.instrument.trace import trace
+
+    tools = tool_list(tools)
+    g, b = _dims(grid, "grid"), _dims(block, "block")
+    records = ("memory", "barriers") if {"racecheck", "synccheck"} & set(tools) else ("memory",)
+    try:
+        t = trace(kernel, g, b, args, shared_mem, records=records, timeout=timeout, checked=True, strict=False)
+    except (KernelFault, KernelDeadlock) as first:
+        err: BaseException = first
+        try:  # the counting run stopped and the arrays were restored: one plain launch, as a launch fails
+            kernel(g, b, args, shared_mem, timeout=timeout, checked=True)
+        except (KernelFault, KernelDeadlock) as again:
+            err = again
+        if isinstance(err, KernelFault):
+            return [fault_report(kernel, err, b)]
+        return [deadlock_report(kernel, err, b)]
+    L = Launch(kernel, g, b, tuple(args), t)
+    out: list[Report] = []
+    if "memcheck" in tools:
+        out += misaligned(L)
+    if "racecheck" in tools:
+        from ptxjit.checking.racecheck import racecheck
+
+        out += racecheck(L)
+    if "synccheck" in tools:
+        from ptxjit.checking.synccheck import synccheck
+
+        out += synccheck(L)
+    if "initcheck" in tools:
+        from ptxjit.checking.initcheck import initcheck
+
+        out += initcheck(L)
+    return out

@@ -1,0 +1,213 @@
+"""The trace records as the checking tools use them: one NumPy column per field of every memory access
+(site attributes spread over the accesses), the barrier arrivals, the launch's array ranges, and the
+grouping helpers the tools share.  Everything is vectorized: no Python loop runs per record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptxjit.checking.report import Access, parse_source, unlinear
+from ptxjit.instrument.probes import KIND_ATOMIC, KIND_LOAD, KIND_STORE, KIND_WARP
+
+WARP = 32
+SPACES = ("global", "shared", "local", "", "const", "other")  # space codes: index in this tuple
+SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_GENERIC, SP_CONST, SP_OTHER = range(6)
+ACCESS_NAMES = {KIND_LOAD: "read", KIND_STORE: "write", KIND_ATOMIC: "atomic"}
+
+
+def space_code(space: str) -> int:
+    return SPACES.index(space) if space in SPACES else SP_OTHER
+
+
+@dataclass
+class Accesses:
+    """Memory accesses (one row per record, trace order) with their site's attributes."""
+    cta: np.ndarray     # int64 linear CTA index
+    epoch: np.ndarray   # int64 CTA barriers passed
+    tid: np.ndarray     # int64 linear thread index in the CTA
+    seq: np.ndarray     # int64 per-thread program order (shared by every record type)
+    site: np.ndarray    # int64 memory site
+    addr: np.ndarray    # int64 (host address; shared/local: offset)
+    size: np.ndarray    # int64 bytes
+    space: np.ndarray   # int64 space code (SPACES)
+    kind: np.ndarray    # int64 KIND_LOAD / KIND_STORE / KIND_ATOMIC
+    wepoch: np.ndarray  # int64 warp barriers (bar.warp.sync / __syncwarp) the thread had passed
+
+    def __len__(self) -> int:
+        return len(self.cta)
+
+    def take(self, sel) -> Accesses:
+        return Accesses(*(getattr(self, f)[sel] for f in self.__dataclass_fields__))
+
+
+class Launch:
+    """One traced launch as the tools see it: kernel, shapes, sites, records and the argument ranges."""
+
+    def __init__(self, kernel, grid, block, args, trace) -> None:
+        self.kernel = kernel
+        self.name = kernel.name
+        self.grid = grid
+        self.block = block
+        self.nthreads = block[0] * block[1] * block[2]
+        self.args = args
+        self.trace = trace
+        self.plan = trace.plan
+        self.ptx_file = kernel.module.name
+        self._acc: Accesses | None = None
+
+    # ------------------------------------------------------------------ records
+    def accesses(self) -> Accesses:
+        if self._acc is None:
+            self._acc = self._build()
+        return self._acc
+
+    def _build(self) -> Accesses:
+        r = self.trace.records("memory")
+        sites = self.plan.memory
+        site = r["site"].astype(np.int64)
+        ssize = np.array([s.size for s in sites], np.int64)
+        sspace = np.array([space_code(s.space) for s in sites], np.int64)
+        skind = np.array([s.kind for s in sites], np.int64)
+        cta, tid, seq = (r[k].astype(np.int64) for k in ("cta", "tid", "seq"))
+        wepoch = self._warp_epochs(cta, tid, seq)
+        if not len(sites):
+            ssize = sspace = skind = np.zeros(1, np.int64)
+        return Accesses(cta, r["epoch"].astype(np.int64), tid, seq, site, r["addr"].view(np.int64).copy(),
+                        ssize[site], sspace[site], skind[site], wepoch)
+
+    def barrier_records(self) -> np.ndarray:
+        return self.trace.records("barriers")
+
+    def _warp_epochs(self, cta: np.ndarray, tid: np.ndarray, seq: np.ndarray) -> np.ndarray:
+        """Per access: how many warp barriers (bar.warp.sync) its thread had passed before it.  Two
+        accesses of one warp in different warp epochs are ordered by a __syncwarp() both passed."""
+        if "barriers" not in self.trace.record_types or not len(cta):
+            return np.zeros(len(cta), np.int64)
+        b = self.trace.records("barriers")
+        warp_sites = np.array([s.kind == KIND_WARP and self.instr(s).opcode in ("bar", "barrier")
+                               for s in self.plan.barriers] or [False], bool)
+        b = b[warp_sites[b["site"].astype(np.int64)]] if len(b) else b
+        if not len(b):
+            return np.zeros(len(cta), np.int64)
+        thread = lambda c, t: c * self.nthreads + t  # noqa: E731
+        bkey = np.sort((thread(b["cta"].astype(np.int64), b["tid"].astype(np.int64)) << 32)
+                       | b["seq"].astype(np.int64))
+        g = thread(cta, tid) << 32
+        return np.searchsorted(bkey, g | seq) - np.searchsorted(bkey, g)
+
+    def instr(self, site):
+        return self.kernel.module.ir.functions[site.function].body[site.stmt]
+
+    # ------------------------------------------------------------------ array ranges
+    def arg_ranges(self) -> list[tuple[int, int, int, object]]:
+        """(start, end, argument index, the array object) of every array argument (NumPy or DeviceArray)."""
+        from ptxjit.runtime.memory import DeviceArray
+
+        out = []
+        for i, a in enumerate(self.args):
+            arr = a.array if isinstance(a, DeviceArray) else a
+            if isinstance(arr, np.ndarray) and arr.nbytes:
+                start = int(arr.ctypes.data)
+                out.append((start, start + arr.nbytes, i, a))
+        return out
+
+    def in_args(self, addr: np.ndarray, size: np.ndarray) -> np.ndarray:
+        """Per access: the index into arg_ranges() of the argument array it lies in, else -1."""
+        ranges = sorted(self.arg_ranges())
+        out = np.full(len(addr), -1, np.int64)
+        if not ranges or not len(addr):
+            return out
+        starts = np.array([r[0] for r in ranges], np.int64)
+        ends = np.array([r[1] for r in ranges], np.int64)
+        j = np.searchsorted(starts, addr, side="right") - 1
+        ok = (j >= 0) & (addr + size <= ends[np.maximum(j, 0)])
+        order = [self.arg_ranges().index(r) for r in ranges]
+        out[ok] = np.array(order, np.int64)[j[ok]]
+        return out
+
+    # ------------------------------------------------------------------ report helpers
+    def who(self, cta: int, tid: int) -> dict:
+        return {"cta": unlinear(int(cta), self.grid), "thread": unlinear(int(tid), self.block),
+                "warp": int(tid) // WARP, "lane": int(tid) % WARP}
+
+    def mem_site(self, site: int):
+        return self.plan.memory[int(site)]
+
+    def site_where(self, site) -> dict:
+        return {"ptx_line": site.line, "source": parse_source(site.source), "instruction": site.text,
+                "ptx_file": self.ptx_file}
+
+    def access(self, cta: int, tid: int, site: int, addr: int) -> Access:
+        s = self.mem_site(site)
+        w = self.who(cta, tid)
+        return Access(w["cta"], w["thread"], w["warp"], w["lane"], s.line, parse_source(s.source),
+                      ACCESS_NAMES[s.kind], s.text, int(addr))
+
+
+# ---------------------------------------------------------------------------------------- grouping
+def dense(*cols: np.ndarray) -> tuple[np.ndarray, int]:
+    """Dense ids 0..n-1 of the distinct tuples of the columns (equal tuples, equal ids), and n."""
+    n = len(cols[0]) if cols else 0
+    ids = np.zeros(n, np.int64)
+    if not n:
+        return ids, 0
+    card = 1
+    for c in cols:  # mixed radix over each column's range: no sort while the product fits in 62 bits
+        lo, hi = int(c.min()), int(c.max())
+        span = hi - lo + 1
+        if card * span >= 1 << 62:  # compact what we have first (a sort), then go on
+            ids, card = _compact(ids, card)
+        if card * span >= 1 << 62:
+            u, inv = np.unique(c, return_inverse=True)
+            c, lo, span = inv.reshape(-1), 0, len(u)
+        ids = ids * span + (c - lo)
+        card *= span
+    return _compact(ids, card)
+
+
+def _compact(ids: np.ndarray, card: int) -> tuple[np.ndarray, int]:
+    """ids (each < card) renumbered 0..k-1 in the same order: a table lookup when card is small, else a sort."""
+    if card <= 4 * len(ids) + (1 << 16):
+        present = np.zeros(card, bool)
+        present[ids] = True
+        remap = np.cumsum(present) - 1
+        return remap[ids], int(remap[-1]) + 1
+    u, inv = np.unique(ids, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64), len(u)
+
+
+def group_min(keys: np.ndarray, values: np.ndarray, n: int, empty: int = np.iinfo(np.int64).max) -> np.ndarray:
+    out = np.full(n, empty, np.int64)
+    np.minimum.at(out, keys, values)
+    return out
+
+
+def group_max(keys: np.ndarray, values: np.ndarray, n: int, empty: int = np.iinfo(np.int64).min) -> np.ndarray:
+    out = np.full(n, empty, np.int64)
+    np.maximum.at(out, keys, values)
+    return out
+
+
+def granule(addr: np.ndarray, size: np.ndarray) -> int:
+    """The largest power of two (<= 16) dividing every address and size: byte ranges expanded in units of
+    it overlap exactly when the accesses overlap."""
+    if not len(addr):
+        return 1
+    bits = np.bitwise_or.reduce(addr | size)
+    g = 1
+    while g < 16 and not bits & g:
+        g <<= 1
+    return g
+
+
+def expand(addr: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each access as the granules it covers: (row of the access, granule index), one entry per granule."""
+    g = granule(addr, size)
+    units = np.maximum(size // g, 1)
+    row = np.repeat(np.arange(len(addr), dtype=np.int64), units)
+    first = np.cumsum(units) - units
+    within = np.arange(len(row), dtype=np.int64) - np.repeat(first, units)
+    return row, addr[row] // g + within

@@ -1,0 +1,160 @@
+"""synccheck: CTA barriers that not every live thread of the block reaches, and barriers whose thread
+count does not match the threads that arrive.
+
+From the "barriers" records (one per thread arriving, with the epoch before it):
+
+* divergent barrier: in a CTA's epoch e, the threads arriving at barriers without a thread count
+  (`__syncthreads()`, `bar.sync a`) are fewer than the threads still live at e (those that had not
+  exited before the previous barrier), or they arrive at two different barrier sites.  ptxjit (like an
+  H100, where compute-sanitizer then says nothing) lets a barrier complete once every thread that has
+  not exited arrived; CUDA calls a `__syncthreads()` that some threads skip undefined, so it is reported.
+* barrier count mismatch: `bar.sync a, b` where b is not a multiple of the warp size, exceeds the block,
+  or differs from the number of threads that arrive at it in an epoch (those that arrive beyond b start
+  a second, unintended barrier instance).
+* deadlock: a KernelDeadlock of the launch (threads waiting for arrivals that never come) is one report.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ptxjit.checking.records import WARP, Launch, dense
+from ptxjit.checking.report import Report, parse_source, unlinear
+from ptxjit.frontend import ir
+from ptxjit.instrument.probes import KIND_CTA
+
+
+def _cta_sites(L: Launch) -> tuple[np.ndarray, np.ndarray]:
+    """Per barrier site: whether it is a waiting CTA barrier, and its thread count (0: all threads)."""
+    waits = np.zeros(max(len(L.plan.barriers), 1), bool)
+    counts = np.zeros(max(len(L.plan.barriers), 1), np.int64)
+    for s in L.plan.barriers:
+        ins = L.instr(s)
+        if s.kind != KIND_CTA or ins.opcode not in ("bar", "barrier") or ins.has("arrive", "warp"):
+            continue
+        waits[s.ident] = True
+        ops = ins.operands
+        if not ins.has("red") and len(ops) == 2 and isinstance(ops[1], ir.Imm):
+            counts[s.ident] = int(ops[1].value)
+        elif not ins.has("red") and len(ops) == 2:
+            counts[s.ident] = -1  # a count in a register: not checked
+    return waits, counts
+
+
+def synccheck(L: Launch) -> list[Report]:
+    b = L.barrier_records()
+    if not len(b):
+        return []
+    waits, counts = _cta_sites(L)
+    site = b["site"].astype(np.int64)
+    b = b[waits[site]]
+    site = b["site"].astype(np.int64)
+    if not len(b):
+        return []
+    cta, epoch, tid = (b[k].astype(np.int64) for k in ("cta", "epoch", "tid"))
+    out: dict[tuple[str, int], Report] = {}
+    cnt = counts[site]
+
+    # thread-count barriers: arrivals per (cta, epoch, site) against the count
+    sel = np.flatnonzero(cnt > 0)
+    if len(sel):
+        g, n = dense(cta[sel], epoch[sel], site[sel])
+        arrivals = np.bincount(g, minlength=n)
+        first = np.full(n, -1, np.int64)
+        first[g[::-1]] = sel[::-1]  # the first arrival (trace order) of each group
+        want = cnt[first]
+        bad = (arrivals != want) | (want % WARP != 0) | (want > L.nthreads)
+        for gi in np.flatnonzero(bad).tolist():
+            i = int(first[gi])
+            key = ("barrier count mismatch", int(site[i]))
+            why = (f"bar.sync expects {int(want[gi])} threads: not a multiple of the warp size"
+                   if want[gi] % WARP else
+                   f"bar.sync expects {int(want[gi])} threads but {int(arrivals[gi])} of the block's "
+                   f"{L.nthreads} arrive")
+            _add(out, key, L, i, b, "barrier count mismatch", why)
+
+    # barriers of all threads: arrivals per (cta, epoch) against the threads live at that epoch
+    sel = np.flatnonzero(cnt == 0)
+    if len(sel):
+        c, e, s, t = cta[sel], epoch[sel], site[sel], tid[sel]
+        g, n = dense(c, e)
+        arrivals = np.bincount(g, minlength=n)
+        gs, ngs = dense(g, s)
+        site_of = np.zeros(ngs, np.int64)
+        site_of[gs] = g
+        nsites = np.bincount(site_of, minlength=n)
+        # a thread's final epoch: the barriers it passed (threads with no arrival: 0)
+        th, nth = dense(c, t)
+        passed = np.bincount(th, minlength=nth)
+        th_cta = np.zeros(nth, np.int64)
+        th_cta[th] = c
+        # per (cta, epoch): threads of the block that exited before e (passed < e)
+        key_c = th_cta.astype(np.int64)
+        fin = np.sort((key_c << 32) | passed)
+        first = np.full(n, -1, np.int64)
+        first[g[::-1]] = np.arange(len(g))[::-1]
+        gc, ge = c[first], e[first]
+        exited_recorded = np.searchsorted(fin, (gc << 32) | ge) - np.searchsorted(fin, gc << 32)
+        with_arrivals = np.bincount(th_cta, minlength=int(c.max()) + 1)[gc]
+        never = L.nthreads - with_arrivals  # threads of the CTA with no arrival at all: final epoch 0
+        live = L.nthreads - exited_recorded - np.where(ge > 0, never, 0)
+        bad = (arrivals < live) | (nsites > 1)
+        for gi in np.flatnonzero(bad).tolist():
+            rows = np.flatnonzero(g == gi)  # one group per reported site: bounded by the dedup below
+            i = int(sel[rows[0]])
+            key = ("divergent barrier", int(site[i]))
+            if key in out:
+                out[key] = _bump(out[key])
+                continue
+            here = set(t[rows].tolist())
+            missing = sorted(set(range(L.nthreads)) - here)
+            other_sites = sorted(set(s[rows].tolist()) - {int(site[i])})
+            if other_sites:
+                o = L.plan.barriers[other_sites[0]]
+                why = (f"{len(here)} threads of the block reach barriers in this epoch, at PTX lines "
+                       f"{L.plan.barriers[int(site[i])].line} and {o.line}"
+                       + (f" ({o.source})" if o.source else ""))
+            else:
+                ex = unlinear(missing[0], L.block) if missing else None
+                why = (f"{int(arrivals[gi])} of the {int(live[gi])} live threads of the block reach it; "
+                       f"{len(missing)} exited without reaching it"
+                       + (f" (e.g. thread ({ex[0]},{ex[1]},{ex[2]}))" if ex else ""))
+            _add(out, key, L, i, b, "divergent barrier", why)
+    return sorted(out.values(), key=lambda r: (r.ptx_line or 0, r.kind))
+
+
+def _add(out: dict, key, L: Launch, i: int, b: np.ndarray, kind: str, why: str) -> None:
+    if key in out:
+        out[key] = _bump(out[key])
+        return
+    s = L.plan.barriers[int(b["site"][i])]
+    w = L.who(b["cta"][i], b["tid"][i])
+    out[key] = Report(kind, "synccheck", L.name, w["cta"], w["thread"], w["warp"], w["lane"], s.line,
+                      parse_source(s.source), None, 0, "", "", None, 1, s.text, L.ptx_file, why)
+
+
+def _bump(r: Report) -> Report:
+    from dataclasses import replace
+
+    return replace(r, count=r.count + 1)
+
+
+_WHERE = re.compile(r"at (?P<src>[^ ]+:\d+:\d+) \(PTX (?P<file>.+):(?P<line>\d+):\d+\)|at (?P<file2>[^ ]+):"
+                    r"(?P<line2>\d+):\d+")
+
+
+def deadlock_report(kernel, err, block) -> Report:
+    """A KernelDeadlock as a synccheck report (the barrier it names, the thread it says waits there)."""
+    msg = str(err)
+    m = _WHERE.search(msg)
+    line = int(m.group("line") or m.group("line2")) if m else None
+    src = parse_source(m.group("src")) if m and m.group("src") else None
+    cta = tuple(getattr(err, "cta", (0, 0, 0)))
+    th = re.search(r"thread \((\d+), (\d+), (\d+)\) is waiting", msg)
+    thread = tuple(int(x) for x in th.groups()) if th else (0, 0, 0)
+    tid = thread[0] + block[0] * (thread[1] + block[1] * thread[2])
+    detail = msg.split(": ", 1)[-1]
+    return Report("deadlock", "synccheck", kernel.name, cta, thread, tid // WARP, tid % WARP, line, src, None, 0,
+                  "", "", None, 1, "bar.sync", kernel.module.name, detail)
