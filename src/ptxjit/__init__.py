@@ -2,6 +2,7 @@
 
 from ptxjit import cuda, numba  # front doors: CUDA C++ via NVRTC, Numba kernels (numba imported on first use)
 from ptxjit.api import Kernel, KernelInfo, Module, ParamInfo
+from ptxjit.checking import check
 from ptxjit.cuda import CompiledCuda, CudaCompileError, RawKernel, RawModule, compile_cuda
 from ptxjit.errors import (
     KernelDeadlock,
@@ -25,7 +26,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CompiledCuda", "CudaCompileError", "DeviceArray", "Kernel", "KernelDeadlock", "KernelError", "KernelFault",
     "KernelInfo", "KernelTimeout", "KernelTrap", "Module", "PTXError", "PTXSyntaxError", "PTXValidationError",
-    "ParamInfo", "Pointer",
+    "ParamInfo", "Pointer", "check",
     "PtxjitWarning", "RawKernel", "RawModule", "UnsupportedInstructionError", "cache_stats", "compile_cuda",
     "Trace", "TraceOverflow", "cuda", "empty", "numba", "set_workers", "to_device", "trace", "worker_count",
     "zeros",

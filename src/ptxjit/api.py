@@ -279,6 +279,11 @@ class Kernel:
 
         `probes` (internal: ptxjit.trace) runs instrumented code: an object with `spec` (the probe set,
         ptxjit/instrument/probes.py) and `table` (its buffers for this launch, instrument/buffers.py)."""
+        if _CHECK_TOOLS and probes is None:  # PTXJIT_CHECK, read once at import: ptxjit.check runs the launch
+            from ptxjit.checking.env import checked_launch
+
+            if checked_launch(self, _CHECK_TOOLS, grid, block, args, shared_mem, timeout, checked, unchecked):
+                return
         # per launch only what depends on this launch's values (the rest is planned in __init__)
         if type(grid) is int and type(block) is int and 0 < grid <= _MAX_GRID_X and 0 < block <= _MAX_BLOCK_X:
             g = (grid, 1, 1)
@@ -357,6 +362,7 @@ class Kernel:
 
 
 _MAX_GRID_X = MAX_GRID[0]
+_CHECK_TOOLS = os.environ.get("PTXJIT_CHECK", "").strip()  # e.g. "memcheck,racecheck" (ptxjit/checking/env.py)
 _MAX_BLOCK_X = min(MAX_BLOCK[0], MAX_THREADS_PER_BLOCK)  # an int block: CUDA's block.x and threads limits
 
 

@@ -401,5 +401,9 @@ from ptxjit.cli_trace import add_commands  # noqa: E402  (trace and profile: cli
 
 add_commands(main)
 
+from ptxjit.cli_check import add_commands as add_check_commands  # noqa: E402  (check: cli_check.py)
+
+add_check_commands(main)
+
 if __name__ == "__main__":
     main()

@@ -47,9 +47,9 @@ def check(kernel, grid, block, args=(), shared_mem: int = 0, tools=("memcheck",)
             kernel(g, b, args, shared_mem, timeout=timeout, checked=True)
         except (KernelFault, KernelDeadlock) as again:
             err = again
-        if isinstance(err, KernelFault):
-            return [fault_report(kernel, err, b)]
-        return [deadlock_report(kernel, err, b)]
+        r = fault_report(kernel, err, b) if isinstance(err, KernelFault) else deadlock_report(kernel, err, b)
+        r.extra["error"] = err  # PTXJIT_CHECK re-raises it: the program sees the launch fail as it would
+        return [r]
     L = Launch(kernel, g, b, tuple(args), t)
     out: list[Report] = []
     if "memcheck" in tools:

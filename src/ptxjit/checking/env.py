@@ -1,0 +1,77 @@
+"""PTXJIT_CHECK=memcheck,racecheck python app.py: every launch of an unmodified program runs under
+ptxjit.check.  Kernel.__call__ (api.py) reads the variable once at import and, when it is set, hands each
+plain launch here.  Reports are printed to stderr as they come, compute-sanitizer's ERROR SUMMARY at
+exit.  A launch that faults or deadlocks still raises as it would unchecked, after its report.
+PTXJIT_CHECK_PRINT_LIMIT=N prints at most N reports (the summary counts them all).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import threading
+
+from ptxjit.checking.core import check, tool_list
+from ptxjit.checking.report import PREFIX, Report, summary_line
+
+_active = threading.local()  # the check's own launches (the plain launch after a fault) run unchecked
+_lock = threading.Lock()
+_state: dict = {"errors": 0, "printed": 0, "registered": False, "tools": None, "spec": None}
+
+
+def _tools(spec: str) -> tuple[str, ...]:
+    if _state["spec"] != spec:
+        _state["tools"], _state["spec"] = tool_list(spec), spec
+    return _state["tools"]
+
+
+def checked_launch(kernel, spec: str, grid, block, args, shared_mem, timeout, checked, unchecked) -> bool:
+    """Run one launch under the tools PTXJIT_CHECK names; False when this launch is not to be checked (a
+    launch asked unchecked, or one the check itself makes): the caller then launches it plainly."""
+    if getattr(_active, "on", False) or unchecked or checked is False:
+        return False
+    tools = _tools(spec)
+    _active.on = True
+    try:
+        reports = check(kernel, grid, block, args, shared_mem, tools, timeout=timeout)
+    finally:
+        _active.on = False
+    record(reports)
+    for r in reports:
+        err = r.extra.get("error")
+        if err is not None:
+            raise err
+    return True
+
+
+def record(reports: list[Report]) -> None:
+    """Print reports as they come (up to the print limit) and count them for the summary at exit."""
+    limit = _print_limit()
+    with _lock:
+        if not _state["registered"]:
+            atexit.register(_summary)
+            _state["registered"] = True
+        for r in reports:
+            _state["errors"] += 1
+            if limit is None or _state["printed"] < limit:
+                _state["printed"] += 1
+                print(r.format(), file=sys.stderr, flush=True)
+
+
+def _print_limit() -> int | None:
+    v = os.environ.get("PTXJIT_CHECK_PRINT_LIMIT", "").strip()
+    return int(v) if v.isdigit() and int(v) > 0 else None
+
+
+def _summary() -> None:
+    n = _state["errors"]
+    if _state["printed"] < n:
+        print(f"{PREFIX}Printing limit reached: {n - _state['printed']} more reports not printed",
+              file=sys.stderr)
+    print(summary_line(n), file=sys.stderr, flush=True)
+
+
+def errors() -> int:
+    """Reports counted so far in this process."""
+    return int(_state["errors"])
