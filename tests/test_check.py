@@ -1,0 +1,290 @@
+"""ptxjit.check / `ptxjit check` / PTXJIT_CHECK (src/ptxjit/checking): compute-sanitizer's tools on the CPU.
+
+The corpus (tests/data/check/*.cu, compiled by regen.sh with nvcc -lineinfo; the tests read only the PTX)
+has one planted bug per kernel, marked in the .cu by a `// BUG: <kind>` comment on its line (and, for
+races, `// PEER` on the other access's line), and clean controls.  Expected lines come from those
+markers, expected threads and addresses from the kernels' code read by hand, never from the checker.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxjit
+from ptxjit.checking import TOOLS, Report, empty, format_reports, mark_initialized
+
+DATA = Path(__file__).parent / "data" / "check"
+BENCH = Path(__file__).parent.parent / "bench" / "kernels" / "ptx"
+ROOT = Path(__file__).parent.parent
+
+
+def kernel(name: str, fn: str | None = None) -> ptxjit.Kernel:
+    return ptxjit.Module.from_file(DATA / f"{name}.ptx").get_function(fn or name)
+
+
+def marker(name: str, tag: str) -> int:
+    """The 1-based line of the .cu that carries the marker comment `// <tag>`."""
+    lines = (DATA / f"{name}.cu").read_text().splitlines()
+    hits = [i + 1 for i, ln in enumerate(lines) if re.search(rf"//\s*{re.escape(tag)}\b", ln)]
+    assert len(hits) == 1, (name, tag, hits)
+    return hits[0]
+
+
+def bug_kind(name: str) -> str:
+    m = re.search(r"//\s*BUG: ([a-zA-Z -]+?)\s*$", (DATA / f"{name}.cu").read_text(), re.M)
+    assert m, name
+    return m.group(1)
+
+
+# (file, grid, block, args) of each buggy kernel; the tool that must find it
+def _oob_global():
+    return (np.arange(64, dtype=np.float32), np.zeros(64, np.float32), 64)
+
+
+BUGGY = {
+    "oob_global": ("memcheck", 1, 64, _oob_global),
+    "oob_shared": ("memcheck", 1, 64, lambda: (np.zeros(64, np.float32),)),
+    "oob_local": ("memcheck", 1, 32, lambda: (np.where(np.arange(32) == 5, 4000, 0).astype(np.int32),
+                                              np.zeros(32, np.int32))),
+    "misaligned": ("memcheck", 1, 32, lambda: (np.zeros(256, np.uint8), np.zeros(32, np.float32))),
+    "race_shared_raw": ("racecheck", 1, 128, lambda: (np.ones(128, np.float32), np.zeros(128, np.float32))),
+    "race_shared_war": ("racecheck", 1, 128, lambda: (np.ones(128, np.float32),)),
+    "race_shared_waw": ("racecheck", 2, 64, lambda: (np.ones(128, np.int32), np.zeros(2, np.int32))),
+    "race_global_cta": ("racecheck", 2, 64, lambda: (np.zeros(128, np.float32), np.zeros(128, np.float32))),
+    "race_global_grid": ("racecheck", 2, 64, lambda: (np.zeros(128, np.float32), np.zeros(128, np.float32))),
+    "sync_divergent": ("synccheck", 1, 64, lambda: (np.zeros(64, np.float32),)),
+    "sync_count": ("synccheck", 1, 96, lambda: (np.zeros(96, np.float32),)),
+    "init_shared": ("initcheck", 1, 128, lambda: (np.zeros(128, np.float32),)),
+    "init_local": ("initcheck", 1, 32, lambda: (np.arange(32, dtype=np.int32), np.zeros(32, np.int32))),
+}
+KINDS = {"out-of-bounds": "out-of-bounds", "misaligned": "misaligned", "race RAW": "race RAW",
+         "race WAR": "race WAR", "race WAW": "race WAW", "divergent barrier": "divergent barrier",
+         "barrier count mismatch": "barrier count mismatch", "uninitialized read": "uninitialized read"}
+
+
+@pytest.mark.parametrize("name", sorted(BUGGY))
+def test_each_bug_reported_once_at_its_line(name):
+    tool, grid, block, make = BUGGY[name]
+    reports = ptxjit.check(kernel(name), grid, block, make(), tools=TOOLS)  # every tool: still one report
+    assert len(reports) == 1, format_reports(reports)
+    r = reports[0]
+    assert isinstance(r, Report)
+    assert r.tool == tool and r.kind == KINDS[bug_kind(name)]
+    assert r.source == (f"{name}.cu", marker(name, "BUG"))
+    assert r.kernel == name and r.ptx_line is not None
+    assert r.warp == (r.thread[0] + block * r.thread[1]) // 32 and r.lane == r.thread[0] % 32
+    if r.kind.startswith("race"):
+        peer = marker(name, "BUG") if r.kind == "race WAW" else marker(name, "PEER")
+        assert r.other is not None and r.other.source == (f"{name}.cu", peer)
+        assert (r.other.thread, r.other.cta) != (r.thread, r.cta)
+    # the tool alone finds it too
+    assert [x.kind for x in ptxjit.check(kernel(name), grid, block, make(), tools=(tool,))] == [r.kind]
+
+
+def test_out_of_bounds_details():
+    a, out, n = _oob_global()
+    (r,) = ptxjit.check(kernel("oob_global"), 1, 64, (a, out, n))
+    # thread 63 (i = n - 1) reads in[64]: 256 bytes past the start of `in`
+    assert r.thread == (63, 0, 0) and r.cta == (0, 0, 0) and r.warp == 1 and r.lane == 31
+    assert r.address == a.ctypes.data + 256 and r.size == 4 and r.space == "global" and r.access == "read"
+    text = r.format()
+    assert text.splitlines()[0] == "========= Invalid __global__ read of size 4 bytes"
+    assert "=========     at oob_global in oob_global.cu:5 (PTX " in text
+    assert "=========     by thread (63,0,0) in block (0,0,0)" in text
+    assert all(ln.startswith("=========") for ln in text.splitlines())
+
+
+def test_local_read_far_past_its_end():
+    (r,) = ptxjit.check(kernel("oob_local"), 1, 32, BUGGY["oob_local"][3]())
+    assert r.thread == (5, 0, 0) and r.space == "local" and r.access == "read"  # idx[5] = 4000
+
+
+def test_shared_write_past_the_tile():
+    out = np.zeros(64, np.float32)
+    (r,) = ptxjit.check(kernel("oob_shared"), 1, 64, (out,))
+    assert r.thread == (63, 0, 0) and r.space == "shared" and r.access == "write" and r.address == 256
+
+
+def test_misaligned_folds_every_thread_into_one_report():
+    raw, out = np.zeros(256, np.uint8), np.zeros(32, np.float32)
+    (r,) = ptxjit.check(kernel("misaligned"), 1, 32, (raw, out))
+    assert r.count == 32 and r.thread == (0, 0, 0) and r.address == raw.ctypes.data + 2 and r.size == 4
+
+
+def test_uninitialized_shared_and_local_counts():
+    (r,) = ptxjit.check(kernel("init_shared"), 1, 128, (np.zeros(128, np.float32),), tools=("initcheck",))
+    assert r.count == 64 and r.thread == (64, 0, 0) and r.space == "shared" and r.address == 256
+    (r,) = ptxjit.check(kernel("init_local"), 1, 32, BUGGY["init_local"][3](), tools=("initcheck",))
+    assert r.count == 16 and r.thread == (16, 0, 0) and r.space == "local"  # buf[16..31] never written
+
+
+def test_uninitialized_global_buffer_across_launches():
+    n = 1000
+    buf = empty(n, np.float32)
+    out = np.zeros(n, np.float32)
+    assert ptxjit.check(kernel("init_global", "fill_half"), 4, 256, (buf, n), tools=("initcheck",)) == []
+    (r,) = ptxjit.check(kernel("init_global", "scale"), 4, 256, (buf, out, n), tools=("initcheck",))
+    assert r.source == ("init_global.cu", marker("init_global", "BUG")) and r.count == n - n // 2
+    assert r.thread == (244, 0, 0) and r.cta == (1, 0, 0)  # i = 500 = 256 + 244: the first unwritten element
+    assert r.address == buf.ptr + 4 * (n // 2)
+    np.testing.assert_array_equal(out[: n // 2], 2 * np.arange(n // 2, dtype=np.float32))
+    mark_initialized(buf)  # e.g. the host filled it
+    assert ptxjit.check(kernel("init_global", "scale"), 4, 256, (buf, out, n), tools=("initcheck",)) == []
+    # a plain NumPy array is initialized memory: nothing to report
+    assert ptxjit.check(kernel("init_global", "scale"), 4, 256, (np.ones(n, np.float32), out, n),
+                        tools=("initcheck",)) == []
+
+
+def test_race_inside_one_warp_without_syncwarp():
+    """One warp, no __syncwarp(): lanes are not lockstep since Volta, so the hazard is reported."""
+    (r,) = ptxjit.check(kernel("race_shared_raw"), 1, 32, (np.ones(32, np.float32), np.zeros(32, np.float32)),
+                        tools=("racecheck",))
+    assert r.kind == "race RAW" and r.warp == 0 and r.other.warp == 0
+
+
+def test_race_between_ctas_names_both_blocks():
+    (r,) = ptxjit.check(kernel("race_global_grid"), 2, 64, BUGGY["race_global_grid"][3](), tools=("racecheck",))
+    assert {r.cta, r.other.cta} == {(0, 0, 0), (1, 0, 0)} and r.space == "global"
+
+
+# --------------------------------------------------------------------------- clean controls, results
+def _clean_cases(rng):
+    x = rng.random(1000).astype(np.float32)
+    keys = rng.integers(0, 1000, 3000).astype(np.uint32)
+    return {
+        "clean_reduce": (4, 256, (x, np.zeros(1, np.float32), 1000),
+                         lambda a: np.testing.assert_allclose(a[1][0], x.sum(dtype=np.float64), rtol=1e-4)),
+        "clean_stencil": (3, 128, (x[:300].copy(), np.zeros(300, np.float32), 300),
+                          lambda a: np.testing.assert_allclose(
+                              a[1], 0.25 * np.r_[0, x[:299]] + 0.5 * x[:300] + 0.25 * np.r_[x[1:300], 0],
+                              rtol=1e-6)),
+        "clean_local": (1, 64, (np.arange(64, dtype=np.int32), np.zeros(64, np.int32)),
+                        lambda a: np.testing.assert_array_equal(a[1], np.arange(64) * (np.arange(64) & 15))),
+        "clean_histogram": (4, 128, (keys, np.zeros(64, np.uint32), 3000),
+                            lambda a: np.testing.assert_array_equal(a[1], np.bincount(keys & 63, minlength=64))),
+        "clean_warp": (1, 64, (np.arange(64, dtype=np.int32), np.zeros(64, np.int32)),
+                       lambda a: np.testing.assert_array_equal(
+                           a[1], (np.arange(64) ^ 1)[(np.arange(64) + 1) % 32 + np.arange(64) // 32 * 32] + 1)),
+    }
+
+
+@pytest.mark.parametrize("name", ["clean_reduce", "clean_stencil", "clean_local", "clean_histogram", "clean_warp"])
+def test_clean_controls_have_no_report_and_run_once(name):
+    grid, block, args, verify = _clean_cases(np.random.default_rng(3))[name]
+    assert ptxjit.check(kernel(name), grid, block, args, tools=TOOLS) == []
+    verify(args)  # the arrays end as one launch leaves them (clean_reduce/histogram accumulate: run once)
+
+
+def test_arrays_end_as_one_launch_leaves_them():
+    x = np.arange(128, dtype=np.float32)
+    out, plain = np.zeros(128, np.float32), np.zeros(128, np.float32)
+    ptxjit.check(kernel("race_shared_raw"), 1, 128, (x, out), tools=TOOLS)
+    kernel("race_shared_raw")(1, 128, (x, plain))  # a racy kernel: what ptxjit's own schedule gives
+    np.testing.assert_array_equal(out, plain)
+    d = np.zeros(96, np.float32)
+    ptxjit.check(kernel("sync_count"), 1, 96, (d,), tools=("synccheck",))
+    np.testing.assert_array_equal(d, 3.0)
+
+
+class _Checked:
+    """Stands in for a Kernel in the benchmark suite's launch code: every launch runs ptxjit.check."""
+
+    def __init__(self, k: ptxjit.Kernel) -> None:
+        self.k = k
+        self.reports: list[Report] = []
+        self.launches = 0
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        self.launches += 1
+        self.reports += ptxjit.check(self.k, grid, block, args, shared_mem, tools=TOOLS)
+
+
+@pytest.mark.parametrize("name", ["vadd", "saxpy", "dot", "sgemm", "jacobi", "histogram", "transpose", "nbody",
+                                  "blackscholes", "bitonic", "scan"])
+def test_bench_kernels_have_no_report(name):
+    sys.path.insert(0, str(ROOT / "bench"))
+    from ptxbench.suite import CASES
+
+    case = CASES[name]
+    n = case.sizes["tiny"]
+    d = case.make(n, np.random.default_rng(0))
+    expected = case.reference(d)
+    checked = _Checked(ptxjit.Module.from_file(BENCH / f"{name}.ptx").get_function(name))
+    case.ptxjit(checked, d, n)()
+    assert checked.launches and checked.reports == [], format_reports(checked.reports)
+    assert case.check(d, expected) == []
+
+
+# --------------------------------------------------------------------------- text, CLI, PTXJIT_CHECK
+def test_summary_and_print_limit():
+    reports = [ptxjit.check(kernel(n), BUGGY[n][1], BUGGY[n][2], BUGGY[n][3](), tools=TOOLS)[0]
+               for n in ("oob_global", "sync_divergent", "init_shared")]
+    text = format_reports(reports, print_limit=2)
+    assert text.endswith("========= ERROR SUMMARY: 3 errors")
+    assert "Printing limit reached: 1 more reports not printed" in text
+    assert "Uninitialized __shared__" not in text and "Divergent thread(s) in block" in text
+    assert format_reports([]) == "========= ERROR SUMMARY: 0 errors"
+
+
+def test_bad_tool_name():
+    with pytest.raises(ValueError, match="tools must be"):
+        ptxjit.check(kernel("clean_local"), 1, 32, (np.zeros(32, np.int32), np.zeros(32, np.int32)),
+                     tools=("memchek",))
+
+
+def test_cli_check():
+    from click.testing import CliRunner
+
+    from ptxjit.cli import main
+
+    runner = CliRunner()
+    args = ["check", "--tool", "racecheck", "--tool", "initcheck", str(DATA / "race_shared_raw.ptx"),
+            "race_shared_raw", "--grid", "1", "--block", "128", "--arg", "rand:float32:128",
+            "--arg", "zeros:float32:128"]
+    res = runner.invoke(main, args + ["--error-exitcode", "7"])
+    assert res.exit_code == 7, res.output
+    assert "Error: Race reported between Write access at race_shared_raw in race_shared_raw.cu:5" in res.output
+    assert "and Read access at race_shared_raw in race_shared_raw.cu:6" in res.output
+    assert res.output.rstrip().endswith("ERROR SUMMARY: 1 error")
+    assert runner.invoke(main, args).exit_code == 0  # no --error-exitcode: 0, as compute-sanitizer
+    clean = runner.invoke(main, ["check", "--tool", "memcheck,synccheck", str(DATA / "clean_local.ptx"),
+                                 "clean_local", "--block", "32", "--arg", "arange:int32:32", "--arg",
+                                 "zeros:int32:32", "--error-exitcode", "7"])
+    assert clean.exit_code == 0 and "ERROR SUMMARY: 0 errors" in clean.output
+    bad = runner.invoke(main, ["check", "--tool", "nope", str(DATA / "clean_local.ptx"), "clean_local"])
+    assert bad.exit_code == 2 and "--tool" in bad.output
+
+
+def test_env_checks_every_launch_of_an_unmodified_program(tmp_path):
+    app = tmp_path / "app.py"
+    app.write_text(f"""
+import numpy as np, ptxjit
+k = ptxjit.Module.from_file({str(DATA / 'race_shared_raw.ptx')!r}).get_function('race_shared_raw')
+out = np.zeros(128, np.float32)
+k(1, 128, (np.arange(128, dtype=np.float32), out))
+print('result', int(out[0]), int(out[127]))
+k2 = ptxjit.Module.from_file({str(DATA / 'oob_global.ptx')!r}).get_function('oob_global')
+try:
+    k2(1, 64, (np.ones(64, np.float32), np.zeros(64, np.float32), 64))
+except ptxjit.KernelFault:
+    print('fault raised')
+c = ptxjit.Module.from_file({str(DATA / 'clean_local.ptx')!r}).get_function('clean_local')
+c(1, 32, (np.arange(32, dtype=np.int32), np.zeros(32, np.int32)))
+""")
+    env = {**os.environ, "PTXJIT_CHECK": "memcheck,racecheck"}
+    res = subprocess.run([sys.executable, str(app)], capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n")[:2] == ["result 1 0", "fault raised"]  # the program runs as it would
+    assert res.stderr.count("Error: Race reported") == 1
+    assert res.stderr.count("Invalid __global__ read of size 4 bytes") == 1
+    assert res.stderr.rstrip().endswith("========= ERROR SUMMARY: 2 errors")
+    plain = subprocess.run([sys.executable, str(app)], capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if k != "PTXJIT_CHECK"}, timeout=120)
+    assert plain.returncode == 0 and "=========" not in plain.stderr
