@@ -19,7 +19,17 @@ import weakref
 
 import numpy as np
 
-from ptxjit.checking.records import SP_GENERIC, SP_GLOBAL, SP_LOCAL, SP_SHARED, Accesses, Launch, dense, expand
+from ptxjit.checking.records import (
+    SP_GENERIC,
+    SP_GLOBAL,
+    SP_LOCAL,
+    SP_SHARED,
+    Accesses,
+    Launch,
+    dense,
+    expand,
+    group_min,
+)
 from ptxjit.checking.report import Report, parse_source
 from ptxjit.instrument.probes import KIND_LOAD, KIND_STORE
 
@@ -87,26 +97,31 @@ def _written_before(a: Accesses, row: np.ndarray, loc: np.ndarray, scope: np.nda
     within `scope` (CTA for shared, thread for local, launch for global)."""
     kind = a.kind[row]
     is_w = kind != KIND_LOAD
-    cta, epoch, tid, seq = a.cta[row], a.epoch[row], a.tid[row], a.seq[row]
-    big = np.iinfo(np.int64).max
-    # same thread, earlier in program order
-    th, nth = dense(scope, cta, tid, loc)
-    first_seq = np.full(nth, big, np.int64)
-    np.minimum.at(first_seq, th[is_w], seq[is_w])
-    done = first_seq[th] < seq
-    if by_thread_only:
-        return done
-    # the CTA in an earlier epoch
-    ce, nce = dense(scope, cta, loc)
-    first_epoch = np.full(nce, big, np.int64)
-    np.minimum.at(first_epoch, ce[is_w], epoch[is_w])
-    done |= first_epoch[ce] < epoch
-    # another thread of the CTA in the same epoch
-    g, ng = dense(scope, cta, epoch, loc)
-    gt, ngt = dense(g, tid)
-    total = np.bincount(g[is_w], minlength=ng)
-    own = np.bincount(gt[is_w], minlength=ngt)
-    done |= total[g] > own[gt]
+    cta, epoch = a.cta[row], a.epoch[row]
+    done = np.zeros(len(row), bool)
+    sub = np.arange(len(row))
+    if not by_thread_only:
+        # the CTA wrote it in an earlier epoch: the common case (write, __syncthreads(), read), and a
+        # test on a small key; only the reads it leaves open, and the writes where they read, go on
+        ce, nce = dense(scope, cta, loc)
+        first_epoch = group_min(ce[is_w], epoch[is_w], nce)
+        done = first_epoch[ce] < epoch
+        need = np.zeros(nce, bool)
+        need[ce[(kind != KIND_STORE) & ~done]] = True
+        sub = np.flatnonzero(need[ce])
+        if not len(sub):
+            return done
+    r, w = row[sub], is_w[sub]
+    cta, epoch, tid, seq, lsub, ssub = a.cta[r], a.epoch[r], a.tid[r], a.seq[r], loc[sub], scope[sub]
+    # the same thread, earlier in program order
+    th, nth = dense(ssub, cta, tid, lsub)
+    late = group_min(th[w], seq[w], nth)[th] < seq
+    if not by_thread_only:
+        # another thread of the CTA in the same epoch
+        g, ng = dense(ssub, cta, epoch, lsub)
+        gt, ngt = dense(g, tid)
+        late |= np.bincount(g[w], minlength=ng)[g] > np.bincount(gt[w], minlength=ngt)[gt]
+    done[sub] |= late
     return done
 
 

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-from ptxjit.checking.records import ACCESS_NAMES, SP_CONST, SP_OTHER, SPACES, Launch
+from ptxjit.checking.records import ACCESS_NAMES, SP_CONST, SP_OTHER, SPACES, Launch, space_code
 from ptxjit.checking.report import Report, parse_source, unlinear
 from ptxjit.errors import KernelFault
 
@@ -61,16 +61,20 @@ def fault_report(kernel, fault: KernelFault, block) -> Report:
 def misaligned(L: Launch) -> list[Report]:
     """Accesses whose address is not a multiple of their natural alignment (the largest power of two
     dividing the size, at most 16), one report per PTX site with its first occurrence as the example."""
-    a = L.accesses()
-    if not len(a):
+    r = L.trace.records("memory")  # only site and address: no column of the other fields is built
+    if not len(r) or not L.plan.memory:
         return []
-    align = a.size & -a.size  # lowest set bit: 4 for f32, 16 for v4.f32, 8 for v2.f32 ...
-    align = np.minimum(np.maximum(align, 1), 16)
-    bad = (a.addr & (align - 1)) != 0
-    bad &= (a.space != SP_CONST) & (a.space != SP_OTHER)
-    rows = np.flatnonzero(bad)
+    sites = L.plan.memory
+    ssize = np.array([s.size for s in sites], np.int64)
+    salign = np.minimum(np.maximum(ssize & -ssize, 1), 16)  # lowest set bit: 4 for f32, 16 for v4.f32
+    checked = np.array([space_code(s.space) not in (SP_CONST, SP_OTHER) for s in sites], bool)
+    mask = np.where(checked, salign - 1, 0).astype(np.uint64)
+    site = r["site"]
+    rows = np.flatnonzero(r["addr"] & mask[site])
     if not len(rows):
         return []
+    a = L.accesses()
+    align = salign[a.site]
     sites, first, counts = np.unique(a.site[rows], return_index=True, return_counts=True)
     out = []
     for s, i, n in zip(sites.tolist(), rows[first].tolist(), counts.tolist(), strict=True):

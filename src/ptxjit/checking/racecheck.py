@@ -48,19 +48,28 @@ def racecheck(L: Launch) -> list[Report]:
     a = L.accesses()
     if not len(a):
         return []
-    glob = L.kernel.module.globals
-    ranges = [(int(glob.ctypes.data), int(glob.ctypes.data) + glob.nbytes)] if glob.nbytes else []
-    known = L.in_args(a.addr, a.size) >= 0
-    for lo, hi in ranges:
-        known |= (a.addr >= lo) & (a.addr + a.size <= hi)
+    caddr, known = _compact_addresses(L, a)
     is_sh = a.space == SP_SHARED
     is_gl = (a.space == SP_GLOBAL) | ((a.space == SP_GENERIC) & known)
     keep = np.flatnonzero(is_sh | is_gl)
     if not len(keep):
         return []
-    row, loc = expand(a.addr[keep], a.size[keep])
+    row, loc = expand(np.where(is_sh, a.addr, caddr)[keep], a.size[keep])
     row = keep[row]
     spc = is_gl[row].astype(np.int64)  # 0 shared, 1 global: separate address spaces
+    # a location can race only if two threads access it and one writes: most are one thread's own, and
+    # this test needs no sort (compact locations: a table lookup), so the rest works on the few left
+    g, ng = dense(spc, loc)
+    thread = a.cta[row] * L.nthreads + a.tid[row]
+    kind = a.kind[row]
+    store = np.bincount(g, weights=(kind == KIND_STORE), minlength=ng) > 0
+    atom = np.bincount(g, weights=(kind == KIND_ATOMIC), minlength=ng) > 0
+    load = np.bincount(g, weights=(kind == KIND_LOAD), minlength=ng) > 0
+    may = (group_min(g, thread, ng) != group_max(g, thread, ng)) & (store | (atom & load))
+    sel = np.flatnonzero(may[g])
+    if not len(sel):
+        return []
+    row, loc, spc = row[sel], loc[sel], spc[sel]
     found: list[tuple[np.ndarray, np.ndarray]] = []
     found.append(_within_cta(a, row, spc, loc))
     gsel = np.flatnonzero(spc == 1)
@@ -69,6 +78,35 @@ def racecheck(L: Launch) -> list[Report]:
     first = np.concatenate([f[0] for f in found])
     second = np.concatenate([f[1] for f in found])
     return _reports(L, a, first, second)
+
+
+def _compact_addresses(L: Launch, a: Accesses) -> tuple[np.ndarray, np.ndarray]:
+    """Per access: its address as an offset into the launch's known global memory laid end to end (the
+    argument arrays, then the module's globals), so that locations span only the bytes the launch owns;
+    and whether it lies in that memory.  Other addresses keep their value (above every offset)."""
+    glob = L.kernel.module.globals
+    ranges = sorted([(s, e) for s, e, _, _ in L.arg_ranges()]
+                    + ([(int(glob.ctypes.data), int(glob.ctypes.data) + glob.nbytes)] if glob.nbytes else []))
+    merged: list[list[int]] = []
+    for lo, hi in ranges:  # arrays may overlap (views): merge them
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    if not merged:
+        return a.addr, np.zeros(len(a), bool)
+    starts = np.array([m[0] for m in merged], np.int64)
+    ends = np.array([m[1] for m in merged], np.int64)
+    # end to end with 16 bytes of slack each, each start moved to its address's alignment modulo 16 (the
+    # granules of records.expand stay exact)
+    base = np.cumsum(np.r_[0, (ends - starts + 16)[:-1]]).astype(np.int64)
+    base += (starts - base) % 16
+    j = np.searchsorted(starts, a.addr, side="right") - 1
+    jj = np.maximum(j, 0)
+    inside = (j >= 0) & (a.addr + a.size <= ends[jj])
+    total = int(base[-1] + ends[-1] - starts[-1]) + 16
+    caddr = np.where(inside, base[jj] + (a.addr - starts[jj]), a.addr + total)
+    return caddr, inside
 
 
 def _writes(kind: np.ndarray) -> np.ndarray:

@@ -196,7 +196,7 @@ def granule(addr: np.ndarray, size: np.ndarray) -> int:
     it overlap exactly when the accesses overlap."""
     if not len(addr):
         return 1
-    bits = np.bitwise_or.reduce(addr | size)
+    bits = int(np.bitwise_or.reduce(addr)) | int(np.bitwise_or.reduce(size))
     g = 1
     while g < 16 and not bits & g:
         g <<= 1
@@ -206,6 +206,8 @@ def granule(addr: np.ndarray, size: np.ndarray) -> int:
 def expand(addr: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each access as the granules it covers: (row of the access, granule index), one entry per granule."""
     g = granule(addr, size)
+    if len(size) and int(size.max()) <= g:  # one granule each (accesses of one size): no expansion
+        return np.arange(len(addr), dtype=np.int64), addr // g
     units = np.maximum(size // g, 1)
     row = np.repeat(np.arange(len(addr), dtype=np.int64), units)
     first = np.cumsum(units) - units
