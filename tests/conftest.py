@@ -7,3 +7,26 @@ import tempfile
 
 # set before any test imports ptxjit's cache users; tests needing their own directory monkeypatch it
 os.environ.setdefault("PTXJIT_CACHE_DIR", tempfile.mkdtemp(prefix="ptxjit-test-cache-"))
+
+
+# PTXJIT_TEST_TRACE=1: every launch made by the tests runs through ptxjit.trace with every record type
+# (tests/test_trace_corpus.py runs the corpus tests so): the tests' own checks then show that traced
+# launches compute what plain ones do, and each launch checks that the counting run sized every buffer
+# exactly.
+if os.environ.get("PTXJIT_TEST_TRACE"):
+    import ptxjit
+    from ptxjit.api import Kernel
+
+    _plain_call = Kernel.__call__
+
+    def _traced_call(self, grid, block, args=(), shared_mem=0, timeout=None, checked=None, unchecked=False,
+                     probes=None):
+        if probes is not None:  # ptxjit.trace's own launches
+            return _plain_call(self, grid, block, args, shared_mem, timeout, checked, unchecked, probes)
+        t = ptxjit.trace(self, grid, block, args, shared_mem, records=ptxjit.instrument.RECORD_TYPES,
+                         timeout=timeout, checked=checked, unchecked=unchecked)
+        assert t.counts() == t.capacity(), (self.name, t.counts(), t.capacity())
+        assert not any(t.dropped().values()), (self.name, t.dropped())
+        return None
+
+    Kernel.__call__ = _traced_call

@@ -7,6 +7,7 @@ never from the instrumentation itself.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -481,3 +482,14 @@ def test_bench_kernels_traced_with_every_record_type(name):
         assert t.counts() == t.capacity() and not any(t.dropped().values())
         per_block = np.bincount(t.records("blocks")["site"], minlength=len(t.block_counts))
         np.testing.assert_array_equal(per_block, t.block_counts)
+
+
+def test_device_printf_prints_once(capfd):
+    """The counting run is muted: a traced kernel's printf output appears once, as one launch's."""
+    n = 20
+    x = np.arange(n, dtype=np.float32)
+    capfd.readouterr()
+    ptxjit.trace(kernel("printf", "printf_kernel"), cdiv(n, 16), 16, (x, n), records=("blocks",))
+    sys.stdout.flush()
+    lines = capfd.readouterr().out.splitlines()
+    assert sorted(int(ln.split()[0][4:]) for ln in lines) == list(range(n))  # "tid=%d ...", each once

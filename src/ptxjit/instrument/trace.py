@@ -84,6 +84,7 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     as one launch leaves them.  `_generic` uses the translation for any block shape (per-thread
     scheduler; for tests)."""
     from ptxjit.api import _dims
+    from ptxjit.runtime import printf
     from ptxjit.runtime.launch import worker_count
 
     recs = _records(records)
@@ -99,8 +100,9 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     t1 = time.perf_counter()
     cb = CountBuffers(plan, nworkers, nctas, nthreads)
     try:
-        kernel(g, b, args, shared_mem, timeout=timeout, checked=checked, unchecked=unchecked,
-               probes=ProbeLaunch(ProbeSpec(plan, "count", recs, _generic), cb.table))
+        with printf.muted():  # the traced run prints it
+            kernel(g, b, args, shared_mem, timeout=timeout, checked=checked, unchecked=unchecked,
+                   probes=ProbeLaunch(ProbeSpec(plan, "count", recs, _generic), cb.table))
     finally:
         t2 = time.perf_counter()
         snap.restore()

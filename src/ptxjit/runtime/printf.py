@@ -224,6 +224,24 @@ def _convert(conv: str, flags: str, width: int | None, prec: int | None, length:
     return spec("s", flags.replace("#", "").replace("0", ""), None) % hex(ptr)
 
 
+_muted = 0  # > 0: output is dropped (muted())
+
+
+@contextlib.contextmanager
+def muted() -> Iterator[None]:
+    """Drop device printf output while this is active: ptxjit.trace's counting run must not print what
+    the traced run prints again.  (Process-wide: a launch running concurrently in another Python thread
+    is muted too.)"""
+    global _muted
+    with _lock:
+        _muted += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _muted -= 1
+
+
 @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 def printf_callback(fmt: int, args: int) -> int:
     try:
@@ -233,8 +251,9 @@ def printf_callback(fmt: int, args: int) -> int:
         else:
             s = format_cuda(raw, args or 0)
         with _lock:
-            sys.stdout.write(s)
-            sys.stdout.flush()
+            if not _muted:
+                sys.stdout.write(s)
+                sys.stdout.flush()
         return len(s)
     except BaseException as e:  # never let an exception cross into native code
         try:
