@@ -174,7 +174,7 @@ def _global(L: Launch, a: Accesses, tracked, reads: np.ndarray) -> np.ndarray:
     if not len(sel):
         return np.zeros(0, np.int64)
     # bytes, exactly (tracked buffers are few; their accesses are expanded byte by byte)
-    units = a.size[sel]
+    units = a.size[sel].astype(np.int64)
     row = np.repeat(sel, units)
     buf = np.repeat(j, units)
     off = a.addr[row] - starts[buf] + (np.arange(len(row)) - np.repeat(np.cumsum(units) - units, units))

@@ -33,10 +33,12 @@ from ptxjit.checking.records import (
     WARP,
     Accesses,
     Launch,
+    compact,
     dense,
     expand,
     group_max,
     group_min,
+    radix,
 )
 from ptxjit.checking.report import Report, parse_source
 from ptxjit.instrument.probes import KIND_ATOMIC, KIND_LOAD, KIND_STORE
@@ -59,8 +61,21 @@ def racecheck(L: Launch) -> list[Report]:
     spc = is_gl[row].astype(np.int64)  # 0 shared, 1 global: separate address spaces
     # a location can race only if two threads access it and one writes: most are one thread's own, and
     # this test needs no sort (compact locations: a table lookup), so the rest works on the few left
-    g, ng = dense(spc, loc)
-    thread = a.cta[row] * L.nthreads + a.tid[row]
+    # shared: per CTA epoch already (its offsets are reused by every CTA); global: any CTA, any epoch.
+    # Keys of the two spaces laid side by side keep the key range the sum of theirs (a table, no sort)
+    sh = spc == 0
+    keys = np.zeros(len(row), np.int64)
+    card = 0
+    if sh.any():
+        ks, card = radix(a.cta[row[sh]], a.epoch[row[sh]], loc[sh])
+        keys[sh] = ks
+    if not sh.all():
+        lg = loc[~sh]
+        lo = int(lg.min())
+        keys[~sh] = card + (lg - lo)
+        card += int(lg.max()) - lo + 1
+    g, ng = compact(keys, card)
+    thread = a.cta[row].astype(np.int64) * L.nthreads + a.tid[row]
     kind = a.kind[row]
     store = np.bincount(g, weights=(kind == KIND_STORE), minlength=ng) > 0
     atom = np.bincount(g, weights=(kind == KIND_ATOMIC), minlength=ng) > 0

@@ -25,16 +25,16 @@ def space_code(space: str) -> int:
 @dataclass
 class Accesses:
     """Memory accesses (one row per record, trace order) with their site's attributes."""
-    cta: np.ndarray     # int64 linear CTA index
-    epoch: np.ndarray   # int64 CTA barriers passed
-    tid: np.ndarray     # int64 linear thread index in the CTA
-    seq: np.ndarray     # int64 per-thread program order (shared by every record type)
+    cta: np.ndarray     # uint32 linear CTA index
+    epoch: np.ndarray   # uint32 CTA barriers passed
+    tid: np.ndarray     # uint16 linear thread index in the CTA
+    seq: np.ndarray     # uint32 per-thread program order (shared by every record type)
     site: np.ndarray    # int64 memory site
     addr: np.ndarray    # int64 (host address; shared/local: offset)
-    size: np.ndarray    # int64 bytes
-    space: np.ndarray   # int64 space code (SPACES)
-    kind: np.ndarray    # int64 KIND_LOAD / KIND_STORE / KIND_ATOMIC
-    wepoch: np.ndarray  # int64 warp barriers (bar.warp.sync / __syncwarp) the thread had passed
+    size: np.ndarray    # int32 bytes
+    space: np.ndarray   # int8 space code (SPACES)
+    kind: np.ndarray    # int8 KIND_LOAD / KIND_STORE / KIND_ATOMIC
+    wepoch: np.ndarray  # int warp barriers (bar.warp.sync / __syncwarp) the thread had passed
 
     def __len__(self) -> int:
         return len(self.cta)
@@ -65,18 +65,18 @@ class Launch:
         return self._acc
 
     def _build(self) -> Accesses:
+        # narrow columns (views of the records, small site tables): a trace holds millions of accesses and
+        # every int64 copy costs memory bandwidth; arithmetic that could overflow them casts first
         r = self.trace.records("memory")
-        sites = self.plan.memory
+        sites = self.plan.memory or [None]
         site = r["site"].astype(np.int64)
-        ssize = np.array([s.size for s in sites], np.int64)
-        sspace = np.array([space_code(s.space) for s in sites], np.int64)
-        skind = np.array([s.kind for s in sites], np.int64)
-        cta, tid, seq = (r[k].astype(np.int64) for k in ("cta", "tid", "seq"))
+        ssize = np.array([s.size if s else 0 for s in sites], np.int32)
+        sspace = np.array([space_code(s.space) if s else 0 for s in sites], np.int8)
+        skind = np.array([s.kind if s else 0 for s in sites], np.int8)
+        cta, tid, seq = r["cta"], r["tid"], r["seq"]
         wepoch = self._warp_epochs(cta, tid, seq)
-        if not len(sites):
-            ssize = sspace = skind = np.zeros(1, np.int64)
-        return Accesses(cta, r["epoch"].astype(np.int64), tid, seq, site, r["addr"].view(np.int64).copy(),
-                        ssize[site], sspace[site], skind[site], wepoch)
+        return Accesses(cta, r["epoch"], tid, seq, site, r["addr"].view(np.int64), ssize[site], sspace[site],
+                        skind[site], wepoch)
 
     def barrier_records(self) -> np.ndarray:
         return self.trace.records("barriers")
@@ -85,18 +85,18 @@ class Launch:
         """Per access: how many warp barriers (bar.warp.sync) its thread had passed before it.  Two
         accesses of one warp in different warp epochs are ordered by a __syncwarp() both passed."""
         if "barriers" not in self.trace.record_types or not len(cta):
-            return np.zeros(len(cta), np.int64)
+            return np.zeros(len(cta), np.int32)
         b = self.trace.records("barriers")
         warp_sites = np.array([s.kind == KIND_WARP and self.instr(s).opcode in ("bar", "barrier")
                                for s in self.plan.barriers] or [False], bool)
         b = b[warp_sites[b["site"].astype(np.int64)]] if len(b) else b
         if not len(b):
-            return np.zeros(len(cta), np.int64)
-        thread = lambda c, t: c * self.nthreads + t  # noqa: E731
+            return np.zeros(len(cta), np.int32)
+        thread = lambda c, t: c.astype(np.int64) * self.nthreads + t  # noqa: E731
         bkey = np.sort((thread(b["cta"].astype(np.int64), b["tid"].astype(np.int64)) << 32)
                        | b["seq"].astype(np.int64))
         g = thread(cta, tid) << 32
-        return np.searchsorted(bkey, g | seq) - np.searchsorted(bkey, g)
+        return np.searchsorted(bkey, g | seq.astype(np.int64)) - np.searchsorted(bkey, g)
 
     def instr(self, site):
         return self.kernel.module.ir.functions[site.function].body[site.stmt]
@@ -150,25 +150,32 @@ class Launch:
 # ---------------------------------------------------------------------------------------- grouping
 def dense(*cols: np.ndarray) -> tuple[np.ndarray, int]:
     """Dense ids 0..n-1 of the distinct tuples of the columns (equal tuples, equal ids), and n."""
+    ids, card = radix(*cols)
+    return compact(ids, card) if len(ids) else (ids, 0)
+
+
+def radix(*cols: np.ndarray) -> tuple[np.ndarray, int]:
+    """The tuples of the columns as single int64 keys (mixed radix over each column's range, compacted
+    where the product would overflow), and the bound of the keys."""
     n = len(cols[0]) if cols else 0
     ids = np.zeros(n, np.int64)
     if not n:
-        return ids, 0
+        return ids, 1
     card = 1
     for c in cols:  # mixed radix over each column's range: no sort while the product fits in 62 bits
         lo, hi = int(c.min()), int(c.max())
         span = hi - lo + 1
         if card * span >= 1 << 62:  # compact what we have first (a sort), then go on
-            ids, card = _compact(ids, card)
+            ids, card = compact(ids, card)
         if card * span >= 1 << 62:
             u, inv = np.unique(c, return_inverse=True)
             c, lo, span = inv.reshape(-1), 0, len(u)
         ids = ids * span + (c - lo)
         card *= span
-    return _compact(ids, card)
+    return ids, card
 
 
-def _compact(ids: np.ndarray, card: int) -> tuple[np.ndarray, int]:
+def compact(ids: np.ndarray, card: int) -> tuple[np.ndarray, int]:
     """ids (each < card) renumbered 0..k-1 in the same order: a table lookup when card is small, else a sort."""
     if card <= 4 * len(ids) + (1 << 16):
         present = np.zeros(card, bool)
@@ -208,7 +215,7 @@ def expand(addr: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     g = granule(addr, size)
     if len(size) and int(size.max()) <= g:  # one granule each (accesses of one size): no expansion
         return np.arange(len(addr), dtype=np.int64), addr // g
-    units = np.maximum(size // g, 1)
+    units = np.maximum(size // g, 1).astype(np.int64)
     row = np.repeat(np.arange(len(addr), dtype=np.int64), units)
     first = np.cumsum(units) - units
     within = np.arange(len(row), dtype=np.int64) - np.repeat(first, units)
