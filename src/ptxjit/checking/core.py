@@ -25,6 +25,27 @@ def tool_list(tools) -> tuple[str, ...]:
     return got
 
 
+def _records(kernel, block, tools: tuple[str, ...]) -> tuple[str, ...]:
+    """The record types the tools need: "memory" for memcheck, racecheck, initcheck; "barriers" for
+    synccheck, and for racecheck when the kernel has warp barriers (its warp epochs).  Fewer types, a
+    cheaper trace."""
+    from ptxjit.instrument.probes import KIND_WARP
+    from ptxjit.instrument.trace import kernel_plan
+
+    need = set()
+    if {"memcheck", "racecheck", "initcheck"} & set(tools):
+        need.add("memory")
+    if "synccheck" in tools:
+        need.add("barriers")
+    elif "racecheck" in tools:
+        plan = kernel_plan(kernel, None, ("barriers",))
+        fns = kernel.module.ir.functions
+        if any(s.kind == KIND_WARP and fns[s.function].body[s.stmt].opcode in ("bar", "barrier")
+               for s in plan.barriers):
+            need.add("barriers")
+    return tuple(r for r in ("memory", "barriers") if r in need)
+
+
 def check(kernel, grid, block, args=(), shared_mem: int = 0, tools=("memcheck",), *,
           timeout: float | None = None) -> list[Report]:
     """Run `kernel(grid, block, args, shared_mem)` once under the given tools ("memcheck", "racecheck",
@@ -38,7 +59,7 @@ def check(kernel, grid, block, args=(), shared_mem: int = 0, tools=("memcheck",)
 
     tools = tool_list(tools)
     g, b = _dims(grid, "grid"), _dims(block, "block")
-    records = ("memory", "barriers") if {"racecheck", "synccheck"} & set(tools) else ("memory",)
+    records = _records(kernel, b, tools)
     try:
         t = trace(kernel, g, b, args, shared_mem, records=records, timeout=timeout, checked=True, strict=False)
     except (KernelFault, KernelDeadlock) as first:
