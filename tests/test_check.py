@@ -61,12 +61,14 @@ BUGGY = {
     "race_global_grid": ("racecheck", 2, 64, lambda: (np.zeros(128, np.float32), np.zeros(128, np.float32))),
     "sync_divergent": ("synccheck", 1, 64, lambda: (np.zeros(64, np.float32),)),
     "sync_count": ("synccheck", 1, 96, lambda: (np.zeros(96, np.float32),)),
+    "sync_warp_mask": ("synccheck", 1, 64, lambda: (np.arange(64, dtype=np.int32), np.zeros(64, np.int32))),
     "init_shared": ("initcheck", 1, 128, lambda: (np.zeros(128, np.float32),)),
     "init_local": ("initcheck", 1, 32, lambda: (np.arange(32, dtype=np.int32), np.zeros(32, np.int32))),
 }
 KINDS = {"out-of-bounds": "out-of-bounds", "misaligned": "misaligned", "race RAW": "race RAW",
          "race WAR": "race WAR", "race WAW": "race WAW", "divergent barrier": "divergent barrier",
-         "barrier count mismatch": "barrier count mismatch", "uninitialized read": "uninitialized read"}
+         "barrier count mismatch": "barrier count mismatch", "warp collective mask": "warp collective mask",
+         "uninitialized read": "uninitialized read"}
 
 
 @pytest.mark.parametrize("name", sorted(BUGGY))
@@ -147,6 +149,13 @@ def test_race_inside_one_warp_without_syncwarp():
     (r,) = ptxjit.check(kernel("race_shared_raw"), 1, 32, (np.ones(32, np.float32), np.zeros(32, np.float32)),
                         tools=("racecheck",))
     assert r.kind == "race RAW" and r.warp == 0 and r.other.warp == 0
+
+
+def test_warp_collective_mask_names_the_missing_lanes():
+    """A full-mask shuffle only lanes 0-15 of each warp execute; the source line is the user's, where the
+    intrinsic from sm_30_intrinsics.hpp was inlined (`.loc ... inlined_at`)."""
+    (r,) = ptxjit.check(kernel("sync_warp_mask"), 1, 64, BUGGY["sync_warp_mask"][3](), tools=("synccheck",))
+    assert r.count == 2 and "lanes 16-31" in r.detail and r.source == ("sync_warp_mask.cu", 7)
 
 
 def test_race_between_ctas_names_both_blocks():

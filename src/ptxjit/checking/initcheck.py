@@ -30,7 +30,7 @@ from ptxjit.checking.records import (
     expand,
     group_min,
 )
-from ptxjit.checking.report import Report, parse_source
+from ptxjit.checking.report import Report
 from ptxjit.instrument.probes import KIND_LOAD, KIND_STORE
 
 # uninitialized buffers: id of the array object (NumPy or DeviceArray; NumPy arrays are not hashable) ->
@@ -154,7 +154,7 @@ def initcheck(L: Launch) -> list[Report]:
                     "local": "the thread never wrote it before"}.get(space, "it lies in an uninitialized buffer "
                                                                            "no kernel wrote")
             out.append(Report("uninitialized read", "initcheck", L.name, w["cta"], w["thread"], w["warp"],
-                              w["lane"], site.line, parse_source(site.source), int(a.addr[i]), int(a.size[i]),
+                              w["lane"], site.line, L.source(site), int(a.addr[i]), int(a.size[i]),
                               space, "read", None, int(n), site.text, L.ptx_file, f"is uninitialized: {what}"))
     return sorted(out, key=lambda r: r.ptx_line or 0)
 

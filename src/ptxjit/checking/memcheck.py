@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-from ptxjit.checking.records import ACCESS_NAMES, SP_CONST, SP_OTHER, SPACES, Launch, space_code
+from ptxjit.checking.records import ACCESS_NAMES, SP_CONST, SP_OTHER, SPACES, Launch, space_code, user_source
 from ptxjit.checking.report import Report, parse_source, unlinear
 from ptxjit.errors import KernelFault
 
@@ -44,6 +44,8 @@ def fault_report(kernel, fault: KernelFault, block) -> Report:
         size, space, access, text = site.size, site.space, ACCESS_NAMES[site.kind], site.text
         if source is None:
             source = parse_source(site.source)
+    if line is not None:  # an atomic inlined from a CUDA header: the user's line it was inlined at
+        source = user_source(kernel.module, line) or source
     if fault.allocation in ("shared", "local"):
         space = fault.allocation
     detail = str(fault).split(": ", 1)[-1] if ": " in str(fault) else ""
@@ -83,7 +85,7 @@ def misaligned(L: Launch) -> list[Report]:
         addr = int(a.addr[i])
         detail = f"is misaligned: not a multiple of {int(align[i])} bytes"
         out.append(Report("misaligned", "memcheck", L.name, w["cta"], w["thread"], w["warp"], w["lane"], site.line,
-                          parse_source(site.source), addr, int(a.size[i]), SPACES[int(a.space[i])],
+                          L.source(site), addr, int(a.size[i]), SPACES[int(a.space[i])],
                           ACCESS_NAMES[site.kind], None, int(n), site.text, L.ptx_file, detail))
     return out
 

@@ -40,7 +40,7 @@ from ptxjit.checking.records import (
     group_min,
     radix,
 )
-from ptxjit.checking.report import Report, parse_source
+from ptxjit.checking.report import Report
 from ptxjit.instrument.probes import KIND_ATOMIC, KIND_LOAD, KIND_STORE
 
 MAX_PAIRS = 20_000_000  # actor pairs examined per scope at once (memory bound: a few hundred MB)
@@ -255,7 +255,7 @@ def _reports(L: Launch, a: Accesses, r1: np.ndarray, r2: np.ndarray) -> list[Rep
         detail = ("the accesses are in different blocks: nothing orders the blocks of a launch"
                   if a.cta[fi] != a.cta[si] else "")
         out.append(Report(names[int(code[idx])], "racecheck", L.name, w["cta"], w["thread"], w["warp"], w["lane"],
-                          site.line, parse_source(site.source), int(a.addr[si]), int(a.size[si]), space,
+                          site.line, L.source(site), int(a.addr[si]), int(a.size[si]), space,
                           ("read", "write", "atomic")[int(a.kind[si])], other, int(n), site.text, L.ptx_file,
                           detail))
     return sorted(out, key=lambda r: (r.ptx_line or 0, r.other.ptx_line if r.other else 0, r.kind))

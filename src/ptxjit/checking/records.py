@@ -5,6 +5,8 @@ grouping helpers the tools share.  Everything is vectorized: no Python loop runs
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -136,15 +138,43 @@ class Launch:
     def mem_site(self, site: int):
         return self.plan.memory[int(site)]
 
-    def site_where(self, site) -> dict:
-        return {"ptx_line": site.line, "source": parse_source(site.source), "instruction": site.text,
-                "ptx_file": self.ptx_file}
+    def source(self, site) -> tuple[str, int] | None:
+        """(file, line) of a site in the user's code: where a CUDA header's function (an atomic, a shuffle)
+        was inlined into it (`.loc ... inlined_at`), else the site's own `.loc` line."""
+        return user_source(self.kernel.module, site.line) or parse_source(site.source)
 
     def access(self, cta: int, tid: int, site: int, addr: int) -> Access:
         s = self.mem_site(site)
         w = self.who(cta, tid)
-        return Access(w["cta"], w["thread"], w["warp"], w["lane"], s.line, parse_source(s.source),
+        return Access(w["cta"], w["thread"], w["warp"], w["lane"], s.line, self.source(s),
                       ACCESS_NAMES[s.kind], s.text, int(addr))
+
+
+_LOC = re.compile(r"^\s*\.loc\s+\d+\s+\d+\s+\d+.*?inlined_at\s+(\d+)\s+(\d+)\s+\d+")
+
+
+@functools.lru_cache(maxsize=16)
+def _lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+def user_source(module, ptx_line: int) -> tuple[str, int] | None:
+    """The `inlined_at` place of the `.loc` in force at a PTX line (the frontend keeps only the inlined
+    function's own line), as (file, line); None when that .loc has none.  Runs per report, not per record."""
+    if ptx_line is None or not module.ir.files:
+        return None
+    lines = _lines(module.source_text)
+    for i in range(min(ptx_line - 2, len(lines) - 1), -1, -1):
+        ln = lines[i].lstrip()
+        if ln.startswith(".loc"):
+            m = _LOC.match(ln)
+            if not m:
+                return None
+            f = module.ir.files.get(int(m.group(1)))
+            return (f, int(m.group(2))) if f else None
+        if ln.startswith((".entry", ".func", ".visible")):
+            return None
+    return None
 
 
 # ---------------------------------------------------------------------------------------- grouping

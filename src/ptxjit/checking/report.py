@@ -62,7 +62,8 @@ class Report:
     else None.  `address`: a host address (global, generic), an offset in the CTA's shared memory
     (shared) or in the thread's local memory (local)."""
     kind: str           # "out-of-bounds", "misaligned", "race RAW"/"race WAR"/"race WAW", "divergent barrier",
-    #                     "barrier count mismatch", "uninitialized read", "deadlock"
+    #                     "barrier count mismatch", "warp collective mask",
+    #                     "uninitialized read", "deadlock"
     tool: str           # "memcheck", "racecheck", "synccheck" or "initcheck"
     kernel: str
     cta: tuple[int, int, int]
@@ -110,6 +111,8 @@ class Report:
             return "Barrier error detected. Divergent thread(s) in block"
         if self.kind == "barrier count mismatch":
             return "Barrier error detected. Invalid arguments (thread count)"
+        if self.kind == "warp collective mask":
+            return "Barrier error detected. Invalid arguments (warp collective member mask)"
         if self.kind == "deadlock":
             return "Barrier error detected. The block deadlocked"
         if self.kind == "uninitialized read":

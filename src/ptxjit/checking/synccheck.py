@@ -11,6 +11,8 @@ From the "barriers" records (one per thread arriving, with the epoch before it):
 * barrier count mismatch: `bar.sync a, b` where b is not a multiple of the warp size, exceeds the block,
   or differs from the number of threads that arrive at it in an epoch (those that arrive beyond b start
   a second, unintended barrier instance).
+* warp collective mask: a shfl/vote/match/redux.sync or bar.warp.sync whose (constant) member mask names
+  lanes that do not execute it with the others, or leaves out lanes that do;
 * deadlock: a KernelDeadlock of the launch (threads waiting for arrivals that never come) is one report.
 """
 
@@ -23,7 +25,7 @@ import numpy as np
 from ptxjit.checking.records import WARP, Launch, dense
 from ptxjit.checking.report import Report, parse_source, unlinear
 from ptxjit.frontend import ir
-from ptxjit.instrument.probes import KIND_CTA
+from ptxjit.instrument.probes import KIND_CTA, KIND_WARP
 
 
 def _cta_sites(L: Launch) -> tuple[np.ndarray, np.ndarray]:
@@ -44,6 +46,10 @@ def _cta_sites(L: Launch) -> tuple[np.ndarray, np.ndarray]:
 
 
 def synccheck(L: Launch) -> list[Report]:
+    return _cta_barriers(L) + warp_masks(L)
+
+
+def _cta_barriers(L: Launch) -> list[Report]:
     b = L.barrier_records()
     if not len(b):
         return []
@@ -125,6 +131,94 @@ def synccheck(L: Launch) -> list[Report]:
     return sorted(out.values(), key=lambda r: (r.ptx_line or 0, r.kind))
 
 
+def _const(fn, op) -> int | None:
+    """The value of an operand when it is an immediate or a register set once, by a mov of an immediate
+    (nvcc materializes `__shfl_sync(0xffffffff, ...)`'s mask that way)."""
+    if isinstance(op, ir.Imm):
+        return int(op.value)
+    if not isinstance(op, ir.Reg):
+        return None
+    defs = [i for i in fn.instructions if i.operands and isinstance(i.operands[0], ir.Reg)
+            and i.operands[0].name == op.name and i.opcode not in ("st", "red", "bar", "barrier")]
+    if len(defs) == 1 and defs[0].opcode == "mov" and defs[0].guard is None and len(defs[0].operands) == 2 \
+            and isinstance(defs[0].operands[1], ir.Imm):
+        return int(defs[0].operands[1].value)
+    return None
+
+
+def _member_masks(L: Launch) -> np.ndarray:
+    """Per barrier site: the member mask of a warp collective or warp barrier (shfl/vote/match/redux.sync,
+    bar.warp.sync: their last operand) when it is a constant, else -1 (not checked)."""
+    masks = np.full(max(len(L.plan.barriers), 1), -1, np.int64)
+    for s in L.plan.barriers:
+        ins = L.instr(s)
+        if s.kind != KIND_WARP or not ins.has("sync") or not ins.operands:
+            continue
+        if ins.opcode not in ("shfl", "vote", "match", "redux", "bar", "barrier"):
+            continue
+        v = _const(L.kernel.module.ir.functions[s.function], ins.operands[-1])
+        if v is not None:
+            masks[s.ident] = v & 0xFFFFFFFF
+    return masks
+
+
+def warp_masks(L: Launch) -> list[Report]:
+    """Warp collectives whose member mask does not match the lanes that execute them: each lane named must
+    execute the same collective (the k-th execution of the site by each lane is one collective), and
+    every lane executing it must be named.  A GPU leaves both undefined (a hang, or garbage); ptxjit runs
+    the lanes that came."""
+    b = L.barrier_records()
+    if not len(b):
+        return []
+    masks = _member_masks(L)
+    site = b["site"].astype(np.int64)
+    sel = np.flatnonzero(masks[site] >= 0)
+    if not len(sel):
+        return []
+    cta, tid, seq, site = (b[k].astype(np.int64)[sel] for k in ("cta", "tid", "seq", "site"))
+    # occurrence: the k-th execution of the site by the thread
+    th, _ = dense(cta, tid, site)
+    order = np.lexsort((seq, th))
+    start = np.searchsorted(th[order], th[order], side="left")
+    occ = np.empty(len(th), np.int64)
+    occ[order] = np.arange(len(th)) - start
+    warp, lane = tid // WARP, tid % WARP
+    g, ng = dense(cta, warp, site, occ)
+    lanes = np.zeros(ng, np.int64)
+    np.bitwise_or.at(lanes, g, np.left_shift(1, lane))
+    first = np.full(ng, -1, np.int64)
+    first[g[::-1]] = np.arange(len(g))[::-1]
+    gwarp, gsite = warp[first], site[first]
+    exist = (np.left_shift(1, np.minimum(L.nthreads - gwarp * WARP, WARP)) - 1) & 0xFFFFFFFF
+    want = masks[gsite] & exist
+    bad = lanes != want
+    out: dict[tuple[str, int], Report] = {}
+    for gi in np.flatnonzero(bad).tolist():
+        i = int(sel[first[gi]])
+        key = ("warp collective mask", int(gsite[gi]))
+        missing, extra = int(want[gi] & ~lanes[gi]), int(lanes[gi] & ~want[gi])
+        why = f"member mask {int(masks[gsite[gi]]):#010x}: " + "; ".join(
+            x for x in (f"lanes {_lanes(missing)} it names do not execute it" if missing else "",
+                        f"lanes {_lanes(extra)} execute it without being named" if extra else "") if x)
+        _add(out, key, L, i, b, "warp collective mask", why)
+    return sorted(out.values(), key=lambda r: r.ptx_line or 0)
+
+
+def _lanes(bits: int) -> str:
+    """1-3,8 for the set bits of a lane mask."""
+    runs, i = [], 0
+    while i < 32:
+        if bits >> i & 1:
+            j = i
+            while j + 1 < 32 and bits >> (j + 1) & 1:
+                j += 1
+            runs.append(f"{i}" if i == j else f"{i}-{j}")
+            i = j + 1
+        else:
+            i += 1
+    return ",".join(runs)
+
+
 def _add(out: dict, key, L: Launch, i: int, b: np.ndarray, kind: str, why: str) -> None:
     if key in out:
         out[key] = _bump(out[key])
@@ -132,7 +226,7 @@ def _add(out: dict, key, L: Launch, i: int, b: np.ndarray, kind: str, why: str) 
     s = L.plan.barriers[int(b["site"][i])]
     w = L.who(b["cta"][i], b["tid"][i])
     out[key] = Report(kind, "synccheck", L.name, w["cta"], w["thread"], w["warp"], w["lane"], s.line,
-                      parse_source(s.source), None, 0, "", "", None, 1, s.text, L.ptx_file, why)
+                      L.source(s), None, 0, "", "", None, 1, s.text, L.ptx_file, why)
 
 
 def _bump(r: Report) -> Report:
