@@ -297,3 +297,41 @@ c(1, 32, (np.arange(32, dtype=np.int32), np.zeros(32, np.int32)))
     plain = subprocess.run([sys.executable, str(app)], capture_output=True, text=True,
                            env={k: v for k, v in os.environ.items() if k != "PTXJIT_CHECK"}, timeout=120)
     assert plain.returncode == 0 and "=========" not in plain.stderr
+
+
+# --------------------------------------------------------------------------- memcheck without a trace
+def _bench(name: str) -> ptxjit.Kernel:
+    return ptxjit.Module.from_file(BENCH / f"{name}.ptx").get_function(name)
+
+
+def test_memcheck_on_provably_aligned_launch_needs_no_trace(monkeypatch):
+    """Every access of these launches is `pointer + i * 4` on 4-aligned pointers: memcheck runs one plain
+    bounds-checked launch (the trace would fail here) and still finds the out-of-bounds read."""
+    import ptxjit.instrument.trace as tr
+
+    def no_trace(*a, **k):
+        raise AssertionError("traced")
+
+    monkeypatch.setattr(tr, "trace", no_trace)
+    a, out, n = _oob_global()
+    (r,) = ptxjit.check(kernel("oob_global"), 1, 64, (a, out, n))
+    assert r.kind == "out-of-bounds" and r.thread == (63, 0, 0)
+    x = np.arange(1000, dtype=np.float32)
+    c = np.zeros(1000, np.float32)
+    assert ptxjit.check(_bench("vadd"), 4, 256, (x, x, c, 1000)) == []
+    np.testing.assert_array_equal(c, 2 * x)
+    with pytest.raises(AssertionError, match="traced"):  # racecheck needs the records
+        ptxjit.check(_bench("vadd"), 4, 256, (x, x, c, 1000), tools=("racecheck",))
+
+
+def test_misaligned_argument_pointer_is_traced_and_found():
+    """vadd's code is aligned for aligned arrays; an output array one byte off is not: no proof, so the
+    launch is traced and every store is misaligned."""
+    n = 300
+    x = np.arange(n, dtype=np.float32)
+    raw = np.zeros(4 * n + 4, np.uint8)
+    c = raw[1:4 * n + 1].view(np.float32)
+    assert c.ctypes.data % 4 == 1
+    (r,) = ptxjit.check(_bench("vadd"), 2, 256, (x, x, c, n))
+    assert r.kind == "misaligned" and r.access == "write" and r.count == n and r.address == c.ctypes.data
+    np.testing.assert_array_equal(c, 2 * x)  # x86 ran the accesses: the results are there

@@ -2,11 +2,13 @@
 
     reports = ptxjit.check(kernel, grid, block, args, shared_mem=0, tools=("memcheck", "racecheck"))
 
-The launch is traced once (ptxjit.trace: a counting run on a snapshot of the arrays, then the traced
-run), with the records the tools need ("memory"; "barriers" for racecheck's warp epochs and for
-synccheck).  The arrays end as one launch leaves them.  A launch that faults (an out-of-bounds access)
-or deadlocks cannot be traced to its end: its counting run stopped, the arrays were restored, and a
-plain launch then leaves them as one failing launch does; the failure is the report.
+memcheck alone on a launch whose accesses are all provably aligned (align.py: the common case) is one
+plain bounds-checked launch, about a plain launch's cost.  Otherwise the launch is traced once
+(ptxjit.trace: a counting run on a snapshot of the arrays, then the traced run), with the records the
+tools need ("memory"; "barriers" for synccheck, and for racecheck's warp epochs).  The arrays end as one
+launch leaves them.  A launch that faults (an out-of-bounds access) or deadlocks cannot be traced to its
+end: its counting run stopped, the arrays were restored, and a plain launch then leaves them as one
+failing launch does; the failure is the report.
 """
 
 from __future__ import annotations
@@ -23,6 +25,20 @@ def tool_list(tools) -> tuple[str, ...]:
     if bad or not got:
         raise ValueError(f"tools must be a non-empty subset of {TOOLS}, got {tools!r}")
     return got
+
+
+def _plain_suffices(kernel, tools: tuple[str, ...], args) -> bool:
+    """memcheck alone on a launch whose every access is provably aligned (align.py): the bounds checks
+    find the rest.  synccheck alone on a kernel without barriers or warp collectives: nothing to check."""
+    from ptxjit.instrument.trace import kernel_plan
+
+    if tools == ("memcheck",):
+        from ptxjit.checking.align import proven_aligned
+
+        return proven_aligned(kernel, kernel_plan(kernel, None, ("memory",)), args)
+    if tools == ("synccheck",):
+        return not kernel_plan(kernel, None, ("barriers",)).barriers
+    return False
 
 
 def _records(kernel, block, tools: tuple[str, ...]) -> tuple[str, ...]:
@@ -59,6 +75,17 @@ def check(kernel, grid, block, args=(), shared_mem: int = 0, tools=("memcheck",)
 
     tools = tool_list(tools)
     g, b = _dims(grid, "grid"), _dims(block, "block")
+    def failed(err: BaseException) -> list[Report]:
+        r = fault_report(kernel, err, b) if isinstance(err, KernelFault) else deadlock_report(kernel, err, b)
+        r.extra["error"] = err  # PTXJIT_CHECK re-raises it: the program sees the launch fail as it would
+        return [r]
+
+    if _plain_suffices(kernel, tools, args):  # nothing the records could add: one bounds-checked launch
+        try:
+            kernel(g, b, args, shared_mem, timeout=timeout, checked=True)
+        except (KernelFault, KernelDeadlock) as err:
+            return failed(err)
+        return []
     records = _records(kernel, b, tools)
     try:
         t = trace(kernel, g, b, args, shared_mem, records=records, timeout=timeout, checked=True, strict=False)
@@ -68,9 +95,7 @@ def check(kernel, grid, block, args=(), shared_mem: int = 0, tools=("memcheck",)
             kernel(g, b, args, shared_mem, timeout=timeout, checked=True)
         except (KernelFault, KernelDeadlock) as again:
             err = again
-        r = fault_report(kernel, err, b) if isinstance(err, KernelFault) else deadlock_report(kernel, err, b)
-        r.extra["error"] = err  # PTXJIT_CHECK re-raises it: the program sees the launch fail as it would
-        return [r]
+        return failed(err)
     L = Launch(kernel, g, b, tuple(args), t)
     out: list[Report] = []
     if "memcheck" in tools:

@@ -101,7 +101,7 @@ class Launch:
         return np.searchsorted(bkey, g | seq.astype(np.int64)) - np.searchsorted(bkey, g)
 
     def instr(self, site):
-        return self.kernel.module.ir.functions[site.function].body[site.stmt]
+        return site_instr(self.kernel.module, site)
 
     # ------------------------------------------------------------------ array ranges
     def arg_ranges(self) -> list[tuple[int, int, int, object]]:
@@ -175,6 +175,17 @@ def user_source(module, ptx_line: int) -> tuple[str, int] | None:
         if ln.startswith((".entry", ".func", ".visible")):
             return None
     return None
+
+
+def site_instr(module, site):
+    """The PTX instruction of a probe site.  Sites index the function as lowered (scheduling markers may be
+    inserted), so the statement index is confirmed by the PTX line, else the line finds it."""
+    fn = module.ir.functions[site.function]
+    body = fn.body or []
+    ins = body[site.stmt] if 0 <= site.stmt < len(body) else None
+    if getattr(ins, "pos", None) is not None and ins.pos.line == site.line and ins.text == site.text:
+        return ins
+    return next(i for i in fn.instructions if i.pos.line == site.line and i.text == site.text)
 
 
 # ---------------------------------------------------------------------------------------- grouping
