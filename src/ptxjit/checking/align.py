@@ -119,6 +119,16 @@ def proven_aligned(kernel, plan, args) -> bool:
     """Whether every memory access of the launch (plan: its "memory" sites) is surely aligned."""
     from ptxjit.checking.records import site_instr
 
+    # the proof depends on the code and on the arguments' alignments only: cached per kernel by those
+    key = tuple(_arg_alignment(a) for a in args)
+    cache = kernel.__dict__.setdefault("_check_aligned", {})
+    got = cache.get(key)
+    if got is None:
+        got = cache[key] = _proven(kernel, plan, args, site_instr)
+    return got
+
+
+def _proven(kernel, plan, args, site_instr) -> bool:
     fn = kernel.fn
     al = None
     for s in plan.memory:
