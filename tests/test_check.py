@@ -144,6 +144,17 @@ def test_uninitialized_global_buffer_across_launches():
                         tools=("initcheck",)) == []
 
 
+def test_uninitialized_marker_on_device_arrays():
+    """The contract for ptxjit.empty (runtime/memory.py may set it): a DeviceArray whose `uninitialized`
+    attribute is true is tracked from its first checked launch on."""
+    n = 256
+    buf = ptxjit.empty(n, np.float32)
+    buf.uninitialized = True
+    (r,) = ptxjit.check(kernel("init_global", "scale"), 1, 256, (buf, np.zeros(n, np.float32), n),
+                        tools=("initcheck",))
+    assert r.kind == "uninitialized read" and r.count == n and r.thread == (0, 0, 0)
+
+
 def test_race_inside_one_warp_without_syncwarp():
     """One warp, no __syncwarp(): lanes are not lockstep since Volta, so the hazard is reported."""
     (r,) = ptxjit.check(kernel("race_shared_raw"), 1, 32, (np.ones(32, np.float32), np.zeros(32, np.float32)),
