@@ -493,3 +493,44 @@ def test_device_printf_prints_once(capfd):
     sys.stdout.flush()
     lines = capfd.readouterr().out.splitlines()
     assert sorted(int(ln.split()[0][4:]) for ln in lines) == list(range(n))  # "tid=%d ...", each once
+
+
+@pytest.mark.parametrize("generic", [False, True], ids=["thread-loop", "generic"])
+def test_memory_values(generic):
+    """values=True: each memory record carries the bits of the value accessed (vadd: ld b[i], ld a[i],
+    st c[i] per thread)."""
+    k = bench_kernel("vadd")
+    n = 700
+    rng = np.random.default_rng(3)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    c = np.zeros(n, np.float32)
+    t = ptxjit.trace(k, cdiv(n, 256), 256, (a, b, c, n), records=("memory",), values=True, _generic=generic)
+    np.testing.assert_array_equal(c, a + b)
+    m = t.table("memory")
+    i = col(m, "cta").astype(np.int64) * 256 + col(m, "tid")
+    bits = np.stack([b.view(np.uint32), a.view(np.uint32), c.view(np.uint32)], axis=1).ravel()
+    np.testing.assert_array_equal(i, np.repeat(np.arange(n), 3))
+    np.testing.assert_array_equal(col(m, "value"), bits.astype(np.uint64))
+    assert t.nbytes()["memory"] == 3 * n * 24  # compact records (no barriers) with an 8-byte value
+
+
+def test_memory_values_with_barriers_and_shared():
+    """transpose (shared tile, a barrier): the value stored to the tile is the one loaded from `in`, the
+    value read back from the tile and stored to `out` is the transposed element."""
+    k = bench_kernel("transpose")
+    n = 64
+    inp = np.arange(n * n, dtype=np.float32).reshape(n, n)
+    out = np.zeros_like(inp)
+    t = ptxjit.trace(k, (n // 32, n // 32), (32, 8), (inp, out, n), records=("memory",), values=True)
+    np.testing.assert_array_equal(out, inp.T)
+    m = t.table("memory")
+    kind, space, value = col(m, "kind"), col(m, "space"), col(m, "value")
+    addr = col(m, "addr").astype(np.int64)
+    g_load = (kind == "load") & (space == "global")
+    g_store = (kind == "store") & (space == "global")
+    # global loads read in[...] at their address, global stores write out[...] at theirs
+    np.testing.assert_array_equal(value[g_load], inp.ravel().view(np.uint32)[(addr[g_load] - inp.ctypes.data) // 4])
+    np.testing.assert_array_equal(value[g_store], out.ravel().view(np.uint32)[(addr[g_store] - out.ctypes.data) // 4])
+    assert g_load.sum() == g_store.sum() == n * n
+    sh_st = (kind == "store") & (space == "shared")
+    np.testing.assert_array_equal(np.sort(value[sh_st]), np.sort(inp.ravel().view(np.uint32)))

@@ -34,7 +34,7 @@ def _common(f):
 
 
 def _run_trace(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...], shared_mem: int,
-               workers: int | None, records: tuple[str, ...]):
+               workers: int | None, records: tuple[str, ...], with_values: bool = False):
     """Load the module, parse the arguments as `ptxjit run` does, and trace one launch (with a spinner)."""
     import ptxjit
     from ptxjit.cli import _dims, _error, _ptx_text, console, parse_arg
@@ -54,7 +54,7 @@ def _run_trace(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[st
     with console.status(f"tracing {k.name} grid={grid} block={block} ({', '.join(records)}): "
                         "counting run, then traced run"):
         try:
-            t = ptxjit.trace(k, g, b, values, shared_mem, records=records)
+            t = ptxjit.trace(k, g, b, values, shared_mem, records=records, values=with_values)
         except ptxjit.TraceOverflow as e:  # the kernel took other paths in the traced run than counted
             raise _error(str(e), 1) from None
     return t
@@ -75,10 +75,12 @@ def _records_option(s: str) -> tuple[str, ...]:
 @_common
 @click.option("--records", "records_spec", default="blocks,memory", show_default=True,
               help="Record types, comma-separated: blocks, memory, branches, barriers.")
+@click.option("--values", "with_values", is_flag=True,
+              help="Memory records also carry the value loaded or stored (a 'value' column).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory for the exports (created if missing).")
 def trace_cmd(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...], shared_mem: int,
-              workers: int | None, records_spec: str, out_dir: str) -> None:
+              workers: int | None, records_spec: str, with_values: bool, out_dir: str) -> None:
     """Run KERNEL from PTX_FILE instrumented and write the trace to --out: one Parquet file per record
     type, a Perfetto/Chrome JSON timeline (trace.json), Accel-Sim traces (accelsim/, with blocks and memory
     recorded) and the per-line summary (summary.csv).
@@ -101,7 +103,7 @@ def trace_cmd(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str
         os.makedirs(out, exist_ok=True)
     except OSError as e:
         raise _error(f"cannot create {out}: {e.strerror or e}", 2) from None
-    t = _run_trace(ptx_file, kernel, grid, block, args, shared_mem, workers, recs)
+    t = _run_trace(ptx_file, kernel, grid, block, args, shared_mem, workers, recs, with_values)
     written: list[tuple[str, Path]] = []
     with console.status("writing the exports"):
         written += [(f"{k} records", p) for k, p in t.to_parquet(out).items()]

@@ -52,16 +52,25 @@ COMPACT_DTYPES = (np.dtype(COMPACT_HEAD), np.dtype([("addr", "<u8")] + COMPACT_H
                   np.dtype([("time", "<u8")] + COMPACT_HEAD))
 
 
-def record_dtypes(plan: Plan) -> tuple[np.dtype, ...]:
+# with values (ptxjit.trace(values=True)): memory records end with the value accessed (u64)
+DTYPES_VALUES = (DTYPES[0], np.dtype(DTYPES[1].descr + [("value", "<u8")]), *DTYPES[2:])
+COMPACT_DTYPES_VALUES = (COMPACT_DTYPES[0], np.dtype(COMPACT_DTYPES[1].descr + [("value", "<u8")]),
+                         *COMPACT_DTYPES[2:])
+
+
+def record_dtypes(plan: Plan, values: bool = False) -> tuple[np.dtype, ...]:
     """The record layouts the traced code writes for `plan` (written as int64 words)."""
-    return DTYPES if plan.has_barriers else COMPACT_DTYPES
+    if plan.has_barriers:
+        return DTYPES_VALUES if values else DTYPES
+    return COMPACT_DTYPES_VALUES if values else COMPACT_DTYPES
 
 
 def expand(records: np.ndarray, cta: np.ndarray, t: int) -> np.ndarray:
-    """Compact records (COMPACT_DTYPES[t]) with their CTAs -> the full layout (DTYPES[t]), epoch 0.
-    Copied as 32-bit words (every field, and the tid/site pair, is word-aligned in both layouts):
-    NumPy's per-field structured assignment is several times slower."""
-    full_dt, n = DTYPES[t], len(records)
+    """Compact records (COMPACT_DTYPES[t], or with values) with their CTAs -> the full layout (DTYPES[t],
+    or with values), epoch 0.  Copied as 32-bit words (every field, and the tid/site pair, is
+    word-aligned in both layouts): NumPy's per-field structured assignment is several times slower."""
+    full_dt = (DTYPES_VALUES if "value" in records.dtype.names else DTYPES)[t]
+    n = len(records)
     src = np.ascontiguousarray(records).view(np.uint32).reshape(n, records.dtype.itemsize // 4)
     dst = np.empty((n, full_dt.itemsize // 4), np.uint32)
     dst[:, full_dt.fields["epoch"][1] // 4] = 0
@@ -128,7 +137,7 @@ class TraceBuffers:
     each CTA's claim per type, and where each CTA's records went."""
 
     def __init__(self, plan: Plan, types: tuple[int, ...], capacity: np.ndarray, cta_claims: np.ndarray,
-                 nworkers: int, nthreads: int) -> None:
+                 nworkers: int, nthreads: int, values: bool = False) -> None:
         nctas = len(cta_claims)
         self.types = types
         self.capacity = capacity.copy()
@@ -144,7 +153,7 @@ class TraceBuffers:
             cap = int(capacity[t])
             # np.empty: only records written are ever read (holes of short claims are skipped), and
             # np.zeros's calloc path faults its pages in slower; the last record is the scratch slot
-            self.buffers[t] = np.empty(cap + 1, record_dtypes(plan)[t])
+            self.buffers[t] = np.empty(cap + 1, record_dtypes(plan, values)[t])
             self.table[TB_CAP + t] = cap
         for w in range(nworkers):
             self.ws[w, WS_EPOCH] = self.epochs[w].ctypes.data

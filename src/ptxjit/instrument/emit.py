@@ -71,6 +71,7 @@ class ProbeEmitter:
         self.in_registers = lw.is_kernel and not any(i.opcode == "call" for i in lw.fn.instructions)
         self._regs: dict[int, ll.AllocaInstr] = {}
         self._counts: dict[int, ll.AllocaInstr] = {}
+        self._pending: list = []  # values: memory records of the instruction being lowered
 
     # ------------------------------------------------------------------ hooks (FnLowering)
     def enter(self, ins) -> None:
@@ -123,7 +124,48 @@ class ProbeEmitter:
             return
         if T_MEMORY not in self.want:
             return
+        if self.spec.values:  # written by `after`, once the value is known (a load's result)
+            self._pending.append((site, self._address(p, site.space)))
+            return
         self._write(T_MEMORY, [self._address(p, site.space), *self._head(site.ident)])
+
+    def after(self, ins) -> None:
+        """After `ins` was lowered (where it executed): with values, its memory records, each with the
+        bits of the first element accessed -- a load's or an atomic's result, a store's or a
+        reduction's operand (cp.async: 0)."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        value = self._value(ins)
+        for site, addr in pending:
+            self._write(T_MEMORY, [addr, *self._head(site.ident), value])
+
+    def _value(self, ins) -> ll.Value:
+        from ptxjit.frontend import ir
+
+        b, lw = self.lw.b, self.lw
+        op = ins.opcode
+        ops = ins.operands
+        if op in ("ld", "ldu", "atom"):
+            src = ops[0]
+        elif op == "st":
+            src = ops[1]
+        elif op == "red":
+            src = ops[1] if len(ops) > 1 else None
+        else:
+            src = None
+        if isinstance(src, ir.Vec):
+            src = src.items[0]
+        ts = ins.types()
+        if src is None or not ts or isinstance(src, ir.Sym):
+            return const_int(I64, 0)
+        v = lw.read(src, ts[-1])
+        if not isinstance(v.type, ll.IntType):
+            v = b.bitcast(v, _int_of(v.type))
+        width = v.type.width
+        if width < 64:
+            return b.zext(v, I64)
+        return v if width == 64 else b.trunc(v, I64)
 
     # ------------------------------------------------------------------ pieces
     def _check(self, site, ins) -> None:
@@ -278,6 +320,11 @@ class ProbeEmitter:
             r = self.plan.counter_records[counter][t]
             if r:
                 self._bump(ws_slot(t, WS_TOT), r)
+
+
+def _int_of(ty: ll.Type) -> ll.IntType:
+    """The integer type of a float type's bits."""
+    return ll.IntType({"half": 16, "bfloat": 16, "float": 32, "double": 64}.get(str(ty), 32))
 
 
 # ---------------------------------------------------------------------- worker loop hooks

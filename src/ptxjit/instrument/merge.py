@@ -83,10 +83,11 @@ def sorted_records(records: np.ndarray, start: np.ndarray, written: np.ndarray) 
     g = gather_claims(records, start, written)
     w = np.asarray(written, np.int64)
     if "cta" not in g.dtype.names:  # compact records (a kernel without barriers): add cta, epoch 0
-        from ptxjit.instrument.buffers import COMPACT_DTYPES, expand
+        from ptxjit.instrument.buffers import COMPACT_DTYPES, COMPACT_DTYPES_VALUES, expand
 
         nz = np.nonzero(w)[0]
-        g = expand(g, np.repeat(nz.astype(np.uint32), w[nz]), COMPACT_DTYPES.index(g.dtype))
+        layouts = COMPACT_DTYPES_VALUES if "value" in g.dtype.names else COMPACT_DTYPES
+        g = expand(g, np.repeat(nz.astype(np.uint32), w[nz]), layouts.index(g.dtype))
     if len(g) < 2:
         return g
     first = (np.cumsum(w[w > 0]) - w[w > 0])  # index of each CTA's first record

@@ -222,14 +222,16 @@ class ProbeSpec:
 
     VERSION = 2
 
-    def __init__(self, plan: Plan, mode: str, records: tuple[str, ...], generic: bool = False) -> None:
+    def __init__(self, plan: Plan, mode: str, records: tuple[str, ...], generic: bool = False,
+                 values: bool = False) -> None:
         assert mode in ("count", "trace")
         self.plan = plan
         self.mode = mode
         self.records = records
         self.types = tuple(RECORD_TYPES.index(r) for r in records)
         self.generic = generic  # translate for any block shape (the per-thread scheduler; tests)
-        self.key = f"v{self.VERSION}:{mode}:{','.join(records)}"
+        self.values = values and mode == "trace"  # memory records carry the value accessed
+        self.key = f"v{self.VERSION}:{mode}:{','.join(records)}" + (":values" if self.values else "")
 
     def emitter(self, lw):
         from ptxjit.instrument.emit import ProbeEmitter

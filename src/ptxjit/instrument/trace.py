@@ -77,10 +77,12 @@ def kernel_plan(kernel, block: tuple[int, int, int] | None, records: tuple[str, 
 
 def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", "memory"), *,
           timeout: float | None = None, checked: bool | None = None, unchecked: bool = False,
-          strict: bool = True, _generic: bool = False) -> Trace:
+          strict: bool = True, values: bool = False, _generic: bool = False) -> Trace:
     """Run `kernel` (a ptxjit Kernel) on `args` as `kernel(grid, block, args, shared_mem)` would, and
     record `records` ("blocks": basic-block executions, "memory": memory accesses, "branches":
-    conditional branch outcomes, "barriers": arrivals at barriers and warp collectives).  The arrays end up
+    conditional branch outcomes, "barriers": arrivals at barriers and warp collectives); `values`: memory
+    records also carry the value accessed (table column "value": the bits of the first element -- a
+    load's or atomic's result, a store's or reduction's operand).  The arrays end up
     as one launch leaves them.  `_generic` uses the translation for any block shape (per-thread
     scheduler; for tests)."""
     from ptxjit.api import _dims
@@ -113,11 +115,11 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     for t in types:  # the counting pass and the per-CTA totals are two views of the same counts
         assert int(cap[t]) == int(cb.cta_totals[:, t].sum()), (RECORD_TYPES[t], cap[t], cb.cta_totals[:, t].sum())
     # 2. traced run
-    tb = TraceBuffers(plan, types, cap, cb.cta_totals, nworkers, nthreads)
+    tb = TraceBuffers(plan, types, cap, cb.cta_totals, nworkers, nthreads, values)
     clock = Clock.start()
     t4 = time.perf_counter()
     kernel(g, b, args, shared_mem, timeout=timeout, checked=checked, unchecked=unchecked,
-           probes=ProbeLaunch(ProbeSpec(plan, "trace", recs, _generic), tb.table))
+           probes=ProbeLaunch(ProbeSpec(plan, "trace", recs, _generic, values), tb.table))
     t5 = time.perf_counter()
     dropped = {RECORD_TYPES[t]: tb.dropped(t) for t in types}
     if strict and any(dropped.values()):
@@ -134,7 +136,7 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
                block_counts, times, snap.nbytes)
     if nctas:  # time 0: the first CTA's start (the launch itself may first have translated the kernel)
         clock = Clock(int(tb.cta_time[:, 1].min()))
-    tr.clock, tr._cta_time = clock, tb.cta_time
+    tr.clock, tr._cta_time, tr.values = clock, tb.cta_time, values
     return tr
 
 
@@ -188,6 +190,7 @@ class Trace:
         self.snapshot_bytes = snapshot_bytes
         self._tables: dict[str, object] = {}
         self.clock: Clock | None = None  # the traced run's clock (barrier times, CTA spans)
+        self.values = False  # memory records carry the value accessed
         self._cta_time: np.ndarray | None = None  # per CTA: worker, start, end (raw clock)
 
     @property
@@ -208,7 +211,7 @@ class Trace:
 
     def nbytes(self) -> dict[str, int]:
         """Bytes of records per type (the buffers' size, less the scratch record)."""
-        sizes = record_dtypes(self.plan)
+        sizes = record_dtypes(self.plan, self.values)
         return {k: self._records.count(k) * sizes[RECORD_TYPES.index(k)].itemsize for k in self._records}
 
     def records(self, kind: str) -> np.ndarray:
@@ -385,6 +388,8 @@ def _table(tr: Trace, kind: str):
         sites = tr.plan.memory
         cols["site"] = r["site"]
         cols["addr"] = r["addr"]
+        if "value" in r.dtype.names:
+            cols["value"] = r["value"]
         cols["space"] = _dictionary(site, [s.space for s in sites])
         cols["size"] = np.array([s.size for s in sites], np.uint16)[site] if sites else np.zeros(0, np.uint16)
         cols["kind"] = _dictionary(site, [KINDS[s.kind] for s in sites])

@@ -241,6 +241,8 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
             if probes is not None:
                 probes.execute(ins)
             r.lower(self, ins)
+            if probes is not None:
+                probes.after(ins)
             return
         b = self.b
         then = self.llfn.append_basic_block("guarded")
@@ -250,6 +252,8 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
         if probes is not None:
             probes.execute(ins)  # the guard holds: the instruction executes
         r.lower(self, ins)
+        if probes is not None and not b.block.is_terminated:
+            probes.after(ins)
         if not b.block.is_terminated:
             b.branch(cont)
         b.position_at_end(cont)
