@@ -534,3 +534,37 @@ def test_memory_values_with_barriers_and_shared():
     assert g_load.sum() == g_store.sum() == n * n
     sh_st = (kind == "store") & (space == "shared")
     np.testing.assert_array_equal(np.sort(value[sh_st]), np.sort(inp.ravel().view(np.uint32)))
+
+
+def test_perfetto_warp_tracks(tmp_path):
+    """scan, 2 CTAs of 16 warps, 2 __syncthreads: per CTA a process with a track per warp and 3 epoch
+    spans per warp, epoch e ending when the warp's last lane reached barrier e (from the barrier
+    records: max time_ns over its 32 lanes), nested in the CTA's span."""
+    import json
+
+    k = bench_kernel("scan")
+    inp = np.ones(1024, np.int32)
+    out = np.zeros_like(inp)
+    t = ptxjit.trace(k, 2, 512, (inp, out), records=("barriers",))
+    doc = json.loads(t.to_perfetto(tmp_path / "scan.json", warps=True).read_text())
+    ev = doc["traceEvents"]
+    names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"].endswith("_name")}
+    warp_spans = [e for e in ev if e["ph"] == "X" and e["cat"] == "warp"]
+    assert len(warp_spans) == 2 * 16 * 3
+    bar = t.table("barriers")
+    sync = col(bar, "instruction") == "bar.sync"
+    cta, epoch, tid, ns = (col(bar, c).astype(np.int64) for c in ("cta", "epoch", "tid", "time_ns"))
+    spans = t.ctas()
+    for c in range(2):
+        pid = next(p for (p, tr), n in names.items() if tr is None and n.startswith(f"CTA {c} ") and "warps" in n)
+        for w in range(16):
+            assert names[(pid, w + 1)] == f"warp {w}"
+            mine = sorted((e for e in warp_spans if e["pid"] == pid and e["tid"] == w + 1), key=lambda e: e["ts"])
+            assert [e["name"] for e in mine] == ["epoch 0", "epoch 1", "epoch 2"]
+            for e in (0, 1):
+                lanes = sync & (cta == c) & (epoch == e) & (tid // 32 == w)
+                assert lanes.sum() == 32
+                end_us = mine[e]["ts"] + mine[e]["dur"]
+                assert abs(end_us - ns[lanes].max() / 1000) < 0.01
+            assert mine[0]["ts"] >= col(spans, "start_ns")[c] / 1000 - 0.01
+            assert mine[2]["ts"] + mine[2]["dur"] <= col(spans, "end_ns")[c] / 1000 + 0.01

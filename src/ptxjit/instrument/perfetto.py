@@ -8,6 +8,8 @@ The Chrome trace event format: {"traceEvents": [...]} with "M" (metadata) events
 threads and "X" (complete) events, each a span with `ts` and `dur` in microseconds.  Layout:
 
 * process 0, "kernel NAME": one track with a span for the whole traced run (first CTA start to last end);
+* a process per CTA ("CTA c: warps", for grids of at most 16 CTAs or warps=True) with a track per warp:
+  per barrier epoch a span until the warp's last lane reached the barrier (`_warp_tracks`);
 * a process per worker thread ("worker w"), with a track per CTA it ran ("CTA c (x,y,z)"), holding
   - a span per CTA (t.ctas(): start_ns, end_ns),
   - nested in it, with "barriers" records, a span per barrier epoch ("epoch e"): the stretch between two
@@ -81,8 +83,58 @@ def _barriers(t) -> dict[int, dict]:
     return out
 
 
-def perfetto_events(t) -> list[dict]:
-    """The trace events of Trace `t` (module doc), metadata first, then spans in track and time order."""
+def _warp_arrivals(t) -> dict[tuple[int, int, int], int]:
+    """(cta, epoch, warp) -> the time its last lane arrived at the CTA barrier ending the epoch."""
+    if "barriers" not in getattr(t, "record_types", ()):
+        return {}
+    r = t.records("barriers")
+    cta_kind = np.array([s.kind == 0 for s in t.plan.barriers], bool)  # KIND_CTA
+    keep = cta_kind[r["site"]] if len(r) else np.zeros(0, bool)
+    if not keep.any():
+        return {}
+    cta, epoch = r["cta"][keep].astype(np.int64), r["epoch"][keep].astype(np.int64)
+    warp = r["tid"][keep].astype(np.int64) // 32
+    time = t.clock.ns(r["time"][keep].view(np.int64))
+    key = np.stack([cta, epoch, warp])
+    uniq, inv = np.unique(key, axis=1, return_inverse=True)
+    last = np.full(uniq.shape[1], np.iinfo(np.int64).min)
+    np.maximum.at(last, inv.ravel(), time)
+    return {(int(c), int(e), int(w)): int(x) for (c, e, w), x in zip(uniq.T.tolist(), last.tolist(), strict=True)}
+
+
+def _warp_tracks(t, cta, start, end, bars, name, spans) -> None:
+    """A process per CTA ("CTA c: warps") with a track per warp: per barrier epoch, a span from the
+    epoch's start (the release of the barrier before, or the CTA's start) to the warp's last lane
+    arriving at the barrier that ends it (the CTA's end after the last barrier).  A CPU worker runs a
+    CTA's threads one after another, so the spans show in which order the warps reached each barrier."""
+    arrivals = _warp_arrivals(t)
+    nwarps = -(-int(np.prod(t.block)) // 32)
+    for c, s, e in zip(cta.tolist(), start.tolist(), end.tolist(), strict=True):
+        pid = WARP_PID + c
+        xyz = _cta_xyz(c, t.grid)
+        name(pid, None, "process_name", f"CTA {c} ({xyz[0]},{xyz[1]},{xyz[2]}): warps", pid)
+        eps = bars.get(c, {"epochs": {}})["epochs"]
+        nepochs = max(eps, default=-1) + 2
+        for w in range(nwarps):
+            name(pid, w + 1, "thread_name", f"warp {w}", w)
+            begin = s
+            for ep in range(nepochs):
+                rel = eps.get(ep)
+                release = e if rel is None else min(max(rel["release"], begin), e)
+                reached = arrivals.get((c, ep, w), release) if rel is not None else e
+                reached = min(max(reached, begin), release)
+                spans.append({"ph": "X", "pid": pid, "tid": w + 1, "name": f"epoch {ep}", "cat": "warp",
+                              "ts": _us(begin), "dur": _us(reached - begin),
+                              "args": {"warp": w, "waits (us)": _us(release - reached)}})
+                begin = release
+
+
+WARP_PID = 1 << 20  # warp processes after the workers' (pid = worker + 1)
+
+
+def perfetto_events(t, warps: bool | None = None) -> list[dict]:
+    """The trace events of Trace `t` (module doc), metadata first, then spans in track and time order.
+    `warps`: also a process per CTA with a track per warp (default: for grids of at most 16 CTAs)."""
     cta, worker, start, end = _ctas(t)
     bars = _barriers(t)
     meta: list[dict] = []
@@ -132,15 +184,17 @@ def perfetto_events(t) -> list[dict]:
             spans.append({"ph": "X", "pid": pid, "tid": tid, "name": f"epoch {ep}", "cat": "epoch",
                           "ts": _us(begin), "dur": _us(stop - begin), "args": args})
             begin = stop
+    if warps or (warps is None and len(cta) <= 16):
+        _warp_tracks(t, cta, start, end, bars, name, spans)
     spans.sort(key=lambda ev: (ev["pid"], ev["tid"], ev["ts"], -ev["dur"]))
     return meta + spans
 
 
-def write_perfetto(t, path) -> Path:
+def write_perfetto(t, path, warps: bool | None = None) -> Path:
     """Write Trace `t` as a Chrome JSON trace to `path` (module doc); returns the path."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"traceEvents": perfetto_events(t), "displayTimeUnit": "ns",
+    doc = {"traceEvents": perfetto_events(t, warps), "displayTimeUnit": "ns",
            "otherData": {"generator": "ptxjit", "kernel": t.kernel, "grid": list(t.grid), "block": list(t.block)}}
     with open(p, "w") as f:
         json.dump(doc, f, separators=(",", ":"))

@@ -305,11 +305,12 @@ class Trace:
         return paths
 
     # ------------------------------------------------------------------ exports and analyses
-    def to_perfetto(self, path) -> Path:
-        """A Chrome/Perfetto JSON trace (instrument/perfetto.py)."""
+    def to_perfetto(self, path, warps: bool | None = None) -> Path:
+        """A Chrome/Perfetto JSON trace (instrument/perfetto.py): tracks per worker and CTA, and per warp
+        (`warps`; default: for grids of at most 16 CTAs)."""
         from ptxjit.instrument.perfetto import write_perfetto
 
-        return write_perfetto(self, path)
+        return write_perfetto(self, path, warps)
 
     def to_accelsim(self, directory) -> dict[str, Path]:
         """Accel-Sim's kernel-1.traceg and kernelslist.g (instrument/accelsim.py)."""
