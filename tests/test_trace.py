@@ -568,3 +568,25 @@ def test_perfetto_warp_tracks(tmp_path):
                 assert abs(end_us - ns[lanes].max() / 1000) < 0.01
             assert mine[0]["ts"] >= col(spans, "start_ns")[c] / 1000 - 0.01
             assert mine[2]["ts"] + mine[2]["dur"] <= col(spans, "end_ns")[c] / 1000 + 0.01
+
+
+def test_buffer_pool_reuses_sorted_traces_buffers():
+    """Once a type's records are sorted its buffer goes to the pool and the next trace writes into it
+    (no page faults); the second trace's records are still exactly right."""
+    from ptxjit.instrument.buffers import POOL
+
+    k = bench_kernel("vadd")
+    n = 1 << 17  # 3 * n memory records of 16 bytes: 6 MB, above the pool's 1 MB floor
+    a, b, c = np.ones(n, np.float32), np.ones(n, np.float32), np.zeros(n, np.float32)
+    t1 = ptxjit.trace(k, n // 256, 256, (a, b, c, n), records=("memory",))
+    t1.records("memory")
+    pooled = {id(x) for x in POOL._free}
+    assert pooled, "the sorted trace's buffer went to the pool"
+    b[:] = 2
+    t2 = ptxjit.trace(k, n // 256, 256, (a, b, c, n), records=("memory",))
+    assert not pooled & {id(x) for x in POOL._free}  # taken again
+    m = t2.table("memory")
+    i = col(m, "cta").astype(np.int64) * 256 + col(m, "tid")
+    base = np.tile([b.ctypes.data, a.ctypes.data, c.ctypes.data], n).astype(np.uint64)
+    np.testing.assert_array_equal(col(m, "addr"), base + 4 * i.astype(np.uint64))
+    np.testing.assert_array_equal(c, 3)

@@ -93,6 +93,18 @@ def measure(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
                     for kind in tr.last.record_types:
                         tr.last.records(kind)
                     posts[label].append(time.perf_counter() - t1)
+        # once more with fresh buffers (the pool emptied): what a one-off trace pays for page faults
+        from ptxjit.instrument.buffers import POOL
+
+        cold: dict[str, float] = {}
+        for label, run in runs.items():
+            if label in tracers:
+                with POOL._lock:
+                    POOL._free.clear()
+                gc.collect()
+                t0 = time.perf_counter()
+                run()
+                cold[label] = time.perf_counter() - t0
         plain = statistics.median(times["plain"]) if times.get("plain") else None
         rec["plain_s"] = plain
         for label, tr in tracers.items():
@@ -100,9 +112,12 @@ def measure(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
             entry = {"trace_s": statistics.median(times[label]), "count_s": statistics.median(counts[label]),
                      "post_s": statistics.median(posts[label]), "bytes": sum(t.nbytes().values()) if t else 0,
                      "records": t.counts() if t else {}}
+            entry["fresh_s"] = cold.get(label)
             if plain:
                 entry.update(trace_x=entry["trace_s"] / plain, count_x=entry["count_s"] / plain,
                              post_x=entry["post_s"] / plain)
+                if entry["fresh_s"]:
+                    entry["fresh_x"] = entry["fresh_s"] / plain
             rec["sets"][label] = entry
         rec["max_rss_GB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
         out.append(rec)
@@ -116,6 +131,8 @@ def measure(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
         xs = [k["sets"][label]["trace_x"] for k in out if "trace_x" in k["sets"].get(label, {})]
         summary[f"trace_{label}_geomean"] = geomean(xs)
         summary[f"trace_{label}_max"] = max(xs) if xs else None
+    fx = [k["sets"]["memory"]["fresh_x"] for k in out if "fresh_x" in k["sets"].get("memory", {})]
+    summary["trace_memory_fresh_geomean"] = geomean(fx)
     cx = [k["sets"]["blocks"]["count_x"] for k in out if "count_x" in k["sets"].get("blocks", {})]
     summary["counting_run_geomean"] = geomean(cx)
     summary["counting_run_max"] = max(cx) if cx else None
@@ -130,8 +147,10 @@ def markdown(sec: dict) -> list[str]:
     lines = ["", "## Instrumentation (`ptxjit.trace`): time / plain launch, trace size", "",
              "*counting run*: block counters only; each record set: the whole `ptxjit.trace` call (counting "
              "run, snapshot/restore, traced run) + the post-pass (sorting, on first access) in brackets.", "",
-             "| kernel | size | plain | counting run | " + " | ".join(sets) + " | bytes (all) |",
-             "|---|---|---|---|" + "---|" * len(sets) + "---|"]
+             "Traces reuse the buffers of earlier ones (instrument/buffers.py BufferPool); *memory, fresh*: a "
+             "memory trace into newly allocated buffers (page faults included), as a one-off trace pays.", "",
+             "| kernel | size | plain | counting run | " + " | ".join(sets) + " | memory, fresh | bytes (all) |",
+             "|---|---|---|---|" + "---|" * len(sets) + "---|---|"]
     for k in sec["kernels"]:
         s = k["sets"]
         cells = [k["name"], k["label"], f"{k['plain_s'] * 1e3:.2f} ms" if k.get("plain_s") else "—",
@@ -139,12 +158,15 @@ def markdown(sec: dict) -> list[str]:
         for label in sets:
             e = s.get(label, {})
             cells.append(f"{e['trace_x']:.1f}× (+{e['post_x']:.1f})" if "trace_x" in e else "—")
+        fresh = s.get("memory", {}).get("fresh_x")
+        cells.append(f"{fresh:.1f}×" if fresh else "—")
         all_b = s.get("all", {}).get("bytes")
         cells.append(f"{all_b / 1e6:.0f} MB" if all_b is not None else "—")
         lines.append("| " + " | ".join(cells) + " |")
     sm = sec["summary"]
     lines += ["", "Geometric means: counting run " + _x(sm.get("counting_run_geomean"), 2) + ", "
-              + ", ".join(f"{label} {_x(sm.get(f'trace_{label}_geomean'), 1)}" for label in sets) + "."]
+              + ", ".join(f"{label} {_x(sm.get(f'trace_{label}_geomean'), 1)}" for label in sets)
+              + f"; memory with fresh buffers {_x(sm.get('trace_memory_fresh_geomean'), 1)}."]
     return lines
 
 

@@ -132,6 +132,63 @@ def capacities(plan: Plan, counts: np.ndarray) -> np.ndarray:
     return (rec * counts[:len(rec), None]).sum(axis=0)
 
 
+class BufferPool:
+    """Record buffers of traces whose records were sorted (or that were dropped), kept for the next
+    trace.  The first write to a fresh buffer page costs a page fault in which the OS zeroes the page:
+    for record-heavy kernels about as much as writing the records (vadd: half the traced run).  Holds
+    at most `limit` bytes (PTXJIT_TRACE_POOL: bytes, 0 to disable; default an eighth of the memory)."""
+
+    MIN_BYTES = 1 << 20  # smaller buffers are cheap to fault in
+
+    def __init__(self) -> None:
+        import os
+        import threading
+
+        env = os.environ.get("PTXJIT_TRACE_POOL")
+        try:
+            self.limit = int(env) if env is not None else \
+                os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 8
+        except (ValueError, OSError, AttributeError):
+            self.limit = 0
+        self._free: list[np.ndarray] = []
+        self._lock = threading.Lock()
+
+    def take(self, nbytes: int) -> np.ndarray:
+        """A uint8 array of at least nbytes: a pooled one that is not much larger, else a new one."""
+        with self._lock:
+            fits = [a for a in self._free if nbytes <= a.nbytes <= 2 * nbytes + self.MIN_BYTES]
+            if fits:
+                best = min(fits, key=lambda a: a.nbytes)
+                self._free = [a for a in self._free if a is not best]
+                return best
+        return np.empty(nbytes, np.uint8)
+
+    def give(self, buf: np.ndarray | None) -> None:
+        """Return a buffer (a view of one from take()) once nothing reads it any more."""
+        if buf is None:
+            return
+        root = buf
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if root.base is not None or root.dtype != np.uint8 or root.nbytes < self.MIN_BYTES:
+            return
+        with self._lock:
+            if any(a is root for a in self._free) or root.nbytes > self.limit:
+                return
+            self._free.append(root)
+            while sum(a.nbytes for a in self._free) > self.limit:
+                self._free.pop(0)  # the oldest first
+
+
+POOL = BufferPool()
+
+
+def give_back(raw: dict) -> None:
+    """Return the unsorted buffers of a dropped trace to the pool (weakref.finalize of SortedRecords)."""
+    for buf, *_ in raw.values():
+        POOL.give(buf)
+
+
 class TraceBuffers:
     """The traced run's memory: one buffer per record type of exactly `capacity` records (+1 scratch),
     each CTA's claim per type, and where each CTA's records went."""
@@ -153,7 +210,8 @@ class TraceBuffers:
             cap = int(capacity[t])
             # np.empty: only records written are ever read (holes of short claims are skipped), and
             # np.zeros's calloc path faults its pages in slower; the last record is the scratch slot
-            self.buffers[t] = np.empty(cap + 1, record_dtypes(plan, values)[t])
+            dt = record_dtypes(plan, values)[t]
+            self.buffers[t] = POOL.take((cap + 1) * dt.itemsize)[:(cap + 1) * dt.itemsize].view(dt)
             self.table[TB_CAP + t] = cap
         for w in range(nworkers):
             self.ws[w, WS_EPOCH] = self.epochs[w].ctypes.data

@@ -23,12 +23,22 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
-from ptxjit.instrument.buffers import CountBuffers, Snapshot, TraceBuffers, array_arguments, capacities, record_dtypes
+from ptxjit.instrument.buffers import (
+    POOL,
+    CountBuffers,
+    Snapshot,
+    TraceBuffers,
+    array_arguments,
+    capacities,
+    give_back,
+    record_dtypes,
+)
 from ptxjit.instrument.clock import Clock
 from ptxjit.instrument.merge import merge, sorted_records
 from ptxjit.instrument.probes import (
@@ -150,14 +160,16 @@ class SortedRecords(Mapping):
         self._done: dict[str, np.ndarray] = {}
         self._timings = timings
         timings.setdefault("post", 0.0)
+        weakref.finalize(self, give_back, raw)  # buffers never sorted go back to the pool too
 
     def __getitem__(self, kind: str) -> np.ndarray:
         got = self._done.get(kind)
         if got is None:
             t0 = time.perf_counter()
             buf, start, written = self._raw[kind]
-            got = self._done[kind] = sorted_records(buf, start, written)
-            self._raw[kind] = (None, None, written)  # the buffer is no longer needed
+            got = self._done[kind] = sorted_records(buf, start, written)  # a copy, never a view of buf
+            self._raw[kind] = (None, None, written)
+            POOL.give(buf)
             self._timings["post"] += time.perf_counter() - t0
         return got
 
