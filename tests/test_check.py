@@ -242,6 +242,31 @@ def test_bench_kernels_have_no_report(name):
     assert case.check(d, expected) == []
 
 
+def _corpus(stem: str, name: str) -> ptxjit.Kernel:
+    return ptxjit.Module.from_file(ROOT / "corpus" / "ptx" / f"{stem}.ptx").get_function(name)
+
+
+def test_valid_synchronization_idioms_are_not_reported():
+    """From the real-kernel corpus: an early `return` before `__syncthreads()` (valid since Volta: the
+    barrier counts only threads that have not exited), an atomicMax-for-floats CAS loop (its plain read
+    races with nothing the atomics do) and the __threadfence() "last block" reduction."""
+    rng = np.random.default_rng(7)
+    n = 999
+    inp = rng.integers(0, 1000, n).astype(np.int32)
+    out = np.full(n, -99, np.int32)
+    assert ptxjit.check(_corpus("elementwise", "early_exit_sync"), 4, 256, (inp, out, n), tools=TOOLS) == []
+    x = rng.standard_normal(5000).astype(np.float32)
+    mx = np.full(37, -np.inf, np.float32)
+    assert ptxjit.check(_corpus("atomics", "atomic_cas_fmax"), 20, 256, (x, mx, 37, 5000), tools=TOOLS) == []
+    np.testing.assert_array_equal(mx, [x[k::37].max() for k in range(37)])
+    xi = rng.integers(-1000, 1000, 5000).astype(np.int32)
+    nb = 40
+    partials, ticket, result = np.zeros(nb, np.int32), np.zeros(1, np.uint32), np.full(2, -1, np.int32)
+    assert ptxjit.check(_corpus("compact", "last_block_sum"), nb, 128, (xi, partials, ticket, result, 5000),
+                        tools=TOOLS) == []
+    assert int(result[0]) == int(xi.sum()) and int(ticket[0]) == nb
+
+
 # --------------------------------------------------------------------------- text, CLI, PTXJIT_CHECK
 def test_summary_and_print_limit():
     reports = [ptxjit.check(kernel(n), BUGGY[n][1], BUGGY[n][2], BUGGY[n][3](), tools=TOOLS)[0]

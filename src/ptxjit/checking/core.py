@@ -49,8 +49,8 @@ def _records(kernel, block, tools: tuple[str, ...]) -> tuple[str, ...]:
     from ptxjit.instrument.trace import kernel_plan
 
     need = set()
-    if {"memcheck", "racecheck", "initcheck"} & set(tools):
-        need.add("memory")
+    if {"memcheck", "racecheck", "initcheck", "synccheck"} & set(tools):
+        need.add("memory")  # synccheck: whether threads that skipped a barrier went on past it
     if "synccheck" in tools:
         need.add("barriers")
     elif "racecheck" in tools:

@@ -1,11 +1,13 @@
 """racecheck: pairs of accesses to overlapping bytes, by different threads not ordered by a barrier, at
-least one of them a write (atomics against atomics excepted: they are the synchronized way to share).
+least one of them a write (atomics against atomics excepted: they are the synchronized way to share; so is
+the plain load of a CAS loop, which the same thread's atomic on that location follows).
 
 * shared memory, within a CTA: same barrier epoch (`__syncthreads()` orders everything before it before
   everything after it);
 * global memory within a CTA: the same;
-* global memory between CTAs: any epochs (nothing orders the CTAs of one launch; fences and flags are
-  not modelled, see the README);
+* global memory between CTAs: any epochs (nothing orders the CTAs of one launch), except a write
+  published by `__threadfence()` and an atomic ticket to a read after that atomic (the threadFenceReduction
+  "last block" pattern; judged by PTX order, see _fence_published);
 * threads of one warp: since Volta the threads of a warp are not guaranteed to run in lockstep
   (independent thread scheduling), so compute-sanitizer's racecheck reports hazards inside a warp too,
   unless a `__syncwarp()` separates the accesses.  ptxjit does the same: two accesses of one warp are
@@ -23,6 +25,8 @@ example pair of threads and the number of racing pairs (`count`).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -50,6 +54,7 @@ def racecheck(L: Launch) -> list[Report]:
     a = L.accesses()
     if not len(a):
         return []
+    orig = a
     caddr, known = _compact_addresses(L, a)
     is_sh = a.space == SP_SHARED
     is_gl = (a.space == SP_GLOBAL) | ((a.space == SP_GENERIC) & known)
@@ -59,6 +64,7 @@ def racecheck(L: Launch) -> list[Report]:
     row, loc = expand(np.where(is_sh, a.addr, caddr)[keep], a.size[keep])
     row = keep[row]
     spc = is_gl[row].astype(np.int64)  # 0 shared, 1 global: separate address spaces
+    a = _guard_cas_loads(L, a, row, loc)
     # a location can race only if two threads access it and one writes: most are one thread's own, and
     # this test needs no sort (compact locations: a table lookup), so the rest works on the few left
     # shared: per CTA epoch already (its offsets are reused by every CTA); global: any CTA, any epoch.
@@ -92,7 +98,69 @@ def racecheck(L: Launch) -> list[Report]:
         found.append(_between_ctas(a, row[gsel], loc[gsel]))
     first = np.concatenate([f[0] for f in found])
     second = np.concatenate([f[1] for f in found])
-    return _reports(L, a, first, second)
+    keep_pairs = ~_fence_published(L, orig, first, second)
+    return _reports(L, orig, first[keep_pairs], second[keep_pairs])
+
+
+def _fence_published(L: Launch, a: Accesses, r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
+    """Per racing pair: whether it is a write published to another CTA by the threadFenceReduction
+    pattern: the write comes before a `__threadfence()` (membar.gl / fence at gpu or sys scope) that
+    comes before a global atomic (a ticket), and the read comes after that atomic (the last block reads
+    what the others published).  Fences and atomics are not in the records: the test is on PTX order in
+    the kernel function, an approximation of the happens-before the pattern builds."""
+    out = np.zeros(len(r1), bool)
+    if not len(r1):
+        return out
+    fn = L.kernel.fn
+    fences = np.array(sorted(i.pos.line for i in fn.instructions
+                             if i.opcode == "membar" and not i.has("cta")
+                             or i.opcode == "fence" and i.has("gpu", "sys")), np.int64)
+    atomics = np.array(sorted(s.line for s in L.plan.memory if s.function == fn.name and s.kind == KIND_ATOMIC
+                              and s.space in ("global", "")), np.int64)
+    if not len(fences) or not len(atomics):
+        return out
+    lines = np.array([s.line for s in L.plan.memory], np.int64)
+    in_kernel = np.array([s.function == fn.name for s in L.plan.memory], bool)
+    w1, w2 = a.kind[r1] != KIND_LOAD, a.kind[r2] != KIND_LOAD
+    write = np.where(w1 & ~w2, r1, np.where(w2 & ~w1, r2, -1))
+    read = np.where(w1 & ~w2, r2, np.where(w2 & ~w1, r1, -1))
+    ok = (write >= 0) & (a.cta[r1] != a.cta[r2])
+    wl = lines[a.site[np.maximum(write, 0)]]
+    rl = lines[a.site[np.maximum(read, 0)]]
+    ok &= in_kernel[a.site[np.maximum(write, 0)]] & in_kernel[a.site[np.maximum(read, 0)]]
+    # the first fence after the write, then the first atomic after that fence: before the read?
+    fi = np.searchsorted(fences, wl, side="right")
+    has_fence = fi < len(fences)
+    fl = fences[np.minimum(fi, len(fences) - 1)]
+    ai = np.searchsorted(atomics, fl, side="right")
+    has_atomic = ai < len(atomics)
+    al = atomics[np.minimum(ai, len(atomics) - 1)]
+    return ok & has_fence & has_atomic & (al < rl)
+
+
+def _guard_cas_loads(L: Launch, a: Accesses, row: np.ndarray, loc: np.ndarray) -> Accesses:
+    """The accesses with CAS-loop loads counted as atomics.  `old = *p; do { ... } while (atomicCAS(p, ...)
+    != old)` reads p plainly, then lets the atomic decide: a load instruction that some thread follows,
+    in the same epoch, by an atomic on the same location races with nothing the atomics do (a plain
+    store by another thread still races with it)."""
+    kind = a.kind[row]
+    at = np.flatnonzero(kind == KIND_ATOMIC)
+    if not len(at) or not (kind == KIND_LOAD).any():
+        return a
+    cta, tid, epoch = a.cta[row], a.tid[row], a.epoch[row]
+    key, card = radix(cta, tid, epoch, loc)
+    g, ng = compact(key, card)
+    last_atomic = group_max(g[at], a.seq[row[at]].astype(np.int64), ng)
+    guarded = (kind == KIND_LOAD) & (last_atomic[g] > a.seq[row])
+    if not guarded.any():
+        return a
+    # the load instruction is a CAS loop's read: so are its executions whose loop exits without the
+    # atomic (an atomicMax for floats stops when the value is already larger)
+    cas_sites = np.zeros(max(len(L.plan.memory), 1), bool)
+    cas_sites[a.site[row[guarded]]] = True
+    new_kind = a.kind.copy()
+    new_kind[(a.kind == KIND_LOAD) & cas_sites[a.site]] = KIND_ATOMIC
+    return replace(a, kind=new_kind)
 
 
 def _compact_addresses(L: Launch, a: Accesses) -> tuple[np.ndarray, np.ndarray]:

@@ -106,7 +106,8 @@ def _cta_barriers(L: Launch) -> list[Report]:
         with_arrivals = np.bincount(th_cta, minlength=int(c.max()) + 1)[gc]
         never = L.nthreads - with_arrivals  # threads of the CTA with no arrival at all: final epoch 0
         live = L.nthreads - exited_recorded - np.where(ge > 0, never, 0)
-        bad = (arrivals < live) | (nsites > 1)
+        went_on = _went_on(L, c, t, passed, th, th_cta, g, first, sel, site)
+        bad = ((arrivals < live) & (went_on > 0)) | (nsites > 1)
         for gi in np.flatnonzero(bad).tolist():
             rows = np.flatnonzero(g == gi)  # one group per reported site: bounded by the dedup below
             i = int(sel[rows[0]])
@@ -125,10 +126,54 @@ def _cta_barriers(L: Launch) -> list[Report]:
             else:
                 ex = unlinear(missing[0], L.block) if missing else None
                 why = (f"{int(arrivals[gi])} of the {int(live[gi])} live threads of the block reach it; "
-                       f"{len(missing)} exited without reaching it"
+                       f"{int(went_on[gi])} skip it and go on past it"
                        + (f" (e.g. thread ({ex[0]},{ex[1]},{ex[2]}))" if ex else ""))
             _add(out, key, L, i, b, "divergent barrier", why)
     return sorted(out.values(), key=lambda r: (r.ptx_line or 0, r.kind))
+
+
+def _went_on(L: Launch, c, t, passed, th, th_cta, g, first, sel, site) -> np.ndarray:
+    """Per (CTA, epoch) group of barrier arrivals: how many threads of the CTA did not arrive, did not
+    exit before the epoch, and made a memory access in it at a PTX line after the barrier (they went
+    around it and on).  Threads that exit without reaching a barrier are finished, not divergent: an
+    early `if (i >= n) return;` before a `__syncthreads()` is valid on Volta and later (the barrier
+    counts only threads that have not exited), and ptxjit runs it so."""
+    ng = len(first)
+    if "memory" not in L.trace.record_types:
+        return np.ones(ng, np.int64)  # no way to tell: every shortfall counts
+    a = L.accesses()
+    if not len(a):
+        return np.zeros(ng, np.int64)
+    lines = np.array([s.line for s in L.plan.memory] or [0], np.int64)
+    mline = lines[a.site]
+    gcta, gep = c[first], (L.barrier_records()["epoch"].astype(np.int64)[sel])[first]
+    bline = np.array([b.line for b in L.plan.barriers] or [0], np.int64)[site[first]]
+    # each thread's exit epoch: the barriers it passed (threads without arrivals: 0)
+    acta, atid, aep = a.cta.astype(np.int64), a.tid.astype(np.int64), a.epoch.astype(np.int64)
+    thread_key = acta * L.nthreads + atid
+    # the tid of each arriving thread id (th): every record of one th has the same tid
+    tid_of = np.zeros(len(passed), np.int64)
+    tid_of[th] = t
+    arrived_key = th_cta * L.nthreads + tid_of
+    order = np.argsort(arrived_key)
+    pos = np.searchsorted(arrived_key[order], thread_key)
+    pos = np.minimum(pos, len(order) - 1)
+    hit = arrived_key[order][pos] == thread_key
+    exit_epoch = np.where(hit, passed[order][pos], 0)
+    # accesses in the thread's exit epoch, after the barrier of its CTA's group at that epoch
+    in_exit = aep == exit_epoch
+    gkey = gcta * (int(gep.max()) + 2 if len(gep) else 1) + gep
+    akey = acta * (int(gep.max()) + 2 if len(gep) else 1) + aep
+    gorder = np.argsort(gkey)
+    gpos = np.minimum(np.searchsorted(gkey[gorder], akey), len(gorder) - 1)
+    ghit = in_exit & (gkey[gorder][gpos] == akey)
+    gi = gorder[gpos]
+    after = ghit & (mline > bline[gi])
+    # count distinct threads per group
+    if not after.any():
+        return np.zeros(ng, np.int64)
+    u = np.unique(gi[after] * (L.nthreads + 1) + atid[after])
+    return np.bincount(u // (L.nthreads + 1), minlength=ng)
 
 
 def _const(fn, op) -> int | None:
