@@ -106,8 +106,11 @@ def _cta_barriers(L: Launch) -> list[Report]:
         with_arrivals = np.bincount(th_cta, minlength=int(c.max()) + 1)[gc]
         never = L.nthreads - with_arrivals  # threads of the CTA with no arrival at all: final epoch 0
         live = L.nthreads - exited_recorded - np.where(ge > 0, never, 0)
-        went_on = _went_on(L, c, t, passed, th, th_cta, g, first, sel, site)
-        bad = ((arrivals < live) & (went_on > 0)) | (nsites > 1)
+        short = arrivals < live
+        # only a shortfall needs the memory records (their sorting is the costly part of a trace)
+        went_on = _went_on(L, c, t, passed, th, th_cta, g, first, sel, site) if short.any() \
+            else np.zeros(n, np.int64)
+        bad = (short & (went_on > 0)) | (nsites > 1)
         for gi in np.flatnonzero(bad).tolist():
             rows = np.flatnonzero(g == gi)  # one group per reported site: bounded by the dedup below
             i = int(sel[rows[0]])
