@@ -578,6 +578,8 @@ def test_buffer_pool_reuses_sorted_traces_buffers():
     k = bench_kernel("vadd")
     n = 1 << 17  # 3 * n memory records of 16 bytes: 6 MB, above the pool's 1 MB floor
     a, b, c = np.ones(n, np.float32), np.ones(n, np.float32), np.zeros(n, np.float32)
+    with POOL._lock:
+        POOL._free.clear()  # earlier tests' buffers
     t1 = ptxjit.trace(k, n // 256, 256, (a, b, c, n), records=("memory",))
     t1.records("memory")
     pooled = {id(x) for x in POOL._free}
