@@ -144,12 +144,14 @@ def test_uninitialized_global_buffer_across_launches():
                         tools=("initcheck",)) == []
 
 
-def test_uninitialized_marker_on_device_arrays():
-    """The contract for ptxjit.empty (runtime/memory.py may set it): a DeviceArray whose `uninitialized`
-    attribute is true is tracked from its first checked launch on."""
+def test_ptxjit_empty_buffers_are_uninitialized():
+    """ptxjit.empty (cudaMalloc) marks its DeviceArray `uninitialized`: tracked from its first checked
+    launch on; ptxjit.zeros is initialized memory."""
     n = 256
+    assert ptxjit.check(kernel("init_global", "scale"), 1, 256, (ptxjit.zeros(n, np.float32), np.zeros(n, np.float32),
+                                                                  n), tools=("initcheck",)) == []
     buf = ptxjit.empty(n, np.float32)
-    buf.uninitialized = True
+    assert buf.uninitialized
     (r,) = ptxjit.check(kernel("init_global", "scale"), 1, 256, (buf, np.zeros(n, np.float32), n),
                         tools=("initcheck",))
     assert r.kind == "uninitialized read" and r.count == n and r.thread == (0, 0, 0)

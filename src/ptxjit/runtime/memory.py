@@ -8,8 +8,10 @@ import numpy as np
 class DeviceArray:
     """A buffer for kernels, with the CUDA-style API (`copy_to_host`); passing it passes its pointer."""
 
-    def __init__(self, array: np.ndarray) -> None:
+    def __init__(self, array: np.ndarray, uninitialized: bool = False) -> None:
         self.array = array
+        # made by ptxjit.empty: its bytes were never written (initcheck, ptxjit/checking, reports reads)
+        self.uninitialized = uninitialized
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -52,7 +54,9 @@ def to_device(host: np.ndarray) -> DeviceArray:
 
 
 def empty(shape, dtype=np.float32) -> DeviceArray:
-    return DeviceArray(np.empty(shape, dtype=dtype))
+    """An uninitialized buffer (cudaMalloc): `ptxjit check --tool initcheck` reports kernel reads of bytes
+    no kernel wrote."""
+    return DeviceArray(np.empty(shape, dtype=dtype), uninitialized=True)
 
 
 def zeros(shape, dtype=np.float32) -> DeviceArray:
