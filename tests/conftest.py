@@ -24,9 +24,12 @@ if os.environ.get("PTXJIT_TEST_TRACE"):
         if probes is not None:  # ptxjit.trace's own launches
             return _plain_call(self, grid, block, args, shared_mem, timeout, checked, unchecked, probes)
         t = ptxjit.trace(self, grid, block, args, shared_mem, records=ptxjit.instrument.RECORD_TYPES,
-                         timeout=timeout, checked=checked, unchecked=unchecked)
-        assert t.counts() == t.capacity(), (self.name, t.counts(), t.capacity())
-        assert not any(t.dropped().values()), (self.name, t.dropped())
+                         timeout=timeout, checked=checked, unchecked=unchecked, strict=False)
+        if t.counts() != t.capacity() or any(t.dropped().values()):
+            # only threads that communicate through atomics (a CAS retry loop, a flag another CTA sets)
+            # may take other paths in the traced run than in the counting run
+            assert any(i.opcode in ("atom", "red") for i in self.fn.instructions), \
+                (self.name, t.counts(), t.capacity(), t.dropped())
         return None
 
     Kernel.__call__ = _traced_call
