@@ -16,7 +16,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes and few repetitions (< 2 minutes)")
     ap.add_argument("--out", type=Path, default=HERE / "results", help="output directory (default: bench/results)")
     ap.add_argument("--kernels", help="comma-separated subset of kernels to run")
-    ap.add_argument("--skip", default="", help="comma-separated: pocl, native_c, numpy, numba, cold, scaling, tracing")
+    ap.add_argument("--skip", default="",
+                    help="comma-separated: pocl, native_c, numpy, numba, cold, scaling, tracing, checking")
     args = ap.parse_args(argv)
 
     from ptxbench.harness import Run

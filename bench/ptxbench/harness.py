@@ -460,7 +460,7 @@ class Run:
                                   "GBs_best": st1["bytes"] / t["min_s"] / 1e9}
         else:
             self.res["stream"] = st1 or st2
-        for part in ("scaling", "numba", "cold", "tracing"):
+        for part in ("scaling", "numba", "cold", "tracing", "checking"):
             if part in self.skip:
                 self.note(f"{part}: skipped (--skip {part})")
         if "scaling" not in self.skip:
@@ -475,6 +475,12 @@ class Run:
             self.log("instrumentation (ptxjit.trace)")
             self.res["tracing"] = self.guard("tracing", tracing.measure, self.peers["ptxjit"], self.mode,
                                              self.kernel_names, 3 if self.mode == "quick" else 5, self.log) or {}
+        if "checking" not in self.skip and "ptxjit" in self.peers:
+            from ptxbench import checking
+
+            self.log("checking (ptxjit check)")
+            self.res["checking"] = self.guard("checking", checking.measure, self.peers["ptxjit"], self.mode,
+                                              self.kernel_names, 3, self.log) or {}
         if "cold" not in self.skip:
             self.log("cold start")
             self.res["cold_start"] = self.guard("cold start", self.cold) or {}

@@ -117,6 +117,9 @@ def markdown(res: dict) -> str:
     from ptxbench import tracing
 
     lines += tracing.markdown(res.get("tracing") or {})
+    from ptxbench import checking
+
+    lines += checking.markdown(res.get("checking") or {})
     t = res.get("targets")
     if t:
         lines += ["## Targets", "", "| target | met |", "|---|---|"]

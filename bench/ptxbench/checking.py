@@ -1,0 +1,111 @@
+"""The checking section: what each `ptxjit check` tool costs next to the plain launch.
+
+For each kernel (smaller sizes than the timing section: the trace-based tools keep every memory record)
+the plain launch and `ptxjit.check` with each tool run interleaved; reported as ratios to the plain
+launch's median.  The benchmark kernels are correct, so every check must come back without a report: one
+that does not is recorded as a problem and not timed.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+
+import numpy as np
+
+from ptxbench.suite import CASES
+from ptxbench.timing import geomean
+
+TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+
+SIZES = {
+    "quick": {"vadd": 1 << 20, "saxpy": 1 << 20, "dot": 1 << 20, "sgemm": 128, "jacobi": 512,
+              "histogram": 1 << 20, "transpose": 512, "nbody": 512, "blackscholes": 1 << 18,
+              "bitonic": 1 << 16, "scan": 1 << 18},
+}
+SIZES["full"] = {**SIZES["quick"], "vadd": 1 << 22, "sgemm": 256, "transpose": 1024}
+
+
+class _Checked:
+    """Stands in for a Kernel in the suite's launch code: each launch runs ptxjit.check."""
+
+    def __init__(self, kernel, tool: str) -> None:
+        self.kernel, self.tool = kernel, tool
+        self.reports: list = []
+
+    def __call__(self, grid, block, args, shared_mem=0) -> None:
+        import ptxjit
+
+        self.reports = ptxjit.check(self.kernel, grid, block, args, shared_mem, tools=(self.tool,))
+
+
+def measure(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
+    """The section's results: {"kernels": [...], "summary": {...}}."""
+    out = []
+    for name in kernels:
+        if name not in SIZES[mode]:
+            continue
+        case = CASES[name]
+        n = SIZES[mode][name]
+        log(f"check {name} ({case.label(n)})")
+        inputs = case.make(n, np.random.default_rng(1234))
+        expected = case.reference(inputs)
+        kernel = peer.kernel(name)
+        runs, problems = {}, {}
+        for label in ("plain",) + TOOLS:
+            d = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()}
+            target = kernel if label == "plain" else _Checked(kernel, label)
+            run = case.ptxjit(target, d, n)
+            run()  # translations, and the checks
+            bad = case.check({k: d[k] for k in case.outputs}, expected)
+            if label != "plain" and target.reports:
+                bad.append(f"{len(target.reports)} report(s) on a correct kernel: {target.reports[0].kind}")
+            if bad:
+                problems[label] = "; ".join(bad)
+                continue
+            runs[label] = run
+        times: dict[str, list[float]] = {k: [] for k in runs}
+        for _ in range(reps):
+            for label, run in runs.items():
+                t0 = time.perf_counter()
+                run()
+                times[label].append(time.perf_counter() - t0)
+        plain = statistics.median(times["plain"]) if times.get("plain") else None
+        rec = {"name": name, "size": n, "label": case.label(n), "problems": problems, "plain_s": plain,
+               "tools": {}}
+        for tool in TOOLS:
+            if tool in times and plain:
+                med = statistics.median(times[tool])
+                rec["tools"][tool] = {"median_s": med, "x": med / plain}
+        out.append(rec)
+        log("    " + "  ".join(f"{t} {v['x']:.1f}x" for t, v in rec["tools"].items()))
+        del runs, inputs, expected
+        gc.collect()
+    summary = {}
+    for tool in TOOLS:
+        xs = [k["tools"][tool]["x"] for k in out if tool in k["tools"]]
+        summary[f"{tool}_geomean"] = geomean(xs)
+        summary[f"{tool}_max"] = max(xs) if xs else None
+    return {"kernels": out, "summary": summary}
+
+
+def markdown(sec: dict) -> list[str]:
+    """The section of results.md."""
+    if not sec or not sec.get("kernels"):
+        return []
+    lines = ["", "## Checking (`ptxjit check`): time / plain launch", "",
+             "| kernel | size | plain | " + " | ".join(TOOLS) + " |", "|---|---|---|" + "---|" * len(TOOLS)]
+    for k in sec["kernels"]:
+        cells = [k["name"], k["label"], f"{k['plain_s'] * 1e3:.2f} ms" if k.get("plain_s") else "—"]
+        for tool in TOOLS:
+            v = k["tools"].get(tool)
+            cells.append(f"{v['x']:.1f}×" if v else ("wrong" if tool in k["problems"] else "—"))
+        lines.append("| " + " | ".join(cells) + " |")
+    sm = sec["summary"]
+    lines += ["", "Geometric means: " + ", ".join(
+        f"{tool} {sm[f'{tool}_geomean']:.1f}×" for tool in TOOLS if sm.get(f"{tool}_geomean")) + "."]
+    problems = [f"{k['name']}/{t}: {p}" for k in sec["kernels"] for t, p in k["problems"].items()]
+    if problems:
+        lines += ["", "Problems: " + "; ".join(problems)]
+    return lines
