@@ -16,6 +16,7 @@ import numpy as np
 
 from ptxbench.suite import CASES
 from ptxbench.timing import geomean
+from ptxbench.tracing import checked_runs
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 
@@ -40,6 +41,11 @@ class _Checked:
         self.reports = ptxjit.check(self.kernel, grid, block, args, shared_mem, tools=(self.tool,))
 
 
+def _reports(label: str, target) -> list[str]:
+    reports = getattr(target, "reports", [])
+    return [f"{len(reports)} report(s) on a correct kernel: {reports[0].kind}"] if reports else []
+
+
 def measure(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
     """The section's results: {"kernels": [...], "summary": {...}}."""
     out = []
@@ -52,19 +58,8 @@ def measure(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
         inputs = case.make(n, np.random.default_rng(1234))
         expected = case.reference(inputs)
         kernel = peer.kernel(name)
-        runs, problems = {}, {}
-        for label in ("plain",) + TOOLS:
-            d = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()}
-            target = kernel if label == "plain" else _Checked(kernel, label)
-            run = case.ptxjit(target, d, n)
-            run()  # translations, and the checks
-            bad = case.check({k: d[k] for k in case.outputs}, expected)
-            if label != "plain" and target.reports:
-                bad.append(f"{len(target.reports)} report(s) on a correct kernel: {target.reports[0].kind}")
-            if bad:
-                problems[label] = "; ".join(bad)
-                continue
-            runs[label] = run
+        targets = {"plain": kernel, **{tool: _Checked(kernel, tool) for tool in TOOLS}}
+        runs, problems = checked_runs(case, n, targets, inputs, expected, _reports)
         times: dict[str, list[float]] = {k: [] for k in runs}
         for _ in range(reps):
             for label, run in runs.items():

@@ -51,6 +51,23 @@ class _Traced:
         self.last = ptxjit.trace(self.kernel, grid, block, args, shared_mem, records=self.records)
 
 
+def checked_runs(case, n: int, targets: dict, inputs: dict, expected: dict, extra=None) -> tuple[dict, dict]:
+    """Each target (a Kernel, or a stand-in that traces or checks) launched once through the suite's
+    launch code on its own copy of the inputs and compared with the reference; `extra(label, target)`
+    may name more problems.  Returns (label -> run, for those that pass; label -> problem)."""
+    runs, problems = {}, {}
+    for label, target in targets.items():
+        d = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()}
+        run = case.ptxjit(target, d, n)
+        run()  # translations, and the check
+        bad = case.check({k: d[k] for k in case.outputs}, expected) + (extra(label, target) if extra else [])
+        if bad:
+            problems[label] = "; ".join(bad)
+        else:
+            runs[label] = run
+    return runs, problems
+
+
 def measure(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
     """The section's results: {"kernels": [...], "summary": {...}}."""
     out = []
@@ -64,19 +81,9 @@ def measure(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
         inputs = case.make(n, rng)
         expected = case.reference(inputs)
         kernel = peer.kernel(name)
-        runs, tracers, problems = {}, {}, {}
-        for label, recs in [("plain", None)] + list(RECORD_SETS.items()):
-            d = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()}
-            target = kernel if recs is None else _Traced(kernel, recs)
-            run = case.ptxjit(target, d, n)
-            run()  # translations, and the check
-            bad = case.check({k: d[k] for k in case.outputs}, expected)
-            if bad:
-                problems[label] = "; ".join(bad)
-                continue
-            runs[label] = run
-            if recs is not None:
-                tracers[label] = target
+        targets = {"plain": kernel, **{label: _Traced(kernel, recs) for label, recs in RECORD_SETS.items()}}
+        runs, problems = checked_runs(case, n, targets, inputs, expected)
+        tracers = {label: targets[label] for label in runs if label != "plain"}
         rec = {"name": name, "size": n, "label": case.label(n), "problems": problems, "sets": {}}
         times: dict[str, list[float]] = {k: [] for k in runs}
         counts: dict[str, list[float]] = {k: [] for k in tracers}
