@@ -37,18 +37,23 @@ SIZES = {
 SIZES["full"] = {**SIZES["quick"], "vadd": 1 << 24, "sgemm": 512, "transpose": 2048}
 
 
-class _Traced:
-    """Stands in for a Kernel in the suite's launch code: each launch runs ptxjit.trace."""
+class StandIn:
+    """Stands in for a Kernel in the suite's launch code: each launch runs `launch(kernel, grid, block,
+    args, shared_mem)` (ptxjit.trace, ptxjit.check) and keeps what it returns in `last`."""
 
-    def __init__(self, kernel, records: tuple[str, ...]) -> None:
-        self.kernel, self.records = kernel, records
+    def __init__(self, kernel, launch) -> None:
+        self.kernel, self.launch = kernel, launch
         self.last = None
 
     def __call__(self, grid, block, args, shared_mem=0) -> None:
-        import ptxjit
+        self.last = None  # the previous result (a trace's buffers) goes before the next is made
+        self.last = self.launch(self.kernel, grid, block, args, shared_mem)
 
-        self.last = None  # the previous trace's buffers go before the next are allocated
-        self.last = ptxjit.trace(self.kernel, grid, block, args, shared_mem, records=self.records)
+
+def _traced(kernel, records: tuple[str, ...]) -> StandIn:
+    import ptxjit
+
+    return StandIn(kernel, lambda k, g, b, a, sm: ptxjit.trace(k, g, b, a, sm, records=records))
 
 
 def checked_runs(case, n: int, targets: dict, inputs: dict, expected: dict, extra=None) -> tuple[dict, dict]:
@@ -81,7 +86,7 @@ def measure(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
         inputs = case.make(n, rng)
         expected = case.reference(inputs)
         kernel = peer.kernel(name)
-        targets = {"plain": kernel, **{label: _Traced(kernel, recs) for label, recs in RECORD_SETS.items()}}
+        targets = {"plain": kernel, **{label: _traced(kernel, recs) for label, recs in RECORD_SETS.items()}}
         runs, problems = checked_runs(case, n, targets, inputs, expected)
         tracers = {label: targets[label] for label in runs if label != "plain"}
         rec = {"name": name, "size": n, "label": case.label(n), "problems": problems, "sets": {}}
