@@ -195,11 +195,13 @@ def build_plan(kernel: ir.Function, module: ir.Module, records: tuple[str, ...])
                     plan.barrier_at[(fn.name, i)] = _site(plan.barriers, T_BARRIERS, fn, i, ins, bid, own,
                                                           kind=bkind)
             plan.counter_records[counter] = tuple(in_block)
-    for what, sites in (("basic blocks", plan.blocks), ("memory accesses", plan.memory),
-                        ("conditional branches", plan.branches + plan.branches), ("barriers", plan.barriers)):
-        if len(sites) > SITE_LIMIT:
-            raise ValueError(f"kernel '{kernel.name}' has {len(sites)} {what}: tracing supports at most "
-                             f"{SITE_LIMIT} per record type")
+    # a record's site field is 16 bits; a branch record's holds 2 x branch + taken
+    for what, n, limit in (("basic blocks", len(plan.blocks), SITE_LIMIT),
+                           ("memory accesses", len(plan.memory), SITE_LIMIT),
+                           ("conditional branches", len(plan.branches), SITE_LIMIT // 2),
+                           ("barriers", len(plan.barriers), SITE_LIMIT)):
+        if n > limit:
+            raise ValueError(f"kernel '{kernel.name}' has {n} {what}: tracing supports at most {limit}")
     return plan
 
 
