@@ -1,6 +1,7 @@
 """The rule table.  Importing this package registers every instruction family."""
 
 from ptxjit.lower.rules import (  # noqa: F401  (imported for their registrations)
+    async_copy,
     atomic,
     bits,
     compare,
@@ -8,6 +9,7 @@ from ptxjit.lower.rules import (  # noqa: F401  (imported for their registration
     convert,
     floating,
     integer,
+    matrix,
     memory,
     sync,
     video,

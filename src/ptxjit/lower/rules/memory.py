@@ -1,4 +1,4 @@
-"""Data movement: ld, st, ldu, mov, cvta, isspacep, cp.async, prefetch and fences."""
+"""Data movement: ld, st, ldu, mov, cvta, isspacep, prefetch and fences (cp.async: async_copy.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from ptxjit.frontend.ir import Instr, type_size
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules.registry import rule
-from ptxjit.lower.types import I8, I32, I64, PTR, const_int, lltype
+from ptxjit.lower.types import I32, I64, PTR, const_int, lltype
 
 SPACES = ("global", "shared", "local", "const", "param")
 
@@ -229,47 +229,3 @@ def lower_hint(lw: FnLowering, ins: Instr) -> None:
 def lower_fence(lw: FnLowering, ins: Instr) -> None:
     """membar/fence: a sequentially consistent fence (orders this worker's memory operations)."""
     lw.b.fence("seq_cst")
-
-
-@rule("cp", family="memory")
-def lower_cp(lw: FnLowering, ins: Instr) -> None:
-    """cp.async (global -> shared) executed synchronously; commit/wait groups are then no-ops."""
-    b = lw.b
-    if ins.mods[:1] != ("async",):
-        raise lw.unsupported("only cp.async is supported")
-    if "commit_group" in ins.mods or "wait_group" in ins.mods or "wait_all" in ins.mods or not ins.operands:
-        return
-    if "bulk" in ins.mods:
-        raise lw.unsupported("cp.async.bulk is not supported")
-    dst = lw.address(ins.operands[0], "shared")
-    src = lw.address(ins.operands[1], "global")
-    lw.probe_memory(src, 0)
-    lw.probe_memory(dst, 1)
-    size_op = ins.operands[2]
-    if not isinstance(size_op, ir.Imm):
-        raise lw.unsupported("cp.async size must be an immediate")
-    size = size_op.value
-    n_src = None
-    if len(ins.operands) > 3 and lw.reg_type(ins.operands[3]) != "pred":
-        n_src = lw.read(ins.operands[3], "u32")  # src-size: the rest is zero-filled
-    memcpy = lw.cg.intrinsic("llvm.memcpy.p0.p0.i64", ll.VoidType(), [PTR, PTR, I64, ll.IntType(1)], exact=True)
-    memset = lw.cg.intrinsic("llvm.memset.p0.i64", ll.VoidType(), [PTR, I8, I64, ll.IntType(1)], exact=True)
-    # bounds: the whole destination; the source as far as it is read (src-size may be less, even 0)
-    if n_src is None:
-        lw.bounds.guarded(ins.operands[0], "shared", dst, size, lambda: lw.bounds.guarded(
-            ins.operands[1], "global", src, size, lambda: (b.call(
-                memcpy, [dst, src, const_int(I64, size), const_int(ll.IntType(1), 0)]), None)[1]))
-        return
-    n = b.zext(n_src, I64)
-    n = b.select(b.icmp_unsigned(">", n, const_int(I64, size)), const_int(I64, size), n)
-
-    def copy():
-        b.call(memcpy, [dst, src, n, const_int(ll.IntType(1), 0)])
-        b.call(memset, [b.gep(dst, [n]), const_int(I8, 0), b.sub(const_int(I64, size), n),
-                        const_int(ll.IntType(1), 0)])
-    if isinstance(ins.operands[3], ir.Imm) and ins.operands[3].value == 0:
-        lw.bounds.guarded(ins.operands[0], "shared", dst, size, copy)  # zero-fill only: src unread
-        return
-    src_read = min(ins.operands[3].value, size) if isinstance(ins.operands[3], ir.Imm) else 1
-    lw.bounds.guarded(ins.operands[0], "shared", dst, size, lambda: lw.bounds.guarded(
-        ins.operands[1], "global", src, src_read, copy))

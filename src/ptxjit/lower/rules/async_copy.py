@@ -1,0 +1,344 @@
+"""Asynchronous copies and mbarriers: cp.async (sm_80), cp.async.bulk and cp.reduce.async.bulk (sm_90),
+their groups, and mbarrier objects (PTX ISA §9.7.9.25, §9.7.13.15).
+
+Copies run synchronously, at issue: a copy is complete before the next instruction, which every
+wait (commit/wait_group, an mbarrier's transaction count) allows, so the group instructions are
+no-ops.  What must still be right is what lands in memory: src-size < cp-size zero-fills the rest,
+and a true ignore-src predicate writes cp-size zeros.
+
+An mbarrier is a 64-bit word in shared memory.  The PTX ISA leaves its layout opaque; ptxjit keeps
+  bits  0..19  pending arrivals of the current phase
+  bits 20..39  expected arrivals (what a new phase starts with; arrive_drop lowers it)
+  bits 40..61  transaction count, 22-bit two's complement (expect_tx adds, complete_tx subtracts)
+  bit  63      the current phase's parity
+A phase completes when both its pending arrivals and its transaction count are zero: the parity
+flips and the pending count starts over.  The state a thread's arrive returns is the phase parity
+at the arrive (bit 63) with the pending count after it (bits 0..19): test_wait/try_wait(state)
+succeed once the barrier's parity differs from the state's, test_wait/try_wait.parity(P) once it
+differs from P.  A CTA runs on one worker, so the word is read and written with plain (monotonic,
+never cached across a spin loop's iterations) loads and stores.  try_wait returns at once; wait
+loops get forward progress from the spin points of lower/progress.py (mbarrier ops observe others).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from ptxjit.frontend import ir
+from ptxjit.frontend.ir import Instr
+from ptxjit.lower.function import FnLowering
+from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.types import I1, I8, I32, I64, PTR, const_int
+
+PEND_BITS = 20
+PEND_MASK = (1 << PEND_BITS) - 1
+EXP_SHIFT = 20
+TX_SHIFT = 40
+TX_BITS = 22
+PHASE_SHIFT = 63
+
+
+# ---------------------------------------------------------------- checks
+
+
+def _check_cp(ins: Instr) -> str | None:
+    if ins.has("tensor"):
+        return "cp.async.bulk.tensor (tensor maps) is not supported"
+    if ins.has("multicast::cluster"):
+        return "multicast to a cluster's CTAs is not supported (ptxjit runs clusters of one CTA)"
+    if ins.has("cp_mask"):
+        return "cp.async.bulk .cp_mask is not supported"
+    if ins.has("reduce"):
+        return _check_reduce(ins)
+    return None
+
+
+_REDUCE_TYPES = {"add": "u32 s32 u64 f32 f64", "min": "u32 s32 u64 s64", "max": "u32 s32 u64 s64",
+                 "inc": "u32", "dec": "u32", "and": "b32 b64", "or": "b32 b64", "xor": "b32 b64"}
+
+
+def _check_reduce(ins: Instr) -> str | None:
+    op = next((m for m in ins.mods if m in _REDUCE_TYPES), None)
+    t = ins.types()[-1] if ins.types() else ""
+    if op is None or t not in _REDUCE_TYPES[op].split():
+        return f"cp.reduce.async.bulk .{op}.{t} is not supported (f16/bf16 reductions are not implemented)"
+    return None
+
+
+def _space(ins: Instr, default: str = "") -> str:
+    if ins.has("shared") or ins.has("shared::cta") or ins.has("shared::cluster"):
+        return "shared"  # a cluster of one CTA: shared::cluster is this CTA's shared memory
+    return default
+
+
+def _intrinsics(lw: FnLowering) -> tuple[ll.Function, ll.Function]:
+    memcpy = lw.cg.intrinsic("llvm.memcpy.p0.p0.i64", ll.VoidType(), [PTR, PTR, I64, I1], exact=True)
+    memset = lw.cg.intrinsic("llvm.memset.p0.i64", ll.VoidType(), [PTR, I8, I64, I1], exact=True)
+    return memcpy, memset
+
+
+# ---------------------------------------------------------------- cp.async, cp.async.bulk
+
+
+@rule("cp", family="memory", check=_check_cp)
+def lower_cp(lw: FnLowering, ins: Instr) -> None:
+    """cp.async (global -> shared, with zero-fill), cp.async.bulk (global/shared -> shared completing on
+    an mbarrier, shared -> global) and cp.reduce.async.bulk, executed at issue; groups, waits and
+    bulk prefetches are then no-ops."""
+    if ins.has("reduce"):
+        _lower_reduce(lw, ins)
+        return
+    if ins.has("commit_group", "wait_group", "wait_all", "prefetch") or not ins.operands:
+        return
+    if ins.has("mbarrier") and ins.has("arrive"):
+        # cp.async.mbarrier.arrive: an arrive-on once this thread's earlier cp.asyncs completed (they
+        # have).  Without .noinc the pending count is raised by one first: no net change.
+        if ins.has("noinc"):
+            _mbar_modify(lw, ins, ins.operands[0], arrivals=const_int(I64, 1))
+        return
+    if ins.has("bulk"):
+        _lower_bulk(lw, ins)
+        return
+    _lower_cp_async(lw, ins)
+
+
+def _lower_cp_async(lw: FnLowering, ins: Instr) -> None:
+    """cp.async.ca/.cg.shared.global [dst], [src], cp-size{, src-size | ignore-src}{, cache-policy}."""
+    b = lw.b
+    dst = lw.address(ins.operands[0], "shared")
+    src = lw.address(ins.operands[1], "global")
+    lw.probe_memory(src, 0)
+    lw.probe_memory(dst, 1)
+    size_op = ins.operands[2]
+    if not isinstance(size_op, ir.Imm):
+        raise lw.unsupported("cp.async size must be an immediate")
+    size = size_op.value
+    extra = list(ins.operands[3:])
+    if ins.has("L2::cache_hint") and extra:
+        extra = extra[:-1]  # the last operand is the cache policy
+    memcpy, memset = _intrinsics(lw)
+    false = const_int(I1, 0)
+    if not extra:
+        lw.bounds.guarded(ins.operands[0], "shared", dst, size, lambda: lw.bounds.guarded(
+            ins.operands[1], "global", src, size, lambda: (b.call(
+                memcpy, [dst, src, const_int(I64, size), false]), None)[1]))
+        return
+    opnd = extra[0]
+    if lw.reg_type(opnd) == "pred":  # ignore-src: true writes cp-size zeros
+        n = b.select(lw.read_pred(opnd), const_int(I64, 0), const_int(I64, size))
+        src_read = size
+    else:  # src-size: bytes src-size.. are zero-filled
+        n = b.zext(lw.read(opnd, "u32"), I64)
+        n = b.select(b.icmp_unsigned(">", n, const_int(I64, size)), const_int(I64, size), n)
+        src_read = min(opnd.value, size) if isinstance(opnd, ir.Imm) else 1
+
+    def copy():
+        b.call(memcpy, [dst, src, n, false])
+        b.call(memset, [b.gep(dst, [n]), const_int(I8, 0), b.sub(const_int(I64, size), n), false])
+    if src_read == 0:
+        lw.bounds.guarded(ins.operands[0], "shared", dst, size, copy)  # zero-fill only: src unread
+        return
+    # bounds: the whole destination; the source as far as it is surely read (src-size may be less, even 0)
+    lw.bounds.guarded(ins.operands[0], "shared", dst, size, lambda: lw.bounds.guarded(
+        ins.operands[1], "global", src, src_read, copy))
+
+
+def _dynamic_guard(lw: FnLowering, addr: ir.Addr, space: str, p: ll.Value, size: ll.Value, emit) -> None:
+    """Run emit() if the `size`-byte access at `p` is in bounds.  Bounds checks take constant sizes: a
+    register size is checked at its first and its last byte."""
+    b = lw.b
+    if isinstance(size, ll.Constant):
+        lw.bounds.guarded(addr, space, p, int(size.constant), emit)
+        return
+    if not lw.bounds.enabled:
+        emit()
+        return
+    last = b.gep(p, [b.sub(size, const_int(I64, 1))])
+    nonempty = b.icmp_unsigned("!=", size, const_int(I64, 0))
+    with b.if_then(nonempty):
+        lw.bounds.guarded(addr, space, p, 1, lambda: lw.bounds.guarded(addr, space, last, 1, emit))
+
+
+def _lower_bulk(lw: FnLowering, ins: Instr) -> None:
+    """cp.async.bulk.dst.src{.completion} [dst], [src], size{, [mbar]}{, policy}: size bytes, a multiple
+    of 16; an mbarrier completion counts them as completed transactions."""
+    b = lw.b
+    dst_space = "global" if ins.mods[2] == "global" else "shared"
+    src_space = "global" if ins.mods[3] == "global" else "shared"
+    dst = lw.address(ins.operands[0], dst_space)
+    src = lw.address(ins.operands[1], src_space)
+    size = b.zext(lw.read(ins.operands[2], "u32"), I64)
+    if isinstance(ins.operands[2], ir.Imm):
+        size = const_int(I64, ins.operands[2].value)
+    memcpy, _ = _intrinsics(lw)
+    _dynamic_guard(lw, ins.operands[0], dst_space, dst, size, lambda: _dynamic_guard(
+        lw, ins.operands[1], src_space, src, size, lambda: (b.call(
+            memcpy, [dst, src, size, const_int(I1, 0)]), None)[1]))
+    if ins.has("mbarrier::complete_tx::bytes"):
+        _mbar_modify(lw, ins, ins.operands[3], tx=b.sub(const_int(I64, 0), size), space="shared")
+
+
+# ---------------------------------------------------------------- cp.reduce.async.bulk
+
+
+def _lower_reduce(lw: FnLowering, ins: Instr) -> None:
+    """cp.reduce.async.bulk.dst.shared::cta.completion.op.type [dst], [src], size{, [mbar]}: dst[i] =
+    op(dst[i], src[i]) for each element of size bytes."""
+    b = lw.b
+    t = ins.types()[-1]
+    op = next(m for m in ins.mods if m in _REDUCE_TYPES)
+    dst_space = "global" if "global" in ins.mods else "shared"
+    dst = lw.address(ins.operands[0], dst_space)
+    src = lw.address(ins.operands[1], "shared")
+    size = b.zext(lw.read(ins.operands[2], "u32"), I64)
+    width = 64 if t.endswith("64") else 32
+    elt = ll.DoubleType() if t == "f64" else ll.FloatType() if t == "f32" else ll.IntType(width)
+    count = b.udiv(size, const_int(I64, width // 8))
+
+    def loop():
+        pre = b.block
+        head = lw.llfn.append_basic_block("reduce_head")
+        body = lw.llfn.append_basic_block("reduce_body")
+        done = lw.llfn.append_basic_block("reduce_done")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I64)
+        i.add_incoming(const_int(I64, 0), pre)
+        b.cbranch(b.icmp_unsigned("<", i, count), body, done)
+        b.position_at_end(body)
+        pd = b.gep(lw.typed_ptr(dst, elt), [i])
+        ps = b.gep(lw.typed_ptr(src, elt), [i])
+        a = lw.user_access(b.load(pd, align=width // 8), dst_space)
+        v = lw.user_access(b.load(ps, align=width // 8), "shared")
+        lw.user_access(b.store(_combine(b, op, t, a, v), pd, align=width // 8), dst_space)
+        i.add_incoming(b.add(i, const_int(I64, 1)), b.block)
+        b.branch(head)
+        b.position_at_end(done)
+    _dynamic_guard(lw, ins.operands[0], dst_space, dst, size, lambda: _dynamic_guard(
+        lw, ins.operands[1], "shared", src, size, loop))
+    if ins.has("mbarrier::complete_tx::bytes"):
+        _mbar_modify(lw, ins, ins.operands[3], tx=b.sub(const_int(I64, 0), size), space="shared")
+
+
+def _combine(b: ll.IRBuilder, op: str, t: str, a: ll.Value, v: ll.Value) -> ll.Value:
+    """op(a, v) as red.op.t computes it (inc/dec wrap at v, like atom.inc/dec)."""
+    if t.startswith("f"):
+        return b.fadd(a, v)
+    signed = t.startswith("s")
+    if op == "add":
+        return b.add(a, v)
+    if op in ("min", "max"):
+        lt = b.icmp_signed("<", a, v) if signed else b.icmp_unsigned("<", a, v)
+        return b.select(lt, a, v) if op == "min" else b.select(lt, v, a)
+    if op == "inc":  # (a >= v) ? 0 : a + 1
+        return b.select(b.icmp_unsigned(">=", a, v), ll.Constant(a.type, 0), b.add(a, ll.Constant(a.type, 1)))
+    if op == "dec":  # (a == 0 || a > v) ? v : a - 1
+        wrap = b.or_(b.icmp_unsigned("==", a, ll.Constant(a.type, 0)), b.icmp_unsigned(">", a, v))
+        return b.select(wrap, v, b.sub(a, ll.Constant(a.type, 1)))
+    return {"and": b.and_, "or": b.or_, "xor": b.xor}[op](a, v)
+
+
+# ---------------------------------------------------------------- mbarrier
+
+
+def _mbar_word(lw: FnLowering, ins: Instr, addr: ir.Addr, space: str, emit) -> ll.Value | None:
+    """emit(pointer to the i64 word) if the mbarrier at `addr` is in bounds (zeros otherwise)."""
+    p = lw.address(addr, space)
+    return lw.bounds.guarded(addr, space, p, 8, lambda: emit(lw.typed_ptr(p, I64)))
+
+
+def _load(lw: FnLowering, p: ll.Value, space: str) -> ll.Value:
+    return lw.user_access(lw.b.load_atomic(p, "monotonic", 8), space)
+
+
+def _store(lw: FnLowering, v: ll.Value, p: ll.Value, space: str) -> None:
+    lw.user_access(lw.b.store_atomic(v, p, "monotonic", 8), space)
+
+
+def _field(b: ll.IRBuilder, w: ll.Value, shift: int, bits: int = PEND_BITS) -> ll.Value:
+    return b.and_(b.lshr(w, const_int(I64, shift)), const_int(I64, (1 << bits) - 1))
+
+
+def _mbar_modify(lw: FnLowering, ins: Instr, addr: ir.Addr, arrivals: ll.Value | None = None,
+                 tx: ll.Value | None = None, drop: bool = False, space: str | None = None) -> ll.Value | None:
+    """Count `arrivals` (i64) on the mbarrier (also off its expected count: `drop`) and add `tx` (i64)
+    to its transaction count; complete the phase when both reach zero.  Returns the state (i64)."""
+    b = lw.b
+    space = _space(ins) if space is None else space
+    zero = const_int(I64, 0)
+
+    def emit(p: ll.Value) -> ll.Value:
+        w = _load(lw, p, space)
+        pend, exp = _field(b, w, 0), _field(b, w, EXP_SHIFT)
+        txc = b.ashr(b.shl(w, const_int(I64, 64 - TX_SHIFT - TX_BITS)), const_int(I64, 64 - TX_BITS))
+        phase = b.lshr(w, const_int(I64, PHASE_SHIFT))
+        if arrivals is not None:
+            pend = b.sub(pend, arrivals)
+            if drop:
+                exp = b.sub(exp, arrivals)
+        if tx is not None:
+            txc = b.add(txc, tx)
+        done = b.and_(b.icmp_unsigned("==", b.and_(pend, const_int(I64, PEND_MASK)), zero),
+                      b.icmp_unsigned("==", b.and_(txc, const_int(I64, (1 << TX_BITS) - 1)), zero))
+        state = b.or_(b.shl(phase, const_int(I64, PHASE_SHIFT)), b.and_(pend, const_int(I64, PEND_MASK)))
+        new_pend = b.select(done, exp, pend)
+        new_phase = b.xor(phase, b.zext(done, I64))
+        nw = b.or_(b.and_(new_pend, const_int(I64, PEND_MASK)),
+                   b.shl(b.and_(exp, const_int(I64, PEND_MASK)), const_int(I64, EXP_SHIFT)))
+        nw = b.or_(nw, b.shl(b.and_(txc, const_int(I64, (1 << TX_BITS) - 1)), const_int(I64, TX_SHIFT)))
+        nw = b.or_(nw, b.shl(new_phase, const_int(I64, PHASE_SHIFT)))
+        _store(lw, nw, p, space)
+        return state
+    return _mbar_word(lw, ins, addr, space, emit)
+
+
+def _count_operand(lw: FnLowering, ins: Instr, k: int) -> ll.Value:
+    if len(ins.operands) > k:
+        return lw.b.zext(lw.read(ins.operands[k], "u32"), I64)
+    return const_int(I64, 1)
+
+
+@rule("mbarrier", family="sync")
+def lower_mbarrier(lw: FnLowering, ins: Instr) -> None:
+    """mbarrier.init/inval/arrive{.noComplete}{.expect_tx}/arrive_drop/expect_tx/complete_tx/test_wait/
+    try_wait{.parity}/pending_count on the 64-bit mbarrier word (layout: module docstring)."""
+    b = lw.b
+    space = _space(ins)
+    ops = ins.operands
+    if ins.has("init"):
+        count = b.and_(b.zext(lw.read(ops[1], "u32"), I64), const_int(I64, PEND_MASK))
+        word = b.or_(count, b.shl(count, const_int(I64, EXP_SHIFT)))
+        _mbar_word(lw, ins, ops[0], space, lambda p: _store(lw, word, p, space))
+        return
+    if ins.has("inval"):
+        _mbar_word(lw, ins, ops[0], space, lambda p: _store(lw, const_int(I64, 0), p, space))
+        return
+    if ins.has("expect_tx") and not ins.has("arrive", "arrive_drop"):
+        _mbar_modify(lw, ins, ops[0], tx=b.zext(lw.read(ops[1], "u32"), I64))
+        return
+    if ins.has("complete_tx"):
+        _mbar_modify(lw, ins, ops[0], tx=b.sub(const_int(I64, 0), b.zext(lw.read(ops[1], "u32"), I64)))
+        return
+    if ins.has("arrive", "arrive_drop"):
+        if ins.has("expect_tx"):  # expect_tx, then an arrive of count 1
+            state = _mbar_modify(lw, ins, ops[1], arrivals=const_int(I64, 1),
+                                 tx=b.zext(lw.read(ops[2], "u32"), I64), drop=ins.has("arrive_drop"))
+        else:
+            state = _mbar_modify(lw, ins, ops[1], arrivals=_count_operand(lw, ins, 2), drop=ins.has("arrive_drop"))
+        if not (isinstance(ops[0], ir.Reg) and ops[0].name == "_"):
+            lw.write(ops[0], state, "b64")
+        return
+    if ins.has("test_wait", "try_wait"):
+        if ins.has("parity"):
+            want = b.zext(b.and_(lw.read(ops[2], "u32"), const_int(I32, 1)), I64)
+        else:
+            want = b.lshr(lw.read(ops[2], "b64"), const_int(I64, PHASE_SHIFT))
+
+        def test(p: ll.Value) -> ll.Value:
+            return b.icmp_unsigned("!=", b.lshr(_load(lw, p, space), const_int(I64, PHASE_SHIFT)), want)
+        lw.write(ops[0], _mbar_word(lw, ins, ops[1], space, test), "pred")
+        return
+    if ins.has("pending_count"):
+        lw.write(ops[0], b.trunc(b.and_(lw.read(ops[1], "b64"), const_int(I64, PEND_MASK)), I32), "u32")
+        return
+    raise lw.unsupported("unknown mbarrier operation")
