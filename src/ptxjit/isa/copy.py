@@ -15,6 +15,18 @@ POLICY = s("cache-policy", "b64", "reg", optional=True)
 MBAR = req("completion", "mbarrier::complete_tx::bytes")
 REDOPS = "add min max inc dec and or xor"
 
+
+
+def _tensor_form(dst: str, src: str):
+    return form((), [mods("reduce", "reduce"), ASYNC, BULK, mods("prefetch", "prefetch"), req("tensor", "tensor"),
+                     req("dim", "1d 2d 3d 4d 5d"), mods("dst", dst), mods("src", src),
+                     mods("mode", "tile im2col im2col::w im2col::w::128 tile::gather4 tile::scatter4 im2col_no_offs"),
+                     mods("completion", "mbarrier::complete_tx::bytes bulk_group"),
+                     mods("multicast", "multicast::cluster"), mods("cta_group", "cta_group::1 cta_group::2"),
+                     HINT, mods("redop", REDOPS)],
+                (A, *(op(f"x{i}", "any", None, optional=True) for i in range(6))))
+
+
 SPECS = [
     spec("cp", "async",
          # cp.async.ca/.cg.shared{::cta}.global{.L2::cache_hint}{.L2::NB} [dst], [src], cp-size
@@ -27,11 +39,15 @@ SPECS = [
          form((), [ASYNC, req("op", "wait_group")], (s("N", "u32", "imm"),)),
          form(types("b64"), [ASYNC, req("mbarrier", "mbarrier"), req("op", "arrive"), mods("noinc", "noinc"),
                              mods("space", "shared shared::cta")], (A,)),
-         # bulk copies global/shared -> shared::cluster/cta, completing on an mbarrier
-         form((), [ASYNC, BULK, req("dst", "shared::cluster shared::cta"), req("src", "global shared::cta"), MBAR,
+         # bulk copies global -> shared::cluster/cta and shared::cta -> shared::cluster, completing on an
+         # mbarrier (two forms: the matcher places a modifier in the first group that has it, and
+         # shared::cta is a destination in one, a source in the other)
+         form((), [ASYNC, BULK, req("dst", "shared::cluster shared::cta"), req("src", "global"), MBAR,
                    mods("multicast", "multicast::cluster"), HINT],
               (A, op("src", "addr", None), s("size", "u32"), op("mbar", "addr", None),
                s("ctaMask", "b16", optional=True), POLICY)),
+         form((), [ASYNC, BULK, req("dst", "shared::cluster"), req("src", "shared::cta"), MBAR],
+              (A, op("src", "addr", None), s("size", "u32"), op("mbar", "addr", None))),
          form((), [ASYNC, BULK, req("dst", "global"), req("src", "shared::cta"), req("group", "bulk_group"), HINT,
                    mods("cp_mask", "cp_mask")],
               (A, op("src", "addr", None), s("size", "u32"), s("policy-or-mask", None, "reg imm", optional=True),
@@ -45,14 +61,9 @@ SPECS = [
                req("src", "shared::cta"), mods("completion", "bulk_group mbarrier::complete_tx::bytes"),
                req("redop", REDOPS), HINT, mods("noftz", "noftz")],
               (A, op("src", "addr", None), s("size", "u32"), s("mbar-or-policy", None, "addr reg", optional=True))),
-         # TMA: cp{.reduce}.async.bulk{.prefetch}.tensor.Nd.dst.src{.load_mode}.completion{...} - loosely
-         form((), [mods("reduce", "reduce"), ASYNC, BULK, mods("prefetch", "prefetch"), req("tensor", "tensor"),
-                   req("dim", "1d 2d 3d 4d 5d"),
-                   mods("dst", "shared::cluster shared::cta global L2"),
-                   mods("src", "global shared::cta"),
-                   mods("mode", "tile im2col im2col::w im2col::w::128 tile::gather4 tile::scatter4 im2col_no_offs"),
-                   mods("completion", "mbarrier::complete_tx::bytes bulk_group"),
-                   mods("multicast", "multicast::cluster"), mods("cta_group", "cta_group::1 cta_group::2"),
-                   HINT, mods("redop", REDOPS)],
-              (A, *(op(f"x{i}", "any", None, optional=True) for i in range(6))))),
+         # TMA: cp{.reduce}.async.bulk{.prefetch}.tensor.Nd.dst.src{.load_mode}.completion{...} - loosely; one
+         # form per direction (global -> shared, shared -> global, prefetch to L2), so that no state space is
+         # both a destination and a source of a form (the matcher takes a modifier's first group)
+         *(_tensor_form(dst, src) for dst, src in (("shared::cluster shared::cta", "global"),
+                                                   ("global", "shared::cta"), ("L2", "global")))),
 ]
