@@ -20,6 +20,7 @@ from ptxjit.instrument.trace import Trace, TraceOverflow, trace
 from ptxjit.jit.translate import cache_stats
 from ptxjit.runtime.launch import set_workers, worker_count
 from ptxjit.runtime.memory import DeviceArray, Pointer, empty, to_device, zeros
+from ptxjit.streams import Event, Graph, Stream, copy_async, get_elapsed_time, synchronize
 
 __version__ = "0.1.0"
 
@@ -30,4 +31,5 @@ __all__ = [
     "PtxjitWarning", "RawKernel", "RawModule", "UnsupportedInstructionError", "cache_stats", "compile_cuda",
     "Trace", "TraceOverflow", "cuda", "empty", "numba", "set_workers", "to_device", "trace", "worker_count",
     "zeros",
+    "Event", "Graph", "Stream", "copy_async", "get_elapsed_time", "synchronize",
 ]

@@ -35,6 +35,8 @@ from ptxjit.runtime.args import (
     check_shared_memory,
     pack_arguments,
 )
+from ptxjit.streams import stream as _streams
+from ptxjit.streams.launches import LaunchSpec
 from ptxjit.util import gc_paused
 
 
@@ -267,7 +269,7 @@ class Kernel:
         return self.module._info(self.fn)
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, timeout: float | None = None,
-                 checked: bool | None = None, unchecked: bool = False, probes=None) -> None:
+                 checked: bool | None = None, unchecked: bool = False, probes=None, stream=None) -> None:
         """Launch: `grid` blocks of `block` threads on `args`.  `timeout` (seconds; default
         PTXJIT_TIMEOUT, else none) stops the launch and raises KernelTimeout when it runs longer.
 
@@ -278,7 +280,15 @@ class Kernel:
         access then silently corrupts other memory or crashes the process.
 
         `probes` (internal: ptxjit.trace) runs instrumented code: an object with `spec` (the probe set,
-        ptxjit/instrument/probes.py) and `table` (its buffers for this launch, instrument/buffers.py)."""
+        ptxjit/instrument/probes.py) and `table` (its buffers for this launch, instrument/buffers.py).
+
+        `stream` (a ptxjit.Stream): enqueue the launch there and return at once (ptxjit/streams); the
+        arguments are kept until it completes, its errors are raised at the stream's synchronization."""
+        if stream is not None and (probes is not None or _CHECK_TOOLS):  # these run synchronously
+            if probes is not None:
+                raise ValueError(f"kernel '{self.name}': instrumented launches cannot go on a stream")
+            stream.synchronize()
+            stream = None
         if _CHECK_TOOLS and probes is None:  # PTXJIT_CHECK, read once at import: ptxjit.check runs the launch
             from ptxjit.checking.env import checked_launch
 
@@ -320,6 +330,13 @@ class Kernel:
             gaddr, gsize = array_address(gb), gb.nbytes
             self._globals = (gb, gaddr, gsize)
         plan = self._plans[checked]
+        if stream is not None:
+            return _streams.launch(stream, LaunchSpec(
+                t, self.name, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem,
+                launch._timeout_seconds(timeout), self._range_names, args, (args, gb),
+                ([args[i] for i in self._range_params], gb) if self._access.uses_printf else None))
+        if _streams.BUSY:  # the legacy default stream: first the blocking streams' work
+            _streams.wait_legacy()
         if self._access.uses_printf:  # %s may only read memory this launch knows (runtime/printf.py)
             with printf.known_memory([args[i] for i in self._range_params], gb):
                 launch.run_packed(t, self.name, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem,

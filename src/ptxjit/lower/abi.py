@@ -31,6 +31,8 @@ L_NWORKERS = 23
 L_ERR_LIVE = 24       # deadlock: live (not exited) threads of the CTA
 L_RANGES = 25         # checked code: int64 [lo, len) pairs of the legal address ranges (lower/bounds.py)
 L_PROBE = 26          # instrumented code: the probe table (ptxjit/instrument/buffers.py)
+L_RANGED = 27         # nonzero: a native call runs the CTAs [W_BSTART, W_BEND) once and returns (the
+                      # stream scheduler hands out batches itself: ptxjit/streams/scheduler.py)
 L_SIZE = 32
 
 # ---- error codes
@@ -75,6 +77,8 @@ W_BARINFO = 21        # region mode: i32 per thread: barrier id | count << 8 of 
 W_FAULT = 22          # checked code: i64 per thread: its last out-of-bounds access (0: none; lower/bounds.py)
 W_LOCAL_SIZE = 23     # bytes of W_LOCAL
 W_PROBE = 24          # instrumented code: this worker's probe state (set by the worker loop; instrument/buffers.py)
+W_BSTART = 25         # with L_RANGED: the first CTA (linear index) of the batch this call runs
+W_BEND = 26           # with L_RANGED: one past its last CTA
 W_SIZE = 32
 
 NBARRIERS = 16        # named barriers per CTA

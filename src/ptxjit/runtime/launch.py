@@ -558,10 +558,17 @@ def _execute(tr: Translation, kernel_name: str, grid, block, nctas: int, nthread
         else:
             _abandon(L, keep, mems, kernel_name)
     if L[abi.L_ERROR]:
-        if L[abi.L_ERROR] == abi.ERR_FAULT:
-            ranges, names = fault_info[0](*fault_info[1:])
-            raise _fault_error(tr, kernel_name, L, grid, block, ranges, names or [], shared_bytes)
-        raise _launch_error(tr, kernel_name, L, grid, block, time.monotonic() - t0, limit)
+        raise launch_exception(tr, kernel_name, L, grid, block, time.monotonic() - t0, limit, fault_info,
+                               shared_bytes)
+
+
+def launch_exception(tr: Translation, kernel_name: str, L, grid, block, elapsed: float, limit: float | None,
+                     fault_info, shared_bytes: int) -> BaseException:
+    """The exception for launch record L, which recorded an error (L_ERROR)."""
+    if L[abi.L_ERROR] == abi.ERR_FAULT:
+        ranges, names = fault_info[0](*fault_info[1:])
+        return _fault_error(tr, kernel_name, L, grid, block, ranges, names or [], shared_bytes)
+    return _launch_error(tr, kernel_name, L, grid, block, elapsed, limit)
 
 
 def _wait_workers(futures: list[Future]) -> None:
