@@ -14,7 +14,7 @@ from ptxjit.runtime.printf import PRINTF_ADDRESS
 from ptxjit.streams.scheduler import Work
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs a launch microseconds
 class LaunchSpec:
     """Everything a stream launch needs, as Kernel.__call__ prepared it; a captured graph keeps these
     and packs a fresh launch record from them at each replay."""

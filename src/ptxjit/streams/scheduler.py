@@ -41,7 +41,7 @@ _MEMORY_SETS = 32  # worker memories a worker keeps (one per translation / block
 DRAIN_SECONDS = 5.0
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Work:
     """One kernel launch on a stream."""
 
@@ -108,8 +108,11 @@ class Scheduler:
         w.nctas = w.grid[0] * w.grid[1] * w.grid[2]
         w.nthreads = w.block[0] * w.block[1] * w.block[2]
         n = self.nworkers
-        w.batch = batches_for(w.nctas, n, self.cost.get((id(w.tr), w.nthreads)))
-        w.nbatches = -(-w.nctas // w.batch)
+        if w.nctas == 1:
+            w.batch = w.nbatches = 1
+        else:
+            w.batch = batches_for(w.nctas, n, self.cost.get((id(w.tr), w.nthreads)))
+            w.nbatches = -(-w.nctas // w.batch)
         w.cursor = itertools.count()
         w.t_start = time.perf_counter_ns()
         if w.context is not None:
@@ -250,8 +253,7 @@ class Scheduler:
                                                w.limit, w.fault_info, w.shared_bytes)
         except Exception as e:  # noqa: BLE001 - reported at the stream's next synchronization
             exc = e
-        with self.cv:
-            self.inflight.discard(w)
+        self.inflight.discard(w)  # atomic (the GIL): no lock needed
         w.on_done(w, exc)
 
     # ------------------------------------------------------------------ shutdown

@@ -27,6 +27,7 @@ from ptxjit.streams.launches import LaunchSpec, make_work
 from ptxjit.streams.scheduler import DRAIN_SECONDS, Work, get_scheduler
 
 KERNEL, HOST, RECORD, WAIT = range(4)
+_NEVER = 1 << 62
 
 _lock = threading.Lock()
 _cv = threading.Condition(_lock)
@@ -63,6 +64,7 @@ class Stream:
         self._cancel_upto = 0  # operations up to this one are skipped (Ctrl-C in synchronize)
         self._error: BaseException | None = None
         self._graph = None  # the graph being captured (streams/graph.py)
+        self._wake_at = _NEVER  # a waiter wants to hear when this operation has completed
 
     def __repr__(self) -> str:
         kind = "null" if self.is_null else f"priority={self.priority}, non_blocking={self.non_blocking}"
@@ -144,7 +146,6 @@ class Event:
             op = _Op(RECORD, (self, self._gen))
             self._rec = (s, _enqueue_locked(s, op))
             _advance(s)
-            _cv.notify_all()
 
     def query(self) -> bool:
         """Whether the work before the last record has completed (True if never recorded)."""
@@ -256,7 +257,7 @@ def _advance(s: Stream) -> None:
     while s._active is None and s._pending:
         op = s._pending[0]
         cancelled = op.seq <= s._cancel_upto
-        if not cancelled and any(o._completed < seq for o, seq in op.deps):
+        if op.deps and not cancelled and any(o._completed < seq for o, seq in op.deps):
             _blocked.add(s)
             return
         s._pending.popleft()
@@ -285,7 +286,9 @@ def _complete_locked(s: Stream, op: _Op) -> None:
         for o in list(_blocked):
             _blocked.discard(o)
             _advance(o)
-    _cv.notify_all()
+    if s._completed >= s._wake_at:  # waking the waiters at every operation would cost each a GIL round trip
+        s._wake_at = _NEVER
+        _cv.notify_all()
 
 
 def _kernel_done(s: Stream, op: _Op, exc: BaseException | None) -> None:
@@ -334,11 +337,22 @@ def _wait(targets: list[tuple[Stream, int]]) -> None:
     exception meanwhile (KeyboardInterrupt) cancels the outstanding work of those streams cleanly."""
     try:
         with _cv:
-            while any(s._completed < seq for s, seq in targets):
+            while _register(targets):
                 _cv.wait(0.05)
     except BaseException:
         cancel([s for s, _ in targets])
         raise
+
+
+def _register(targets: list[tuple[Stream, int]]) -> bool:
+    """With the lock held: whether some (stream, seq) has not completed; if so, ask its stream to
+    wake the waiters when it has (every waiter registers again after each wakeup)."""
+    for s, seq in targets:
+        if s._completed < seq:
+            if seq < s._wake_at:
+                s._wake_at = seq
+            return True
+    return False
 
 
 def cancel(streams: list[Stream]) -> None:
@@ -358,7 +372,7 @@ def cancel(streams: list[Stream]) -> None:
     while True:
         try:
             with _cv:
-                while any(s._completed < s._cancel_upto for s in streams) and time.monotonic() < end:
+                while _register([(s, s._cancel_upto) for s in streams]) and time.monotonic() < end:
                     _cv.wait(0.05)
             break
         except BaseException:  # noqa: S112 - a second Ctrl-C must not leave workers on freed memory
