@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=HERE / "results", help="output directory (default: bench/results)")
     ap.add_argument("--kernels", help="comma-separated subset of kernels to run")
     ap.add_argument("--skip", default="",
-                    help="comma-separated: pocl, native_c, numpy, numba, cold, scaling, tracing, checking")
+                    help="comma-separated: pocl, native_c, numpy, numba, cold, scaling, tracing, checking, streams")
     args = ap.parse_args(argv)
 
     from ptxbench.harness import Run
@@ -32,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     run = Run("quick" if args.quick else "full", args.out, kernels, skip, log=lambda m: print(m, flush=True))
     res = run.execute()
+    if "streams" not in skip:  # after the rest: results.json / results.md get the section added
+        from ptxbench import streams
+
+        streams.add_to(run, log=run.log)
     print()
     print((args.out / "results.md").read_text())
     return 0 if res["summary"] else 1

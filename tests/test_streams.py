@@ -295,6 +295,34 @@ def test_thousands_of_launches_over_four_streams_keep_order(saxpy):
         assert streams[i].query()
 
 
+def test_threads_enqueueing_onto_one_stream_lose_nothing(saxpy):
+    """Four Python threads launch y += 1 onto one shared stream at once (and each its own chain)."""
+    import threading
+
+    n, per = 64, 200
+    shared = ptxjit.Stream()
+    x = np.ones(n, np.float32)
+    y = np.zeros(n, np.float32)
+    own = [np.zeros(n, np.float32) for _ in range(4)]
+
+    def body(i: int) -> None:
+        s = ptxjit.Stream(non_blocking=True)
+        for _ in range(per):
+            _ax(saxpy, shared, 1.0, x, y)
+            _ax(saxpy, s, 2.0, x, own[i])
+        s.synchronize()
+
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    shared.synchronize()
+    np.testing.assert_array_equal(y, np.full(n, 4 * per, np.float32))
+    for o in own:
+        np.testing.assert_array_equal(o, np.full(n, 2 * per, np.float32))
+
+
 # ---------------------------------------------------------------- Ctrl-C and exit (child processes)
 
 _CHILD = r"""

@@ -70,6 +70,7 @@ class Work:
     t_first: int = 0
     t_end: int = 0
     token: int | None = None
+    exc: BaseException | None = None  # raised in a worker outside the kernel (e.g. MemoryError)
     seq: int = field(default_factory=itertools.count().__next__)
 
     def cancel(self) -> None:
@@ -119,7 +120,17 @@ class Scheduler:
             w.context.__enter__()
         if w.limit is not None:
             w.token = _launch._get_watchdog().add_deadline(time.monotonic() + w.limit, w.L)
+        if w.nbatches == 1 and getattr(_tls, "worker", False) and _tls.next is None and not self.closed \
+                and not any(self.queues.values()):
+            # a worker submits (a stream's next launch, as the previous one finishes) a lone batch
+            # while nothing else waits: it runs it next itself, without the queue's lock and wakeups
+            self.inflight.add(w)
+            next(w.cursor)
+            _tls.next = w
+            return
         with self.cv:
+            if self.closed:  # the interpreter is exiting: claimed without running
+                w.cancel()
             self.inflight.add(w)
             q = self.queues.get(w.priority)
             if q is None:
@@ -156,50 +167,34 @@ class Scheduler:
     # ------------------------------------------------------------------ workers
     def _worker(self, index: int) -> None:
         _tls.worker = True
+        _tls.next = None
+        tls = _tls
         fifo = self.fifos[index]
         memories: dict[tuple, _launch._WorkerMemory] = {}
         counts: dict[Work, list[int]] = {}
         perf = time.perf_counter_ns
         cv = self.cv
         while True:
-            with cv:
-                got = self._take()
-                while got is None:
-                    if self.closed:
-                        return
-                    cv.wait()
+            w = tls.next
+            if w is not None:
+                tls.next = None
+                bi, nb = 0, 1
+            else:
+                with cv:
                     got = self._take()
-            w, bi, nb = got
-            ctas = 0
-            if nb == 1 and not w.L[abi.L_ERROR]:
-                start = bi * w.batch
-                end = min(start + w.batch, w.nctas)
-                tr = w.tr
-                key = _launch._MemoryPool.key(tr, w.nthreads, w.shared_bytes, 1)  # what sizes the memory
-                m = memories.get(key)
-                if m is None:
-                    if len(memories) >= _MEMORY_SETS:
-                        del memories[next(iter(memories))]
-                    m = memories[key] = _launch._WorkerMemory(tr, w.nthreads, w.shared_bytes, index)
-                rec = m.record
-                rec[abi.W_BSTART] = start
-                rec[abi.W_BEND] = end
-                t0 = perf()
-                if not w.t_first:
-                    w.t_first = t0
-                tr.native.worker(w.lp, m.address)
-                t1 = perf()
-                if w.L[abi.L_ERROR]:
-                    if tr.checked:  # the faults its stopped CTAs recorded must not stop the next batch
-                        m.fault[:] = 0
-                else:
-                    ctas = end - start
-                    ck = (id(tr), w.nthreads)
-                    per = (t1 - t0) / ctas
-                    old = self.cost.get(ck)
-                    self.cost[ck] = per if old is None else old + _COST_WEIGHT * (per - old)
-                if self.trace is not None:
-                    self.trace.append((index, w.kernel, w.seq, t0, t1))
+                    while got is None:
+                        if self.closed:
+                            return
+                        cv.wait()
+                        got = self._take()
+                w, bi, nb = got
+            try:
+                ctas = self._run_batch(w, bi, nb, index, memories, perf)
+            except BaseException as e:  # noqa: BLE001 - the launch must still complete, with this error
+                if w.exc is None:
+                    w.exc = e
+                w.cancel()
+                ctas = 0
             c = counts.get(w)
             if c is None:
                 if len(counts) > 16:  # forget finished launches
@@ -210,6 +205,41 @@ class Scheduler:
             c[1] += nb
             fifo.append((w, c[0], c[1]))
             self.aggregate()
+
+    def _run_batch(self, w: Work, bi: int, nb: int, index: int, memories: dict, perf) -> int:
+        """Run batch bi of launch w on worker `index` (nb > 1: claim nb batches of a failed launch
+        without running them); returns the CTAs completed."""
+        ctas = 0
+        if nb == 1 and not w.L[abi.L_ERROR]:
+            start = bi * w.batch
+            end = min(start + w.batch, w.nctas)
+            tr = w.tr
+            key = _launch._MemoryPool.key(tr, w.nthreads, w.shared_bytes, 1)  # what sizes the memory
+            m = memories.get(key)
+            if m is None:
+                if len(memories) >= _MEMORY_SETS:
+                    del memories[next(iter(memories))]
+                m = memories[key] = _launch._WorkerMemory(tr, w.nthreads, w.shared_bytes, index)
+            rec = m.record
+            rec[abi.W_BSTART] = start
+            rec[abi.W_BEND] = end
+            t0 = perf()
+            if not w.t_first:
+                w.t_first = t0
+            tr.native.worker(w.lp, m.address)
+            t1 = perf()
+            if w.L[abi.L_ERROR]:
+                if tr.checked:  # the faults its stopped CTAs recorded must not stop the next batch
+                    m.fault[:] = 0
+            else:
+                ctas = end - start
+                ck = (id(tr), w.nthreads)
+                per = (t1 - t0) / ctas
+                old = self.cost.get(ck)
+                self.cost[ck] = per if old is None else old + _COST_WEIGHT * (per - old)
+            if self.trace is not None:
+                self.trace.append((index, w.kernel, w.seq, t0, t1))
+        return ctas
 
     # ------------------------------------------------------------------ aggregator
     def aggregate(self) -> None:
@@ -248,7 +278,9 @@ class Scheduler:
         try:
             if w.context is not None:
                 w.context.__exit__(None, None, None)
-            if w.L[abi.L_ERROR]:
+            if w.exc is not None:
+                exc = w.exc
+            elif w.L[abi.L_ERROR]:
                 exc = _launch.launch_exception(w.tr, w.kernel, w.L, w.grid, w.block, (w.t_end - w.t_start) / 1e9,
                                                w.limit, w.fault_info, w.shared_bytes)
         except Exception as e:  # noqa: BLE001 - reported at the stream's next synchronization

@@ -11,6 +11,8 @@ stream raises it once.
 
 from __future__ import annotations
 
+import atexit
+import os
 import queue
 import threading
 import time
@@ -57,7 +59,8 @@ class Stream:
         self.priority = int(priority)
         self.non_blocking = bool(non_blocking)
         self.is_null = _null
-        self._pending: deque[_Op] = deque()
+        self._pending: deque[_Op] = deque()  # appended by enqueuers (under _elock), taken under _lock
+        self._elock = threading.Lock()  # orders the enqueuing threads only: workers never take it
         self._active: _Op | None = None
         self._enqueued = 0  # sequence number of the last operation enqueued / completed
         self._completed = 0
@@ -140,12 +143,9 @@ class Event:
         if s._graph is not None:
             s._graph.add(lambda st, e=self: e.record(st))
             return
-        with _lock:
-            self._gen += 1
-            self._t = None
-            op = _Op(RECORD, (self, self._gen))
-            self._rec = (s, _enqueue_locked(s, op))
-            _advance(s)
+        self._gen += 1
+        self._t = None
+        self._rec = (s, _enqueue(s, _Op(RECORD, (self, self._gen))))
 
     def query(self) -> bool:
         """Whether the work before the last record has completed (True if never recorded)."""
@@ -180,8 +180,8 @@ def get_elapsed_time(start: Event, end: Event) -> float:
 def synchronize() -> None:
     """Wait for the work of every stream; raise the first kernel error kept on one."""
     with _lock:
-        streams = list(BUSY) + [s for s in _errored]
-        targets = [(s, s._enqueued) for s in streams]
+        streams = list(BUSY) + list(_errored)
+    targets = [(s, s._enqueued) for s in streams]
     _wait(targets)
     _raise_errors([s for s, _ in targets])
 
@@ -224,32 +224,33 @@ def launch(stream: Stream, spec: LaunchSpec) -> None:
 
 def wait_legacy() -> None:
     """A synchronous launch runs on the legacy default stream: it waits for the blocking streams."""
-    with _lock:
-        targets = [(s, s._enqueued) for s in BUSY if not s.non_blocking]
-    _wait(targets)
+    _wait([(s, s._enqueued) for s in list(BUSY) if not s.non_blocking])
 
 
 # -------------------------------------------------------------------- the state machine (lock held)
 _errored: set[Stream] = set()  # streams that keep an error not raised yet
 
 
-def _enqueue(s: Stream, op: _Op) -> None:
-    with _lock:
-        _enqueue_locked(s, op)
-        _advance(s)
-
-
-def _enqueue_locked(s: Stream, op: _Op) -> int:
-    s._enqueued += 1
-    op.seq = s._enqueued
-    null = Stream.null
-    if s.is_null:  # the legacy stream waits for the work in every blocking stream
-        op.deps.extend((o, o._enqueued) for o in BUSY if o is not s and not o.non_blocking)
-    elif not s.non_blocking and null in BUSY:
-        op.deps.append((null, null._enqueued))
-    s._pending.append(op)
+def _enqueue(s: Stream, op: _Op) -> int:
+    """Append op to s; start it if s is idle.  The scheduler lock is taken only then: a thread that
+    enqueues onto busy streams never waits for a worker (nor a worker for it), which would cost each
+    side GIL round trips.  (A worker finishing an operation sets _active to None before it looks at
+    _pending, this thread appends before it looks at _active: one of them sees the other.)"""
+    with s._elock:
+        if s.is_null:  # the legacy stream waits for the work in every blocking stream
+            op.deps.extend((o, o._enqueued) for o in list(BUSY) if o is not s and not o.non_blocking)
+        elif not s.non_blocking:
+            null = Stream.null
+            if null._completed < null._enqueued:
+                op.deps.append((null, null._enqueued))
+        seq = op.seq = s._enqueued + 1
+        s._enqueued = seq
+        s._pending.append(op)
     BUSY.add(s)
-    return op.seq
+    if s._active is None:
+        with _lock:
+            _advance(s)
+    return seq
 
 
 def _advance(s: Stream) -> None:
@@ -262,6 +263,7 @@ def _advance(s: Stream) -> None:
             return
         s._pending.popleft()
         s._active = op
+        BUSY.add(s)  # (a worker may have taken s out as this op was being appended)
         if op.kind == KERNEL and not cancelled and s._error is None:
             get_scheduler().submit(op.payload)
         elif op.kind == HOST and not cancelled and s._error is None:
@@ -394,3 +396,31 @@ def _raise_errors(streams: list[Stream]) -> None:
             return
     raise exc
 
+
+
+def _at_exit() -> None:
+    """Outstanding work at exit: skip what has not started, stop what runs (registered after the
+    scheduler's handler, so it runs before it: atexit runs handlers last-in first-out)."""
+    with _lock:
+        busy = list(BUSY)
+    if busy:
+        cancel(busy)
+
+
+def _after_fork_in_child() -> None:
+    """The parent's workers and host thread do not exist in the child: its outstanding work never
+    completes there.  The child's streams start empty (their operations are counted as done)."""
+    global _lock, _cv, _host, _host_lock
+    _lock = threading.Lock()
+    _cv = threading.Condition(_lock)
+    _host, _host_lock = None, threading.Lock()
+    for s in list(BUSY) + list(_blocked):
+        s._pending.clear()
+        s._active = None
+        s._completed = s._cancel_upto = s._enqueued
+    BUSY.clear()
+    _blocked.clear()
+
+
+atexit.register(_at_exit)
+os.register_at_fork(after_in_child=_after_fork_in_child)
