@@ -24,7 +24,7 @@ def _tensor_form(dst: str, src: str):
                      mods("completion", "mbarrier::complete_tx::bytes bulk_group"),
                      mods("multicast", "multicast::cluster"), mods("cta_group", "cta_group::1 cta_group::2"),
                      HINT, mods("redop", REDOPS)],
-                (A, *(op(f"x{i}", "any", None, optional=True) for i in range(6))))
+                (op("a", "any", None), *(op(f"x{i}", "any", None, optional=True) for i in range(6))))
 
 
 SPECS = [

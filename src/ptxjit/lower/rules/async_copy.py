@@ -28,6 +28,7 @@ from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.rules.tma import lower_tensor
 from ptxjit.lower.types import I1, I8, I32, I64, PTR, const_int
 
 PEND_BITS = 20
@@ -42,8 +43,9 @@ PHASE_SHIFT = 63
 
 
 def _check_cp(ins: Instr) -> str | None:
-    if ins.has("tensor"):
-        return "cp.async.bulk.tensor (tensor maps) is not supported"
+    if ins.has("tensor") and (ins.has("reduce", "prefetch") or any(m.startswith(("im2col", "tile::"))
+                                                                    for m in ins.mods)):
+        return "only the tile mode of cp.async.bulk.tensor (load and store) is supported"
     if ins.has("multicast::cluster"):
         return "multicast to a cluster's CTAs is not supported (ptxjit runs clusters of one CTA)"
     if ins.has("cp_mask"):
@@ -85,6 +87,10 @@ def lower_cp(lw: FnLowering, ins: Instr) -> None:
     """cp.async (global -> shared, with zero-fill), cp.async.bulk (global/shared -> shared completing on
     an mbarrier, shared -> global) and cp.reduce.async.bulk, executed at issue; groups, waits and
     bulk prefetches are then no-ops."""
+    if ins.has("tensor"):
+        lower_tensor(lw, ins, lambda mbar, n: _mbar_modify(lw, ins, mbar, tx=lw.b.sub(const_int(I64, 0), n),
+                                                           space="shared"))
+        return
     if ins.has("reduce"):
         _lower_reduce(lw, ins)
         return
@@ -156,7 +162,9 @@ def _dynamic_guard(lw: FnLowering, addr: ir.Addr, space: str, p: ll.Value, size:
     last = b.gep(p, [b.sub(size, const_int(I64, 1))])
     nonempty = b.icmp_unsigned("!=", size, const_int(I64, 0))
     with b.if_then(nonempty):
-        lw.bounds.guarded(addr, space, p, 1, lambda: lw.bounds.guarded(addr, space, last, 1, emit))
+        # the last byte through an address without a base register: no hoisted check of the operand's
+        # register (bounds.py) stands in for it
+        lw.bounds.guarded(addr, space, p, 1, lambda: lw.bounds.guarded(ir.Addr(None, 0), space, last, 1, emit))
 
 
 def _lower_bulk(lw: FnLowering, ins: Instr) -> None:
