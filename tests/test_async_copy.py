@@ -73,6 +73,28 @@ def test_bulk_reductions(mod, mode):
     assert np.array_equal(smem_sum, np.arange(n, dtype=np.uint32) * np.uint32(1000) + v)
 
 
+def _bf16_to_f32(h: np.ndarray) -> np.ndarray:
+    return (h.astype(np.uint32) << 16).view(np.float32)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_bulk_reductions_half(mod, mode):
+    """cp.reduce.async.bulk .add.noftz.f16 (NumPy's correctly rounded float16 add) and .max.bf16 (the larger
+    value, both operands normal or zero, no NaNs), into global memory."""
+    n = 512
+    rng = np.random.default_rng(6)
+    src = rng.uniform(-8, 8, n).astype(np.float16)
+    add_f16 = rng.uniform(-8, 8, n).astype(np.float16)
+    max_bf16 = (rng.uniform(-8, 8, n).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    a0, m0 = add_f16.copy(), max_bf16.copy()
+    mod.get_function("bulk_reduce_half")(1, 128, (src.view(np.uint16), add_f16.view(np.uint16), max_bf16,
+                                                  np.uint32(n)), **mode)
+    assert np.array_equal(add_f16.view(np.uint16), (a0 + src).view(np.uint16))
+    s = src.view(np.uint16)
+    want = np.where(_bf16_to_f32(s) > _bf16_to_f32(m0), s, m0)
+    assert np.array_equal(max_bf16, want)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_mbarrier_semantics(mod, mode):
     """arrive_drop lowers the next phases' expected count; try_wait(state) waits for the arrive's phase;

@@ -143,3 +143,17 @@ def test_wild_tensor_map_pointer_faults():
     k = ptxjit.Module(ptx).get_function("k")
     with pytest.raises(ptxjit.KernelFault):
         k(1, 1, (0x1000,), checked=True)
+
+
+def test_prefetches_are_hints():
+    """cp.async.bulk.prefetch(.tensor).L2 only warm the GPU's L2: they run and change nothing."""
+    from tests.ptxsnip import snippet_kernel
+
+    body = """    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, 0;
+    cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%rd1, {%r1, %r1}];
+    cp.async.bulk.prefetch.L2.global [%rd1], 64;"""
+    ptx = snippet_kernel(body, [("u64", "out")]).replace(".target sm_80", ".target sm_90a")
+    a = np.arange(16, dtype=np.uint32)
+    ptxjit.Module(ptx).get_function("k")(1, 1, (a,))
+    assert np.array_equal(a, np.arange(16, dtype=np.uint32))

@@ -179,3 +179,21 @@ extern "C" __global__ void mbar_semantics(const uint32_t* src, uint32_t* flags, 
     if (t == 0)
         asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(smem(&bar[0])) : "memory");
 }
+
+// cp.reduce.async.bulk .add.noftz.f16 and .max.bf16 from shared memory into global arrays; one block.
+extern "C" __global__ void bulk_reduce_half(const uint16_t* src, uint16_t* add_f16, uint16_t* max_bf16, uint32_t n)
+{
+    __shared__ alignas(128) uint16_t s[2048];
+    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
+        s[i] = src[i];
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 [%0], [%1], %2;"
+                     :: "l"(add_f16), "r"(smem(s)), "r"(2 * n) : "memory");
+        asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16 [%0], [%1], %2;"
+                     :: "l"(max_bf16), "r"(smem(s)), "r"(2 * n) : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    }
+}

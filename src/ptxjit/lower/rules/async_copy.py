@@ -43,9 +43,8 @@ PHASE_SHIFT = 63
 
 
 def _check_cp(ins: Instr) -> str | None:
-    if ins.has("tensor") and (ins.has("reduce", "prefetch") or any(m.startswith(("im2col", "tile::"))
-                                                                    for m in ins.mods)):
-        return "only the tile mode of cp.async.bulk.tensor (load and store) is supported"
+    if ins.has("tensor") and (ins.has("reduce") or any(m.startswith(("im2col", "tile::")) for m in ins.mods)):
+        return "only the tile mode of cp.async.bulk.tensor (load, store, prefetch) is supported"
     if ins.has("multicast::cluster"):
         return "multicast to a cluster's CTAs is not supported (ptxjit runs clusters of one CTA)"
     if ins.has("cp_mask"):
@@ -55,15 +54,17 @@ def _check_cp(ins: Instr) -> str | None:
     return None
 
 
-_REDUCE_TYPES = {"add": "u32 s32 u64 f32 f64", "min": "u32 s32 u64 s64", "max": "u32 s32 u64 s64",
-                 "inc": "u32", "dec": "u32", "and": "b32 b64", "or": "b32 b64", "xor": "b32 b64"}
+_REDUCE_TYPES = {"add": "u32 s32 u64 f32 f64 f16 bf16", "min": "u32 s32 u64 s64 f16 bf16",
+                 "max": "u32 s32 u64 s64 f16 bf16", "inc": "u32", "dec": "u32", "and": "b32 b64", "or": "b32 b64",
+                 "xor": "b32 b64"}
 
 
 def _check_reduce(ins: Instr) -> str | None:
     op = next((m for m in ins.mods if m in _REDUCE_TYPES), None)
     t = ins.types()[-1] if ins.types() else ""
     if op is None or t not in _REDUCE_TYPES[op].split():
-        return f"cp.reduce.async.bulk .{op}.{t} is not supported (f16/bf16 reductions are not implemented)"
+        return (f"cp.reduce.async.bulk .{op}.{t} is not supported (the PTX ISA defines .{op} for "
+                f"{', '.join('.' + x for x in _REDUCE_TYPES.get(op, '').split())})")
     return None
 
 
@@ -87,6 +88,8 @@ def lower_cp(lw: FnLowering, ins: Instr) -> None:
     """cp.async (global -> shared, with zero-fill), cp.async.bulk (global/shared -> shared completing on
     an mbarrier, shared -> global) and cp.reduce.async.bulk, executed at issue; groups, waits and
     bulk prefetches are then no-ops."""
+    if ins.has("prefetch"):  # a hint: bulk and tensor prefetches to L2
+        return
     if ins.has("tensor"):
         lower_tensor(lw, ins, lambda mbar, n: _mbar_modify(lw, ins, mbar, tx=lw.b.sub(const_int(I64, 0), n),
                                                            space="shared"))
@@ -94,7 +97,7 @@ def lower_cp(lw: FnLowering, ins: Instr) -> None:
     if ins.has("reduce"):
         _lower_reduce(lw, ins)
         return
-    if ins.has("commit_group", "wait_group", "wait_all", "prefetch") or not ins.operands:
+    if ins.has("commit_group", "wait_group", "wait_all") or not ins.operands:
         return
     if ins.has("mbarrier") and ins.has("arrive"):
         # cp.async.mbarrier.arrive: an arrive-on once this thread's earlier cp.asyncs completed (they
@@ -199,8 +202,9 @@ def _lower_reduce(lw: FnLowering, ins: Instr) -> None:
     dst = lw.address(ins.operands[0], dst_space)
     src = lw.address(ins.operands[1], "shared")
     size = b.zext(lw.read(ins.operands[2], "u32"), I64)
-    width = 64 if t.endswith("64") else 32
-    elt = ll.DoubleType() if t == "f64" else ll.FloatType() if t == "f32" else ll.IntType(width)
+    width = 64 if t.endswith("64") else 16 if t in ("f16", "bf16") else 32
+    elt = ll.IntType(width)  # floats as their bits: the combining functions are atomic.py's
+    combine = _combiner(lw, op, t, dst_space)
     count = b.udiv(size, const_int(I64, width // 8))
 
     def loop():
@@ -218,7 +222,7 @@ def _lower_reduce(lw: FnLowering, ins: Instr) -> None:
         ps = b.gep(lw.typed_ptr(src, elt), [i])
         a = lw.user_access(b.load(pd, align=width // 8), dst_space)
         v = lw.user_access(b.load(ps, align=width // 8), "shared")
-        lw.user_access(b.store(_combine(b, op, t, a, v), pd, align=width // 8), dst_space)
+        lw.user_access(b.store(combine(b, a, v), pd, align=width // 8), dst_space)
         i.add_incoming(b.add(i, const_int(I64, 1)), b.block)
         b.branch(head)
         b.position_at_end(done)
@@ -228,22 +232,36 @@ def _lower_reduce(lw: FnLowering, ins: Instr) -> None:
         _mbar_modify(lw, ins, ins.operands[3], tx=b.sub(const_int(I64, 0), size), space="shared")
 
 
-def _combine(b: ll.IRBuilder, op: str, t: str, a: ll.Value, v: ll.Value) -> ll.Value:
-    """op(a, v) as red.op.t computes it (inc/dec wrap at v, like atom.inc/dec)."""
-    if t.startswith("f"):
-        return b.fadd(a, v)
+def _combiner(lw: FnLowering, op: str, t: str, dst_space: str):
+    """(builder, a, v) -> op(a, v) on integer bits, as red.op.t computes it into memory of `dst_space`:
+    floating-point adds and f16/bf16 min/max are atomic.py's, which follow the H100's red/atom bit for bit
+    (a bulk reduction is taken to round and flush like red: not measured on the hardware); inc/dec wrap
+    at v like atom.inc/dec."""
+    from ptxjit.lower.rules.atomic import _f32_add, _f64_add_global, _half_op
+
+    if t in ("f16", "bf16"):
+        return _half_op(lw, t, op)
+    if t == "f32":
+        return _f32_add(dst_space == "global")
+    if t == "f64":
+        if dst_space == "global":
+            return _f64_add_global
+        return lambda b, a, v: b.bitcast(b.fadd(b.bitcast(a, ll.DoubleType()), b.bitcast(v, ll.DoubleType())), I64)
     signed = t.startswith("s")
-    if op == "add":
-        return b.add(a, v)
-    if op in ("min", "max"):
-        lt = b.icmp_signed("<", a, v) if signed else b.icmp_unsigned("<", a, v)
-        return b.select(lt, a, v) if op == "min" else b.select(lt, v, a)
-    if op == "inc":  # (a >= v) ? 0 : a + 1
-        return b.select(b.icmp_unsigned(">=", a, v), ll.Constant(a.type, 0), b.add(a, ll.Constant(a.type, 1)))
-    if op == "dec":  # (a == 0 || a > v) ? v : a - 1
-        wrap = b.or_(b.icmp_unsigned("==", a, ll.Constant(a.type, 0)), b.icmp_unsigned(">", a, v))
-        return b.select(wrap, v, b.sub(a, ll.Constant(a.type, 1)))
-    return {"and": b.and_, "or": b.or_, "xor": b.xor}[op](a, v)
+
+    def combine(b: ll.IRBuilder, a: ll.Value, v: ll.Value) -> ll.Value:
+        if op == "add":
+            return b.add(a, v)
+        if op in ("min", "max"):
+            lt = b.icmp_signed("<", a, v) if signed else b.icmp_unsigned("<", a, v)
+            return b.select(lt, a, v) if op == "min" else b.select(lt, v, a)
+        if op == "inc":  # (a >= v) ? 0 : a + 1
+            return b.select(b.icmp_unsigned(">=", a, v), ll.Constant(a.type, 0), b.add(a, ll.Constant(a.type, 1)))
+        if op == "dec":  # (a == 0 || a > v) ? v : a - 1
+            wrap = b.or_(b.icmp_unsigned("==", a, ll.Constant(a.type, 0)), b.icmp_unsigned(">", a, v))
+            return b.select(wrap, v, b.sub(a, ll.Constant(a.type, 1)))
+        return {"and": b.and_, "or": b.or_, "xor": b.xor}[op](a, v)
+    return combine
 
 
 # ---------------------------------------------------------------- mbarrier

@@ -114,7 +114,7 @@ def lower_tensor(lw: FnLowering, ins: Instr, complete_tx) -> None:
     of one box (module docstring).  `complete_tx(mbar_operand, bytes)` counts a load's bytes on its mbarrier."""
     b = lw.b
     if any(m.startswith("im2col") or m.startswith("tile::") for m in ins.mods) or ins.has("reduce", "prefetch"):
-        raise lw.unsupported("only the tile mode of cp.async.bulk.tensor (load and store) is supported")
+        raise lw.unsupported("only the tile mode of cp.async.bulk.tensor (load, store, prefetch) is supported")
     rank = int(next(m for m in ins.mods if m in ("1d", "2d", "3d", "4d", "5d"))[0])
     store = next(x for x in ins.mods if x in ("global", "shared::cluster", "shared::cta")) == "global"  # dst
     tensor_op = ins.operands[0 if store else 1]
