@@ -16,6 +16,7 @@ exactly.  Standalone: `python bench/ptxbench/streams.py [--quick] [--png PATH]`.
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -24,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 NBODY_EPS2 = 0.01
-SIZES = {"quick": {"bodies": 4096, "launches": 2000, "reps": 3},
-         "full": {"bodies": 16384, "launches": 10000, "reps": 5}}
+SIZES = {"quick": {"bodies": 4096, "launches": 2000, "reps": 5},
+         "full": {"bodies": 16384, "launches": 10000, "reps": 9}}
 
 
 def _nbody_reference(pos: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -74,19 +75,52 @@ def concurrency(peer, mode: str, log=print) -> dict:
         ref = _nbody_reference(pos, rows)
         for a in accs:
             np.testing.assert_allclose(a[rows, :3], ref, rtol=1e-3, atol=1e-3)
+    from ptxjit.streams import scheduler
+
     times: dict[str, list[float]] = {name: [] for name in variants}
+    cpu: dict[str, list[float]] = {name: [] for name in variants}
+    overlaps: list[float] = []
+    sched = scheduler.get_scheduler()
     for _ in range(reps):
         for name, run in variants.items():
+            if name == "two_streams":
+                sched.trace = []
+            c0 = os.times()
             t0 = time.perf_counter()
             run()
-            times[name].append(time.perf_counter() - t0)
+            wall = time.perf_counter() - t0
+            c1 = os.times()
+            times[name].append(wall)
+            cpu[name].append((c1.user + c1.system - c0.user - c0.system) / wall)
+            if name == "two_streams":
+                overlaps.append(_overlap(sched.trace))
+                sched.trace = None
     med = {name: statistics.median(t) for name, t in times.items()}
     out = {"bodies": n, "ctas_per_kernel": half, "workers": workers, **{f"{k_}_s": v for k_, v in med.items()},
-           "speedup_two_streams": med["sequential"] / med["two_streams"]}
+           "speedup_two_streams": med["sequential"] / med["two_streams"],
+           "best_speedup_two_streams": min(times["sequential"]) / min(times["two_streams"]),
+           "overlap": statistics.median(overlaps),
+           **{f"{k_}_cpu_per_wall": statistics.median(v) for k_, v in cpu.items()}}
     log(f"    two nbody launches of {half} CTA(s): sequential {med['sequential'] * 1e3:.1f} ms, one stream "
         f"{med['one_stream'] * 1e3:.1f} ms, two streams {med['two_streams'] * 1e3:.1f} ms "
-        f"({out['speedup_two_streams']:.2f}x)")
+        f"({out['speedup_two_streams']:.2f}x; best {out['best_speedup_two_streams']:.2f}x); the kernels' "
+        f"batches overlapped {100 * out['overlap']:.0f}% of their span; CPU time / wall time: sequential "
+        f"{out['sequential_cpu_per_wall']:.2f}, two streams {out['two_streams_cpu_per_wall']:.2f}")
     return out
+
+
+def _overlap(spans: list) -> float:
+    """The time both launches had batches running, as a fraction of the time from the first batch's
+    start to the last one's end (1: fully concurrent, 0: one after the other)."""
+    by: dict[int, tuple[int, int]] = {}
+    for _w, _k, seq, a, b in spans:
+        lo, hi = by.get(seq, (a, b))
+        by[seq] = (min(lo, a), max(hi, b))
+    if len(by) != 2:
+        return 0.0
+    (a0, a1), (b0, b1) = by.values()
+    span = max(a1, b1) - min(a0, b0)
+    return max(0, min(a1, b1) - max(a0, b0)) / span if span else 0.0
 
 
 def _chain_expect(x0: float, y0: float, steps: int, phase: int) -> tuple[float, float]:
@@ -278,9 +312,15 @@ def markdown(sec: dict) -> list[str]:
     if c:
         lines += [f"Two independent nbody launches ({c['bodies']} bodies), each of {c['ctas_per_kernel']} CTA(s) "
                   f"= half of the {c['workers']} workers:", "",
-                  "| sequential (synchronous) | one stream | two streams | speedup |", "|---|---|---|---|",
+                  "| sequential (synchronous) | one stream | two streams | speedup (median; best) | overlap |",
+                  "|---|---|---|---|---|",
                   f"| {c['sequential_s'] * 1e3:.1f} ms | {c['one_stream_s'] * 1e3:.1f} ms | "
-                  f"{c['two_streams_s'] * 1e3:.1f} ms | {c['speedup_two_streams']:.2f}× |"]
+                  f"{c['two_streams_s'] * 1e3:.1f} ms | {c['speedup_two_streams']:.2f}×; "
+                  f"{c['best_speedup_two_streams']:.2f}× | {100 * c['overlap']:.0f}% |", "",
+                  "*overlap*: the time both kernels had batches running, over the span of the two (from the "
+                  "batch timestamps).  Process CPU time / wall time: sequential "
+                  f"{c['sequential_cpu_per_wall']:.2f}, two streams {c['two_streams_cpu_per_wall']:.2f} (the cores "
+                  "the machine actually gave the run: with two workers and no other load, two streams approach 2)."]
     r = sec.get("rate")
     if r:
         pocl = f"{r['pocl_launches_per_s']:.0f}" if "pocl_launches_per_s" in r else "—"
