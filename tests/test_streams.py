@@ -183,6 +183,17 @@ def test_host_callbacks_run_in_stream_order(saxpy):
     assert seen == [(i, float(i + 1)) for i in range(5)]
 
 
+def test_synchronous_launch_inside_a_host_function(saxpy):
+    """A host function that launches synchronously (CUDA forbids it) must not wait for its own stream."""
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    s = ptxjit.Stream()
+    _ax(saxpy, s, 1.0, x, y)
+    s.launch_host_func(lambda _: saxpy(1, 64, (np.int32(64), np.float32(2.0), x, y)), None)
+    _ax(saxpy, s, 4.0, x, y)
+    s.synchronize()
+    np.testing.assert_array_equal(y, np.full(64, 7, np.float32))
+
+
 def test_copy_async_checks_and_device_arrays():
     a = ptxjit.to_device(np.arange(10, dtype=np.int32))
     b = ptxjit.zeros(10, np.int32)

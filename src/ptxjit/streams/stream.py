@@ -76,9 +76,7 @@ class Stream:
     # ---------------------------------------------------------------- public API
     def synchronize(self) -> None:
         """Wait for every operation enqueued so far; raise a kernel's error kept on this stream."""
-        with _lock:
-            target = self._enqueued
-        _wait([(self, target)])
+        _wait([(self, self._enqueued)])
         _raise_errors([self])
 
     def query(self) -> bool:
@@ -223,7 +221,10 @@ def launch(stream: Stream, spec: LaunchSpec) -> None:
 
 
 def wait_legacy() -> None:
-    """A synchronous launch runs on the legacy default stream: it waits for the blocking streams."""
+    """A synchronous launch runs on the legacy default stream: it waits for the blocking streams.
+    Not from a host function (it would wait for its own stream: CUDA forbids the call there)."""
+    if getattr(_host_tls, "host", False):
+        return
     _wait([(s, s._enqueued) for s in list(BUSY) if not s.non_blocking])
 
 
@@ -303,6 +304,7 @@ def _kernel_done(s: Stream, op: _Op, exc: BaseException | None) -> None:
 
 # -------------------------------------------------------------------- host thread
 _host: queue.SimpleQueue | None = None
+_host_tls = threading.local()
 _host_lock = threading.Lock()
 
 
@@ -318,6 +320,7 @@ def _host_queue() -> queue.SimpleQueue:
 
 
 def _host_loop(q: queue.SimpleQueue) -> None:
+    _host_tls.host = True
     while True:
         s, op = q.get()
         fn, arg = op.payload
