@@ -12,6 +12,7 @@ stream raises it once.
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import queue
 import threading
@@ -62,6 +63,7 @@ class Stream:
         self._pending: deque[_Op] = deque()  # appended by enqueuers (under _elock), taken under _lock
         self._elock = threading.Lock()  # orders the enqueuing threads only: workers never take it
         self._active: _Op | None = None
+        self._seq = itertools.count(1)
         self._enqueued = 0  # sequence number of the last operation enqueued / completed
         self._completed = 0
         self._cancel_upto = 0  # operations up to this one are skipped (Ctrl-C in synchronize)
@@ -244,9 +246,11 @@ def _enqueue(s: Stream, op: _Op) -> int:
             null = Stream.null
             if null._completed < null._enqueued:
                 op.deps.append((null, null._enqueued))
-        seq = op.seq = s._enqueued + 1
-        s._enqueued = seq
+        # seq from a counter, published after the append: a KeyboardInterrupt between two of these
+        # steps leaves a gap or a late count, never a count that no operation will reach (a hang)
+        seq = op.seq = next(s._seq)
         s._pending.append(op)
+        s._enqueued = seq
     BUSY.add(s)
     if s._active is None:
         with _lock:
@@ -281,10 +285,10 @@ def _complete_locked(s: Stream, op: _Op) -> None:
     s._active = None
     s._completed = op.seq
     op.payload = None  # the launch's arguments may go now
-    if s._completed >= s._enqueued:
-        BUSY.discard(s)
-    else:
+    if s._pending:
         _advance(s)
+    elif s._completed >= s._enqueued:
+        BUSY.discard(s)
     if _blocked:
         for o in list(_blocked):
             _blocked.discard(o)
@@ -354,6 +358,10 @@ def _register(targets: list[tuple[Stream, int]]) -> bool:
     wake the waiters when it has (every waiter registers again after each wakeup)."""
     for s, seq in targets:
         if s._completed < seq:
+            if s._active is None and s._pending:  # an enqueue interrupted before it started its op
+                _advance(s)
+                if s._completed >= seq:
+                    continue
             if seq < s._wake_at:
                 s._wake_at = seq
             return True
