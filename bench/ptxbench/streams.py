@@ -246,14 +246,13 @@ def timeline(peer, mode: str, png: Path | None, log=print) -> dict:
     import ptxjit
     from ptxjit.streams import scheduler
 
-    n = SIZES[mode]["bodies"]
+    n = 2048  # a CTA takes a few ms: launches of several batches, interleaved
     k = peer.kernel("nbody")
     workers = ptxjit.worker_count()
     rng = np.random.default_rng(3)
     pos = rng.random((n, 4), dtype=np.float32)
     pos[:, 3] = 1.0
-    plan = [(0, max(1, workers // 2)), (0, max(1, workers // 2)), (1, workers), (2, max(1, workers // 4)),
-            (2, max(1, workers // 4)), (2, max(1, workers // 4))]
+    plan = [(0, 2 * workers), (0, 2 * workers), (1, 4 * workers), (2, workers), (2, workers), (2, workers)]
     streams = [ptxjit.Stream(non_blocking=True) for _ in range(3)]
     accs = [np.zeros((n, 4), np.float32) for _ in plan]
     k(1, 256, (pos, accs[0], np.int32(n), np.float32(NBODY_EPS2)))
@@ -278,7 +277,7 @@ def timeline(peer, mode: str, png: Path | None, log=print) -> dict:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(10, 1.2 + 0.5 * workers))
+        fig, ax = plt.subplots(figsize=(10, 2.2 + 0.4 * workers))
         colors = plt.get_cmap("tab10")
         for w, _kernel, seq, a, b in spans:
             j = by_seq[seq]
@@ -289,8 +288,8 @@ def timeline(peer, mode: str, png: Path | None, log=print) -> dict:
         ax.set_yticklabels([f"worker {i}" for i in range(sched.nworkers)])
         ax.set_xlabel("ms since the first launch was enqueued")
         ax.set_title("ptxjit streams: batches of CTAs of six nbody launches on three streams")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=3, fontsize=8)
-        fig.tight_layout()
+        fig.legend(loc="lower center", ncol=3, fontsize=8)
+        fig.tight_layout(rect=(0, 0.22, 1, 1))
         png.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(png, dpi=110)
         plt.close(fig)
