@@ -157,3 +157,64 @@ def test_prefetches_are_hints():
     a = np.arange(16, dtype=np.uint32)
     ptxjit.Module(ptx).get_function("k")(1, 1, (a,))
     assert np.array_equal(a, np.arange(16, dtype=np.uint32))
+
+
+def _reduced(t: np.ndarray, src: np.ndarray, coords, fn) -> np.ndarray:
+    """t with the box at `coords` (innermost first) replaced by fn(t, src) where it lies inside t."""
+    want = t.copy()
+    rows, cols = src.shape
+    for r in range(rows):
+        for c in range(cols):
+            y, x = coords[1] + r, coords[0] + c
+            if 0 <= y < t.shape[0] and 0 <= x < t.shape[1]:
+                want[y, x] = fn(t[y, x], src[r, c])
+    return want
+
+
+def _f32(x):
+    return np.float32(x)
+
+
+REDUCTIONS = [  # (which, dtype, op on NumPy scalars)
+    (0, np.int32, lambda a, v: np.int32(a + v)),  # |a|, |v| < 2**30: no wrap
+    (1, np.int32, min),
+    (2, np.float16, lambda a, v: v if _f32(v) > _f32(a) else a),
+    (3, np.uint64, lambda a, v: a ^ v),
+    (4, np.uint32, lambda a, v: np.uint32(0) if a >= v else np.uint32(a + 1)),
+    (0, np.float32, lambda a, v: np.float32(a + v)),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("which,dtype,fn", REDUCTIONS, ids=["add_s32", "min_s32", "max_f16", "xor_u64", "inc_u32",
+                                                             "add_f32"])
+@pytest.mark.parametrize("coords", [(4, 2), (-5, 30)])
+def test_tma_reduce_2d(mod, mode, which, dtype, fn, coords):
+    """cp.reduce.async.bulk.tensor: each in-bounds box element reduced into the tensor (normal floats only)."""
+    rng = np.random.default_rng(which)
+    esize = np.dtype(dtype).itemsize
+    shape = (36, 64 // esize * 2)  # rows of 128 bytes
+    if np.dtype(dtype).kind == "f":
+        t = rng.uniform(-100, 100, shape).astype(dtype)
+        src = rng.uniform(-100, 100, (8, 32 // esize)).astype(dtype)
+    else:
+        info = np.iinfo(dtype)
+        lo, hi = (0, 40) if which == 4 else (max(info.min, -2**30), min(info.max, 2**30))
+        t = rng.integers(lo, hi, shape, dtype=dtype)
+        src = rng.integers(lo, hi, (8, 32 // esize), dtype=dtype)
+    box = (src.shape[1], src.shape[0])
+    want = _reduced(t, src, coords, fn)
+    mod.get_function("tma_reduce_2d")(1, 128, (encode_tensor_map(t, box), np.int32(coords[0]), np.int32(coords[1]),
+                                               np.uint32(src.nbytes), src.view(np.uint32), np.int32(which)), **mode)
+    assert np.array_equal(t.view(np.uint8), want.view(np.uint8))
+
+
+def test_tma_reduce_type_mismatch_traps(mod):
+    """A reduction the map's element type does not take (inc on f32) stops the kernel at the instruction."""
+    t = np.zeros((8, 32), np.float32)
+    src = np.zeros((8, 16), np.float32)
+    with pytest.raises(ptxjit.KernelTrap) as ei:
+        mod.get_function("tma_reduce_2d")(1, 32, (encode_tensor_map(t, (16, 8)), np.int32(0), np.int32(0),
+                                                  np.uint32(src.nbytes), src.view(np.uint32), np.int32(4)))
+    assert "tma_ops.cu" in str(ei.value)
+    assert not t.any()

@@ -88,3 +88,33 @@ extern "C" __global__ void tma_store_2d(const __grid_constant__ CUtensorMap tmap
         asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
     }
 }
+
+// the box's shared bytes come from `in`; one thread reduces them into the tensor at (c0, c1): which = 0 add,
+// 1 min, 2 max, 3 xor, 4 inc (cp.reduce.async.bulk.tensor, the element type is the map's)
+extern "C" __global__ void tma_reduce_2d(const __grid_constant__ CUtensorMap tmap, int c0, int c1, uint32_t nbytes,
+                                         const uint32_t* in, int which)
+{
+    for (uint32_t i = threadIdx.x; i < nbytes / 4; i += blockDim.x)
+        ((uint32_t*)tile)[i] = in[i];
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (which == 0)
+            asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];"
+                         :: "l"(&tmap), "r"(c0), "r"(c1), "r"(smem(tile)) : "memory");
+        else if (which == 1)
+            asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.bulk_group [%0, {%1, %2}], [%3];"
+                         :: "l"(&tmap), "r"(c0), "r"(c1), "r"(smem(tile)) : "memory");
+        else if (which == 2)
+            asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.bulk_group [%0, {%1, %2}], [%3];"
+                         :: "l"(&tmap), "r"(c0), "r"(c1), "r"(smem(tile)) : "memory");
+        else if (which == 3)
+            asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.xor.tile.bulk_group [%0, {%1, %2}], [%3];"
+                         :: "l"(&tmap), "r"(c0), "r"(c1), "r"(smem(tile)) : "memory");
+        else
+            asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.inc.tile.bulk_group [%0, {%1, %2}], [%3];"
+                         :: "l"(&tmap), "r"(c0), "r"(c1), "r"(smem(tile)) : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    }
+}

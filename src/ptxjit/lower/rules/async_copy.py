@@ -43,13 +43,13 @@ PHASE_SHIFT = 63
 
 
 def _check_cp(ins: Instr) -> str | None:
-    if ins.has("tensor") and (ins.has("reduce") or any(m.startswith(("im2col", "tile::")) for m in ins.mods)):
-        return "only the tile mode of cp.async.bulk.tensor (load, store, prefetch) is supported"
+    if ins.has("tensor") and any(m.startswith(("im2col", "tile::")) for m in ins.mods):
+        return "only the tile mode of cp.async.bulk.tensor (load, store, reduce, prefetch) is supported"
     if ins.has("multicast::cluster"):
         return "multicast to a cluster's CTAs is not supported (ptxjit runs clusters of one CTA)"
     if ins.has("cp_mask"):
         return "cp.async.bulk .cp_mask is not supported"
-    if ins.has("reduce"):
+    if ins.has("reduce") and not ins.has("tensor"):
         return _check_reduce(ins)
     return None
 
@@ -92,7 +92,8 @@ def lower_cp(lw: FnLowering, ins: Instr) -> None:
         return
     if ins.has("tensor"):
         lower_tensor(lw, ins, lambda mbar, n: _mbar_modify(lw, ins, mbar, tx=lw.b.sub(const_int(I64, 0), n),
-                                                           space="shared"))
+                                                           space="shared"),
+                     lambda op, t: _combiner(lw, op, t, "global"))
         return
     if ins.has("reduce"):
         _lower_reduce(lw, ins)

@@ -1,4 +1,5 @@
-"""cp.async.bulk.tensor (TMA, PTX ISA §9.7.9.25.5) in tile mode, with ptxjit's own tensor maps.
+"""cp.async.bulk.tensor and cp.reduce.async.bulk.tensor (TMA, PTX ISA §9.7.9.25.5) in tile mode, with
+ptxjit's own tensor maps.
 
 A CUDA program makes a tensor map with the driver's cuTensorMapEncodeTiled and passes it to the kernel as a
 128-byte `__grid_constant__ const CUtensorMap` parameter; the kernel gives its address to the instruction.  The
@@ -7,16 +8,19 @@ driver's encoding is opaque, and there is no driver here: `encode_tensor_map(arr
 
     0   u64  the tensor's host address            12  u8  rank (1..5)      14  u8  swizzle (0 none, 1 32B,
     8   u32  magic "PJTM"                          13  u8  element bytes              2 64B, 3 128B)
+    15  u8   element type (DTYPES: reductions combine elements as that type)
     16  u32  boxDim[5]      36  u32  elementStrides[5]      56  u64  globalDim[5]      96  u64  globalStrides[4]
 
 Dimensions are innermost first, as in CUDA; globalStrides[d] is the byte stride of dimension d + 1.  The copy
 runs at issue, element by element: box element (i0, i1, ...) is tensor element (c0 + i0 * e0, c1 + i1 * e1, ...)
 (c: the instruction's coordinates, e: elementStrides; ceil(boxDim / e) elements per dimension), laid out densely
 in shared memory, innermost first.  Loads fill elements outside the tensor with zeros and count the whole box
-as transaction bytes on the mbarrier; stores skip them.  The swizzle modes permute the 16-byte units of each
-128-byte shared line: unit bits 4.. of the shared offset are XORed with bits 7.. (1, 2 or 3 bits for 32B, 64B,
-128B), the CUTLASS Swizzle<B, 4, 3> pattern.  The map's global range was checked against the array when it was
-encoded, so the global side needs no bounds check; the shared side is checked like every shared access.
+as transaction bytes on the mbarrier; stores and reductions skip them (a reduction combines like
+cp.reduce.async.bulk into global memory: async_copy.py's combiners; one the element type does not take traps).
+The swizzle modes permute the 16-byte units of each 128-byte shared line: unit bits 4.. of the shared offset are
+XORed with bits 7.. (1, 2 or 3 bits for 32B, 64B, 128B), the CUTLASS Swizzle<B, 4, 3> pattern.  The map's global
+range was checked against the array when it was encoded, so the global side needs no bounds check; the shared
+side is checked like every shared access.
 """
 
 from __future__ import annotations
@@ -34,9 +38,18 @@ from ptxjit.lower.function import FnLowering
 from ptxjit.lower.types import I1, I8, I32, I64, PTR, const_int
 
 MAGIC = 0x4D544A50  # "PJTM" little endian
-OFF_ADDR, OFF_MAGIC, OFF_RANK, OFF_ESIZE, OFF_SWIZZLE = 0, 8, 12, 13, 14
+OFF_ADDR, OFF_MAGIC, OFF_RANK, OFF_ESIZE, OFF_SWIZZLE, OFF_DTYPE = 0, 8, 12, 13, 14, 15
 OFF_BOX, OFF_ESTRIDE, OFF_DIM, OFF_STRIDE = 16, 36, 56, 96
 SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> code
+# element types (CUtensorMapDataType's integer and float ones): name -> (code, bytes); reductions need them
+DTYPES = {"u8": (1, 1), "u16": (2, 2), "u32": (3, 4), "s32": (4, 4), "u64": (5, 8), "s64": (6, 8), "f16": (7, 2),
+          "f32": (8, 4), "f64": (9, 8), "bf16": (10, 2)}
+_NUMPY_DTYPES = {"uint8": "u8", "int8": "u8", "uint16": "u16", "int16": "u16", "uint32": "u32", "int32": "s32",
+                 "uint64": "u64", "int64": "s64", "float16": "f16", "float32": "f32", "float64": "f64"}
+# cp.reduce.async.bulk.tensor: the element types each operation takes (and/or/xor on the bits)
+RED_TYPES = {"add": "u32 s32 u64 f32 f64 f16 bf16", "min": "u32 s32 u64 s64 f16 bf16",
+             "max": "u32 s32 u64 s64 f16 bf16", "inc": "u32", "dec": "u32", "and": "u32 s32 u64 s64",
+             "or": "u32 s32 u64 s64", "xor": "u32 s32 u64 s64"}
 
 
 class TensorMap(ctypes.Structure):
@@ -53,17 +66,24 @@ class TensorMap(ctypes.Structure):
 
 
 def encode_tensor_map(array: np.ndarray, box_dim: Sequence[int], element_strides: Sequence[int] | None = None,
-                      swizzle: int = 0) -> TensorMap:
+                      swizzle: int = 0, dtype: str | None = None) -> TensorMap:
     """A tiled tensor map of `array` (cuTensorMapEncodeTiled): its dimensions and strides are the array's,
     innermost first; `box_dim` and `element_strides` are innermost first too; `swizzle` in bytes (0, 32, 64,
-    128).  Raises ValueError where the driver would refuse (CUDA_ERROR_INVALID_VALUE)."""
+    128); `dtype` the element type (u8 u16 u32 s32 u64 s64 f16 f32 f64 bf16; default: the array's, which
+    only reductions use: "bf16" for a uint16 array of bfloat16 bits).  Raises ValueError where the driver
+    would refuse (CUDA_ERROR_INVALID_VALUE)."""
     a = np.asarray(array)
     rank = a.ndim
     if not 1 <= rank <= 5:
         raise ValueError(f"encode_tensor_map: the array has {rank} dimensions; a tensor map has 1 to 5")
     esize = a.itemsize
-    if esize not in (1, 2, 4, 8):
-        raise ValueError(f"encode_tensor_map: elements of {esize} bytes (a tensor map's are 1, 2, 4 or 8)")
+    if dtype is None:
+        dtype = _NUMPY_DTYPES.get(a.dtype.name)
+        if dtype is None:
+            raise ValueError(f"encode_tensor_map: no tensor map element type for {a.dtype}; pass dtype=")
+    if dtype not in DTYPES or DTYPES[dtype][1] != esize:
+        raise ValueError(f"encode_tensor_map: dtype {dtype!r} does not fit the array's {esize}-byte elements "
+                         f"(one of {', '.join(DTYPES)})")
     dims = list(a.shape[::-1])
     strides = list(a.strides[::-1])
     box = [int(x) for x in box_dim]
@@ -92,6 +112,7 @@ def encode_tensor_map(array: np.ndarray, box_dim: Sequence[int], element_strides
     raw[OFF_ADDR:OFF_ADDR + 8] = a.ctypes.data.to_bytes(8, "little")
     raw[OFF_MAGIC:OFF_MAGIC + 4] = MAGIC.to_bytes(4, "little")
     raw[OFF_RANK], raw[OFF_ESIZE], raw[OFF_SWIZZLE] = rank, esize, SWIZZLES[swizzle]
+    raw[OFF_DTYPE] = DTYPES[dtype][0]
     for d in range(rank):
         raw[OFF_BOX + 4 * d:OFF_BOX + 4 * d + 4] = box[d].to_bytes(4, "little")
         raw[OFF_ESTRIDE + 4 * d:OFF_ESTRIDE + 4 * d + 4] = es[d].to_bytes(4, "little")
@@ -109,12 +130,13 @@ def _field(lw: FnLowering, m: ll.Value, off: int, t: ll.IntType) -> ll.Value:
     return b.zext(v, I64) if t.width < 64 else v
 
 
-def lower_tensor(lw: FnLowering, ins: Instr, complete_tx) -> None:
-    """cp.async.bulk.tensor.Nd.{shared::cluster.global | global.shared::cta}.tile...: the load or the store
-    of one box (module docstring).  `complete_tx(mbar_operand, bytes)` counts a load's bytes on its mbarrier."""
+def lower_tensor(lw: FnLowering, ins: Instr, complete_tx, combiner) -> None:
+    """cp{.reduce}.async.bulk.tensor.Nd.{shared::cluster.global | global.shared::cta}.tile...: the load, the
+    store or the reduction of one box (module docstring).  `complete_tx(mbar_operand, bytes)` counts a load's
+    bytes on its mbarrier; `combiner(op, type)` gives a reduction's (builder, old, value) -> new on bits."""
     b = lw.b
-    if any(m.startswith("im2col") or m.startswith("tile::") for m in ins.mods) or ins.has("reduce", "prefetch"):
-        raise lw.unsupported("only the tile mode of cp.async.bulk.tensor (load, store, prefetch) is supported")
+    if any(m.startswith("im2col") or m.startswith("tile::") for m in ins.mods) or ins.has("prefetch"):
+        raise lw.unsupported("only the tile mode of cp.async.bulk.tensor (load, store, reduce, prefetch) is supported")
     rank = int(next(m for m in ins.mods if m in ("1d", "2d", "3d", "4d", "5d"))[0])
     store = next(x for x in ins.mods if x in ("global", "shared::cluster", "shared::cta")) == "global"  # dst
     tensor_op = ins.operands[0 if store else 1]
@@ -127,13 +149,13 @@ def lower_tensor(lw: FnLowering, ins: Instr, complete_tx) -> None:
     dst = lw.address(shared_op, "shared")
     okp = _map_readable(lw, m)
     if okp is None:
-        _copy_box(lw, ins, rank, store, m, coords, shared_op, dst, complete_tx)
+        _copy_box(lw, ins, rank, store, m, coords, shared_op, dst, complete_tx, combiner)
         return
     then = lw.llfn.append_basic_block("tma_map_ok")
     cont = lw.llfn.append_basic_block("tma_after")
     b.cbranch(okp, then, cont)
     b.position_at_end(then)
-    _copy_box(lw, ins, rank, store, m, coords, shared_op, dst, complete_tx)
+    _copy_box(lw, ins, rank, store, m, coords, shared_op, dst, complete_tx, combiner)
     b.branch(cont)
     b.position_at_end(cont)
 
@@ -159,11 +181,21 @@ def _map_readable(lw: FnLowering, m: ll.Value) -> ll.Value | None:
 
 
 def _copy_box(lw: FnLowering, ins: Instr, rank: int, store: bool, m: ll.Value, coords: list, shared_op: ir.Addr,
-              dst: ll.Value, complete_tx) -> None:
+              dst: ll.Value, complete_tx, combiner) -> None:
     b = lw.b
-    # a map ptxjit did not make (a CUtensorMap from elsewhere, garbage) or of another rank: stop the thread
+    # a map ptxjit did not make (a CUtensorMap from elsewhere, garbage) or of another rank, or a reduction
+    # its element type does not take: stop the thread
     good = b.and_(b.icmp_unsigned("==", _field(lw, m, OFF_MAGIC, I32), const_int(I64, MAGIC)),
                   b.icmp_unsigned("==", _field(lw, m, OFF_RANK, I8), const_int(I64, rank)))
+    red = None
+    if ins.has("reduce"):
+        op = next(x for x in ins.mods if x in RED_TYPES)
+        red = [(t, DTYPES[t][0], DTYPES[t][1]) for t in RED_TYPES[op].split()]
+        dtype = _field(lw, m, OFF_DTYPE, I8)
+        fits = const_int(I1, 0)
+        for _t, code, _n in red:
+            fits = b.or_(fits, b.icmp_unsigned("==", dtype, const_int(I64, code)))
+        good = b.and_(good, fits)
     with b.if_then(b.not_(good), likely=False):
         lw.trap(abi.ERR_TRAP)
         b.position_at_end(lw.llfn.append_basic_block("unreachable_after_trap"))
@@ -214,7 +246,10 @@ def _copy_box(lw: FnLowering, ins: Instr, rank: int, store: bool, m: ll.Value, c
         soff = b.xor(soff, b.and_(b.lshr(soff, const_int(I64, 3)), mask))
         sp = b.gep(sh_base, [soff])
         gp = b.gep(base, [goff])
-        if store:
+        if red is not None:
+            with b.if_then(inside):
+                _reduce_element(lw, red, op, dtype, combiner, gp, sp)
+        elif store:
             with b.if_then(inside):
                 b.call(memcpy, [gp, sp, esize, false])
         else:
@@ -229,6 +264,26 @@ def _copy_box(lw: FnLowering, ins: Instr, rank: int, store: bool, m: ll.Value, c
     _guard_span(lw, shared_op, dst, span, loop)
     if not store and ins.has("mbarrier::complete_tx::bytes"):
         complete_tx(ins.operands[2], nbytes)
+
+
+def _reduce_element(lw: FnLowering, red: list, op: str, dtype: ll.Value, combiner, gp: ll.Value,
+                    sp: ll.Value) -> None:
+    """global element = op(global element, shared element), as the map's element type (a switch on it)."""
+    b = lw.b
+    merge = lw.llfn.append_basic_block("tma_red_done")
+    sw = b.switch(dtype, merge)
+    for t, code, n in red:
+        blk = lw.llfn.append_basic_block(f"tma_red_{t}")
+        sw.add_case(const_int(I64, code), blk)
+        b.position_at_end(blk)
+        it = ll.IntType(8 * n)
+        pa, pv = lw.typed_ptr(gp, it), lw.typed_ptr(sp, it)
+        a = lw.user_access(b.load(pa, align=n), "global")
+        v = lw.user_access(b.load(pv, align=n), "shared")
+        fn = combiner(op, f"b{8 * n}" if op in ("and", "or", "xor") else t)
+        lw.user_access(b.store(fn(b, a, v), pa, align=n), "global")
+        b.branch(merge)
+    b.position_at_end(merge)
 
 
 def _guard_span(lw: FnLowering, addr: ir.Addr, p: ll.Value, span: ll.Value, emit) -> None:
