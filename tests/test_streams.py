@@ -167,6 +167,36 @@ def test_two_streams_run_concurrently(busy):
     assert w0 != w1 and max(a0, b0) < min(a1, b1), spans  # the two kernels' batches overlapped in time
 
 
+def test_more_urgent_priority_is_served_first(busy):
+    """Batches of a launch on a priority -1 stream are taken before the remaining batches of a long
+    priority 0 launch enqueued earlier: it completes first."""
+    n = 60_000
+    low_out, high_out = np.zeros(40 * 64, np.float32), np.zeros(2 * 64, np.float32)
+    low, high = ptxjit.Stream(priority=0, non_blocking=True), ptxjit.Stream(priority=-1, non_blocking=True)
+    busy(4, 64, (low_out, np.int64(n)), stream=low)  # the cost of a CTA is known: batches of ~1 CTA
+    low.synchronize()
+    e_low, e_high = ptxjit.Event(), ptxjit.Event()
+    busy(40, 64, (low_out, np.int64(n)), stream=low)
+    e_low.record(low)
+    busy(2, 64, (high_out, np.int64(n)), stream=high)
+    e_high.record(high)
+    e_low.synchronize()
+    e_high.synchronize()
+    assert ptxjit.get_elapsed_time(e_high, e_low) > 0  # the urgent launch ended first
+    np.testing.assert_array_equal(low_out, _busy_expect(64, 40, n))
+    np.testing.assert_array_equal(high_out, _busy_expect(64, 2, n))
+
+
+def test_instrumented_launch_refuses_a_stream(saxpy):
+    class Probes:
+        spec = None
+        table = None
+
+    with pytest.raises(ValueError, match="stream"):
+        saxpy(1, 32, (np.int32(32), np.float32(1), np.ones(32, np.float32), np.ones(32, np.float32)),
+              probes=Probes(), stream=ptxjit.Stream())
+
+
 # ---------------------------------------------------------------- host functions, copies, graphs
 
 
