@@ -126,6 +126,10 @@ def test_legacy_default_stream_waits_for_blocking_streams(saxpy, busy):
     ptxjit.copy_async(dst, out, stream=ptxjit.Stream.null)  # after s's kernel
     ptxjit.Stream.null.synchronize()
     np.testing.assert_array_equal(dst, _busy_expect(64, 1, 500_000))
+    busy(1, 64, (out, np.int64(300_000)), stream=s)
+    ptxjit.Stream.null.synchronize()  # nothing on the legacy stream: it waits for the blocking ones
+    assert s.query()
+    np.testing.assert_array_equal(out, _busy_expect(64, 1, 300_000))
     # a synchronous launch (no stream=) runs on the legacy stream too: it sees s's results
     out2 = np.zeros(64, np.float32)
     y = np.ones(64, np.float32)

@@ -77,8 +77,12 @@ class Stream:
 
     # ---------------------------------------------------------------- public API
     def synchronize(self) -> None:
-        """Wait for every operation enqueued so far; raise a kernel's error kept on this stream."""
-        _wait([(self, self._enqueued)])
+        """Wait for every operation enqueued so far; raise a kernel's error kept on this stream.  (The
+        legacy stream also waits for the blocking streams' work, as its next operation would.)"""
+        targets = [(self, self._enqueued)]
+        if self.is_null:
+            targets += [(s, s._enqueued) for s in list(BUSY) if not s.non_blocking and s is not self]
+        _wait(targets)
         _raise_errors([self])
 
     def query(self) -> bool:
