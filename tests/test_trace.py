@@ -496,6 +496,32 @@ def test_device_printf_prints_once(capfd):
 
 
 @pytest.mark.parametrize("generic", [False, True], ids=["thread-loop", "generic"])
+def test_single_type_traces_of_a_barrier_free_kernel(generic):
+    """One record type of a kernel without barriers: lean records (no seq: blocks and branches 4 bytes,
+    memory 12), the same trace as with the sequence number written: each thread's records in program
+    order with seq = its position in the CTA's execution (vadd: thread t's loads and store are 3t..3t+2)."""
+    k = bench_kernel("vadd")
+    n = 1000
+    rng = np.random.default_rng(5)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    c = np.zeros(n, np.float32)
+    t = ptxjit.trace(k, cdiv(n, 256), 256, (a, b, c, n), records=("memory",), _generic=generic)
+    np.testing.assert_array_equal(c, a + b)
+    assert t.nbytes() == {"memory": 3 * n * 12}
+    m = t.table("memory")
+    tid, seq = col(m, "tid").astype(np.int64), col(m, "seq").astype(np.int64)
+    np.testing.assert_array_equal(col(m, "cta").astype(np.int64) * 256 + tid, np.repeat(np.arange(n), 3))
+    np.testing.assert_array_equal(seq, 3 * tid + np.tile([0, 1, 2], n))
+    base = np.tile([b.ctypes.data, a.ctypes.data, c.ctypes.data], n).astype(np.uint64)
+    np.testing.assert_array_equal(col(m, "addr"), base + 4 * np.repeat(np.arange(n), 3).astype(np.uint64))
+    blocks = ptxjit.trace(k, cdiv(n, 256), 256, (a, b, c, n), records=("blocks",), _generic=generic)
+    assert blocks.nbytes() == {"blocks": 4 * (1024 + n + 1024)}
+    bl = blocks.table("blocks")
+    blk = col(bl, "block")
+    assert (blk == 0).sum() == 1024 and (blk == 1).sum() == n and (blk == 2).sum() == 1024
+
+
+@pytest.mark.parametrize("generic", [False, True], ids=["thread-loop", "generic"])
 def test_memory_values(generic):
     """values=True: each memory record carries the bits of the value accessed (vadd: ld b[i], ld a[i],
     st c[i] per thread)."""
@@ -511,7 +537,7 @@ def test_memory_values(generic):
     bits = np.stack([b.view(np.uint32), a.view(np.uint32), c.view(np.uint32)], axis=1).ravel()
     np.testing.assert_array_equal(i, np.repeat(np.arange(n), 3))
     np.testing.assert_array_equal(col(m, "value"), bits.astype(np.uint64))
-    assert t.nbytes()["memory"] == 3 * n * 24  # compact records (no barriers) with an 8-byte value
+    assert t.nbytes()["memory"] == 3 * n * 20  # lean records (one type, no barriers) with an 8-byte value
 
 
 def test_memory_values_with_barriers_and_shared():

@@ -1,15 +1,13 @@
 """Record layouts, the probe table a launch gets (abi.L_PROBE), per-worker probe state, sizing and
 allocation of the per-type buffers, and the snapshot that keeps the counting run from disturbing data.
 
-Records (little-endian, packed; `site` is the probe site's ident per record type, instrument/probes.py):
+Records as the post-pass returns them (little-endian, packed; `site` is the probe site's ident per
+record type, instrument/probes.py):
 
     blocks    16 bytes: cta u32 | seq u32 | epoch u32 | tid u16 | site u16
-    memory    24 bytes: addr u64 | cta u32 | seq u32 | epoch u32 | tid u16 | site u16
+    memory    24 bytes: addr u64 | cta u32 | seq u32 | epoch u32 | tid u16 | site u16 [| value u64]
     branches  16 bytes: cta u32 | seq u32 | epoch u32 | tid u16 | site u16   (site = 2 * branch + taken)
     barriers  24 bytes: time u64 | cta u32 | seq u32 | epoch u32 | tid u16 | site u16
-
-Kernels without CTA barriers write them without cta and epoch (COMPACT_DTYPES: blocks and branches 8
-bytes, memory and barriers 16); the post-pass restores the full layout.
 
 `cta` and `tid` are linear (x + nx*(y + ny*z)); `epoch` counts the CTA barriers the thread has passed
 (0 without barriers); `seq` is the position of the record in its worker's execution of the CTA (one
@@ -18,6 +16,13 @@ address for global, const and generic accesses, the offset in the CTA's shared m
 and the offset in the thread's local memory for a kernel's local ones.  `time` is the CPU's cycle counter
 when the thread arrived (instrument/clock.py converts it to nanoseconds); `epoch` of a barrier record is
 the thread's epoch before the barrier.
+
+The traced code writes only what the post-pass cannot know (`record_dtypes`): never `cta` (a CTA runs on
+one worker, which fills the CTA's claim -- below -- so the claim tells), `seq` only when several record
+types are traced (with one, a record's seq is its position in the claim; with several, seq interleaves
+the types) and `epoch` only for kernels with CTA barriers.  The traced run is bound by the bytes it
+writes (vadd: three memory records per 12 bytes the kernel moves), so this matters: a memory record of a
+one-type trace of a barrier-free kernel is 12 bytes (addr | tid | site), a block record 4.
 
 Sizing: each type's buffer holds exactly `capacity` records, the sum over counters of
 records(counter, type) x executions(counter) from the counting run, plus one scratch record where a
@@ -36,45 +41,43 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxjit.instrument.probes import NTYPES, Plan
+from ptxjit.instrument.probes import NTYPES, T_BARRIERS, T_MEMORY, Plan
 
-BLOCK_DTYPE = np.dtype([("cta", "<u4"), ("seq", "<u4"), ("epoch", "<u4"), ("tid", "<u2"), ("site", "<u2")])
-MEMORY_DTYPE = np.dtype([("addr", "<u8"), ("cta", "<u4"), ("seq", "<u4"), ("epoch", "<u4"), ("tid", "<u2"),
-                         ("site", "<u2")])
-BRANCH_DTYPE = BLOCK_DTYPE
-BARRIER_DTYPE = np.dtype([("time", "<u8"), ("cta", "<u4"), ("seq", "<u4"), ("epoch", "<u4"), ("tid", "<u2"),
-                          ("site", "<u2")])
-DTYPES = (BLOCK_DTYPE, MEMORY_DTYPE, BRANCH_DTYPE, BARRIER_DTYPE)
-# Kernels without CTA barriers write compact records: no epoch (always 0) and no cta (a CTA's records
-# lie together in its claim, so the post-pass knows it): 8 bytes less per record, half a block record.
-COMPACT_HEAD = [("seq", "<u4"), ("tid", "<u2"), ("site", "<u2")]
-COMPACT_DTYPES = (np.dtype(COMPACT_HEAD), np.dtype([("addr", "<u8")] + COMPACT_HEAD), np.dtype(COMPACT_HEAD),
-                  np.dtype([("time", "<u8")] + COMPACT_HEAD))
+_PAYLOAD = {T_MEMORY: [("addr", "<u8")], T_BARRIERS: [("time", "<u8")]}  # before the order fields
+_FULL_HEAD = [("cta", "<u4"), ("seq", "<u4"), ("epoch", "<u4"), ("tid", "<u2"), ("site", "<u2")]
+_VALUE = [("value", "<u8")]  # memory records with values (ptxjit.trace(values=True)): the bits accessed
 
 
-# with values (ptxjit.trace(values=True)): memory records end with the value accessed (u64)
-DTYPES_VALUES = (DTYPES[0], np.dtype(DTYPES[1].descr + [("value", "<u8")]), *DTYPES[2:])
-COMPACT_DTYPES_VALUES = (COMPACT_DTYPES[0], np.dtype(COMPACT_DTYPES[1].descr + [("value", "<u8")]),
-                         *COMPACT_DTYPES[2:])
+def _layouts(head: list, values: bool) -> tuple[np.dtype, ...]:
+    return tuple(np.dtype(_PAYLOAD.get(t, []) + head + (_VALUE if values and t == T_MEMORY else []))
+                 for t in range(NTYPES))
 
 
-def record_dtypes(plan: Plan, values: bool = False) -> tuple[np.dtype, ...]:
-    """The record layouts the traced code writes for `plan` (written as int64 words)."""
-    if plan.has_barriers:
-        return DTYPES_VALUES if values else DTYPES
-    return COMPACT_DTYPES_VALUES if values else COMPACT_DTYPES
+DTYPES = _layouts(_FULL_HEAD, False)
+DTYPES_VALUES = _layouts(_FULL_HEAD, True)
+BLOCK_DTYPE, MEMORY_DTYPE, BRANCH_DTYPE, BARRIER_DTYPE = DTYPES
 
 
-def expand(records: np.ndarray, cta: np.ndarray, t: int) -> np.ndarray:
-    """Compact records (COMPACT_DTYPES[t], or with values) with their CTAs -> the full layout (DTYPES[t],
-    or with values), epoch 0.  Copied as 32-bit words (every field, and the tid/site pair, is
-    word-aligned in both layouts): NumPy's per-field structured assignment is several times slower."""
+def record_dtypes(plan: Plan, values: bool = False, ntypes: int = 2) -> tuple[np.dtype, ...]:
+    """The record layouts the traced code writes for `plan`, tracing `ntypes` record types (module doc)."""
+    head = ([("seq", "<u4")] if ntypes > 1 else []) + ([("epoch", "<u4")] if plan.has_barriers else [])
+    return _layouts(head + [("tid", "<u2"), ("site", "<u2")], values)
+
+
+def expand(records: np.ndarray, cta: np.ndarray, t: int, seq: np.ndarray | None = None) -> np.ndarray:
+    """Records as written (record_dtypes) with their CTAs (and their seq, when not written) -> the full
+    layout (DTYPES[t], or with values); epoch 0 when not written.  Copied as 32-bit words (every field,
+    and the tid/site pair, is word-aligned in all layouts): NumPy's per-field structured assignment is
+    several times slower."""
     full_dt = (DTYPES_VALUES if "value" in records.dtype.names else DTYPES)[t]
     n = len(records)
     src = np.ascontiguousarray(records).view(np.uint32).reshape(n, records.dtype.itemsize // 4)
     dst = np.empty((n, full_dt.itemsize // 4), np.uint32)
-    dst[:, full_dt.fields["epoch"][1] // 4] = 0
     dst[:, full_dt.fields["cta"][1] // 4] = cta
+    if "epoch" not in records.dtype.names:
+        dst[:, full_dt.fields["epoch"][1] // 4] = 0
+    if "seq" not in records.dtype.names:
+        dst[:, full_dt.fields["seq"][1] // 4] = seq
     for name in records.dtype.names:
         if name == "site":  # shares tid's word
             continue
@@ -210,7 +213,7 @@ class TraceBuffers:
             cap = int(capacity[t])
             # np.empty: only records written are ever read (holes of short claims are skipped), and
             # np.zeros's calloc path faults its pages in slower; the last record is the scratch slot
-            dt = record_dtypes(plan, values)[t]
+            dt = record_dtypes(plan, values, len(types))[t]
             self.buffers[t] = POOL.take((cap + 1) * dt.itemsize)[:(cap + 1) * dt.itemsize].view(dt)
             self.table[TB_CAP + t] = cap
         for w in range(nworkers):

@@ -92,9 +92,9 @@ class ProbeEmitter:
         if branch is not None and self.trace and T_BRANCHES in self.want:
             self._check(branch, ins)
             b = self.lw.b
-            taken = b.zext(self.lw.read_pred(ins.guard), I64)
             head = self._head(2 * branch.ident)
-            head[-1] = b.or_(head[-1], b.shl(taken, const_int(I64, 48)))  # the site's low bit
+            taken = b.zext(self.lw.read_pred(ins.guard), I32)
+            head[-1] = b.or_(head[-1], b.shl(taken, const_int(I32, 16)))  # the site's low bit
             self._write(T_BRANCHES, head)
         barrier = self.plan.barrier_at.get(key)
         if barrier is not None:
@@ -246,30 +246,16 @@ class ProbeEmitter:
         return self._fixed_ptr(WS_EPOCH, I32P)
 
     def _head(self, site: int) -> list[ll.Value]:
-        """The words every record ends with (instrument/buffers.py): cta | seq << 32, then
-        epoch | tid << 32 | site << 48; for kernels without CTA barriers (compact records) just
-        seq | tid << 32 | site << 48."""
-        if self.plan.has_barriers:
-            return [self._cta_seq(), self._ids(site)]
-        b = self.lw.b
-        return [b.or_(self._ids(site), b.and_(self._bump(WS_SEQ), const_int(I64, MASK32)))]
-
-    def _cta_seq(self) -> ll.Value:
-        """The record's first common word: cta | seq << 32."""
-        b = self.lw.b
-        seq = self._bump(WS_SEQ)
-        cta = self._fixed(WS_CTA)
-        return b.or_(b.and_(cta, const_int(I64, MASK32)), b.shl(seq, const_int(I64, 32)))
-
-    def _ids(self, site: int) -> ll.Value:
-        """The record's last word: epoch | tid << 32 | site << 48."""
+        """The i32 fields every record ends with (instrument/buffers.py record_dtypes): seq (when
+        several record types are traced), epoch (kernels with CTA barriers), tid | site << 16."""
         b, lw = self.lw.b, self.lw
-        tid = b.zext(lw.tlin, I64)
-        w = b.or_(b.shl(b.and_(tid, const_int(I64, 0xFFFF)), const_int(I64, 32)), const_int(I64, site << 48))
+        head = []
+        if len(self.spec.types) > 1:
+            head.append(b.trunc(self._bump(WS_SEQ), I32))
         if self.plan.has_barriers:
-            epoch = lw.internal_access(b.load(b.gep(self._epochs(), [lw.tlin])))
-            w = b.or_(w, b.zext(epoch, I64))
-        return w
+            head.append(lw.internal_access(b.load(b.gep(self._epochs(), [lw.tlin]))))
+        head.append(b.or_(b.and_(lw.tlin, const_int(I32, 0xFFFF)), const_int(I32, (site << 16) & MASK32)))
+        return head
 
     def _address(self, p: ll.Value, space: str) -> ll.Value:
         b, lw = self.lw.b, self.lw
@@ -282,15 +268,27 @@ class ProbeEmitter:
         return a
 
     def _write(self, t: int, words: list[ll.Value]) -> None:
+        """Write one record of type t: its fields (i64 or i32 values), packed in order."""
         b, lw = self.lw.b, self.lw
         pos = self._bump(ws_slot(t, WS_POS))
         ok = b.icmp_signed("<", pos, self._fixed(ws_slot(t, WS_END)))
         idx = b.select(ok, pos, self._fixed(ws_slot(t, WS_SCRATCH)))
-        buf = self._fixed_ptr(ws_slot(t, WS_BUF), I64P)
-        n = len(words)
-        base = b.mul(idx, const_int(I64, n))
-        for j, w in enumerate(words):
-            st = b.store(w, b.gep(buf, [b.add(base, const_int(I64, j)) if j else base]), align=8)
+        size = sum(w.type.width // 8 for w in words)
+        packed: list[ll.Value] = []  # neighbouring i32 fields as one i64: fewer (non-temporal) stores
+        for w in words:
+            if packed and w.type.width == 32 and packed[-1].type.width == 32:
+                lo, hi = b.zext(packed[-1], I64), b.zext(w, I64)
+                packed[-1] = b.or_(lo, b.shl(hi, const_int(I64, 32)))
+                continue
+            packed.append(w)
+        words = packed
+        buf = self._fixed_ptr(ws_slot(t, WS_BUF), PTR)
+        base = b.mul(idx, const_int(I64, size))
+        off = 0
+        for w in words:
+            at = b.bitcast(b.gep(buf, [b.add(base, const_int(I64, off)) if off else base]), w.type.as_pointer())
+            st = b.store(w, at, align=8 if size % 8 == 0 and off % 8 == 0 and w.type.width == 64 else 4)
+            off += w.type.width // 8
             st.set_metadata("alias.scope", lw.cg.scopes("trace"))
             st.set_metadata("noalias", lw.cg.scopes("internal", "shared", "local"))
             st.set_metadata("nontemporal", self._nontemporal())

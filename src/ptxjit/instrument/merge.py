@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptxjit.instrument.buffers import expand
+
 
 def claim_order(start: np.ndarray, written: np.ndarray) -> np.ndarray:
     """Buffer indices of the records, claim by claim in CTA order (holes left by short claims skipped)."""
@@ -73,8 +75,8 @@ def gather_claims(records: np.ndarray, start: np.ndarray, written: np.ndarray) -
     return records[claim_order(start, written)]
 
 
-def sorted_records(records: np.ndarray, start: np.ndarray, written: np.ndarray) -> np.ndarray:
-    """A type's records (a structured array from instrument/buffers.py) in trace order.
+def sorted_records(records: np.ndarray, start: np.ndarray, written: np.ndarray, t: int) -> np.ndarray:
+    """Type t's records (as written: instrument/buffers.py record_dtypes) in trace order, full layout.
 
     After gathering the claims in CTA order, `cta` is in order, and within a CTA so is `seq` (a claim is
     filled in the order its worker ran the CTA, which is the order of `seq`).  So records need sorting
@@ -82,12 +84,12 @@ def sorted_records(records: np.ndarray, start: np.ndarray, written: np.ndarray) 
     each thread's records in seq order."""
     g = gather_claims(records, start, written)
     w = np.asarray(written, np.int64)
-    if "cta" not in g.dtype.names:  # compact records (a kernel without barriers): add cta, epoch 0
-        from ptxjit.instrument.buffers import COMPACT_DTYPES, COMPACT_DTYPES_VALUES, expand
-
-        nz = np.nonzero(w)[0]
-        layouts = COMPACT_DTYPES_VALUES if "value" in g.dtype.names else COMPACT_DTYPES
-        g = expand(g, np.repeat(nz.astype(np.uint32), w[nz]), layouts.index(g.dtype))
+    # the fields the traced code did not write: cta from the claims, seq from the position in the claim
+    nz = np.nonzero(w)[0]
+    seq = None
+    if "seq" not in g.dtype.names:
+        seq = (np.arange(len(g), dtype=np.int64) - np.repeat(np.cumsum(w[nz]) - w[nz], w[nz])).astype(np.uint32)
+    g = expand(g, np.repeat(nz.astype(np.uint32), w[nz]), t, seq)
     if len(g) < 2:
         return g
     first = (np.cumsum(w[w > 0]) - w[w > 0])  # index of each CTA's first record

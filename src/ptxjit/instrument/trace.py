@@ -167,7 +167,7 @@ class SortedRecords(Mapping):
         if got is None:
             t0 = time.perf_counter()
             buf, start, written = self._raw[kind]
-            got = self._done[kind] = sorted_records(buf, start, written)  # a copy, never a view of buf
+            got = self._done[kind] = sorted_records(buf, start, written, RECORD_TYPES.index(kind))  # a copy
             self._raw[kind] = (None, None, written)
             POOL.give(buf)
             self._timings["post"] += time.perf_counter() - t0
@@ -223,7 +223,7 @@ class Trace:
 
     def nbytes(self) -> dict[str, int]:
         """Bytes of records per type (the buffers' size, less the scratch record)."""
-        sizes = record_dtypes(self.plan, self.values)
+        sizes = record_dtypes(self.plan, self.values, len(self._records))
         return {k: self._records.count(k) * sizes[RECORD_TYPES.index(k)].itemsize for k in self._records}
 
     def records(self, kind: str) -> np.ndarray:
