@@ -214,6 +214,15 @@ class ProgressLowering:
             with b.if_then(self._launch_failed(), likely=False):
                 self._abandon()
 
+    def hurry_spin_point(self, failed: ll.Value) -> None:
+        """A wait that failed (mbarrier test_wait/try_wait: only another thread of the CTA can complete
+        the phase): the next spin point yields at once instead of after POLL_MASK + 1 iterations."""
+        if not self.has_spinpoints:
+            return
+        b = self.b
+        with b.if_then(failed):
+            b.store(const_int(I32, abi.POLL_MASK), self._progress_counter())
+
     def spin_point(self) -> None:
         """At a spin loop's head: every POLL_MASK + 1 iterations, stop if the launch was cancelled,
         else suspend so that the CTA's other threads run (resuming here)."""

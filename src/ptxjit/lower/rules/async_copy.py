@@ -363,7 +363,9 @@ def lower_mbarrier(lw: FnLowering, ins: Instr) -> None:
 
         def test(p: ll.Value) -> ll.Value:
             return b.icmp_unsigned("!=", b.lshr(_load(lw, p, space), const_int(I64, PHASE_SHIFT)), want)
-        lw.write(ops[0], _mbar_word(lw, ins, ops[1], space, test), "pred")
+        done = _mbar_word(lw, ins, ops[1], space, test)
+        lw.hurry_spin_point(b.not_(done))  # copies run at issue: only another thread can complete the phase
+        lw.write(ops[0], done, "pred")
         return
     if ins.has("pending_count"):
         lw.write(ops[0], b.trunc(b.and_(lw.read(ops[1], "b64"), const_int(I64, PEND_MASK)), I32), "u32")
