@@ -14,6 +14,7 @@ from tests.unit.tcgolden import tc_test
 DATA = Path(__file__).parent / "data" / "tc" / "mma_gemm.ptx"
 
 test_mma_golden = tc_test(r"^mma_(?!.*_e[45]m[23]_)", "mma.sync")
+test_wmma_golden = tc_test(r"^wmma_", "wmma.load/mma/store")
 
 
 @pytest.fixture(scope="module")

@@ -67,6 +67,7 @@ class Mma:
     satfinite: bool = False
     bitop: str = ""
     threads: int = 32
+    frag: str = "mma"  # fragment layout family: "mma" (mma.sync) or "wmma" (two m16n8 halves along n)
 
     @property
     def ka(self) -> int:
@@ -84,6 +85,25 @@ class Mma:
         """Elements per register of type t (b1: one 32-bit word)."""
         return 1 if t in ("f64", "b1") else 32 // _BITS[t]
 
+    def a_sites(self) -> list[tuple[int, int, int, int]]:
+        """(register, element, row offset, col offset) of A: row = g + R, col = t epr + C.  wmma's A
+        is mma's A of the m16n8 half (wmma.load.a fills the remaining registers with copies)."""
+        ep, mr = self.epr(self.at), self.M // 8
+        nregs = self.M * self.ka // 32 // ep
+        return [(j, e, 8 * (j % mr), e + 4 * ep * (j // mr)) for j in range(nregs) for e in range(ep)]
+
+    def b_sites(self) -> list[tuple[int, int, int, int]]:
+        """(register, element, k offset, n offset) of B: k = t epr + Kc, n = g + Nc; wmma: the
+        registers of the n = 0..7 half, then those of n = 8..15."""
+        ep = self.epr(self.bt)
+        nb = 8 * self.ka // 32 // ep  # registers of an n8 slice
+        return [(j, e, e + 4 * ep * (j % nb), 8 * (j // nb)) for j in range(nb * self.N // 8) for e in range(ep)]
+
+    def c_sites(self) -> list[tuple[int, int]]:
+        """(row offset, col offset) of accumulator element i: row = g + R, col = 2t + C."""
+        n = self.M * self.N // 32
+        return [(8 * ((i // 2) % 2), i % 2 + 8 * (i // 4)) for i in range(n)]
+
     def header(self) -> int:
         return 8 + 8 * self.threads  # done word, then one sequence number per thread
 
@@ -98,7 +118,8 @@ class Mma:
         return -(-self.offsets()[3] // (8 * self.threads)) * 8
 
     def key(self) -> str:
-        return f"m{self.M}n{self.N}k{self.K}_{self.dt}_{self.at}_{self.bt}_{self.ct}_{int(self.satfinite)}{self.bitop}"
+        return (f"{self.frag}_m{self.M}n{self.N}k{self.K}_{self.dt}_{self.at}_{self.bt}_{self.ct}_"
+                f"{int(self.satfinite)}{self.bitop}")
 
 
 def parse(ins: Instr) -> Mma | str:
@@ -140,11 +161,13 @@ def scratch_per_thread(texts: list[str]) -> int:
         op = t.split(None, 1)[0] if t else ""
         if op.startswith("@"):
             op = t.split()[1]
-        if not op.startswith("mma."):
+        if not op.startswith(("mma.", "wmma.mma.")):
             continue
         parts = op.split(".")
         shape = next((p for p in parts if _SHAPE.fullmatch(p)), None)
         tys = [p for p in parts if p in _BITS]
+        if len(tys) == 2:  # wmma.mma .dtype.ctype: f16 inputs
+            tys = [tys[0], "f16", "f16", tys[1]]
         if shape is None or len(tys) < 4:
             continue
         M, N, K = (int(x) for x in _SHAPE.fullmatch(shape).groups())  # type: ignore[union-attr]
@@ -218,12 +241,36 @@ def _acc_elements(lw: FnLowering, ops: list, t: str) -> list[ll.Value]:
     return out
 
 
-def _acc_index(lw: FnLowering, mm: Mma, i: int) -> ll.Value:
+def lane_gt(lw: FnLowering) -> tuple[ll.Value, ll.Value]:
+    """(g, t) = (lane >> 2, lane & 3) of this thread."""
     b = lw.b
     lane = lw.lane()
-    g, t = b.lshr(lane, const_int(I32, 2)), b.and_(lane, const_int(I32, 3))
-    row = b.add(g, const_int(I32, 8 * (i // 2)))
-    col = b.add(b.shl(t, const_int(I32, 1)), const_int(I32, i % 2))
+    return b.lshr(lane, const_int(I32, 2)), b.and_(lane, const_int(I32, 3))
+
+
+def acc_rc(lw: FnLowering, mm: Mma, i: int) -> tuple[ll.Value, ll.Value]:
+    """(row, col) of this lane's accumulator element i."""
+    b = lw.b
+    g, t = lane_gt(lw)
+    r, c = mm.c_sites()[i]
+    return b.add(g, const_int(I32, r)), b.add(b.shl(t, const_int(I32, 1)), const_int(I32, c))
+
+
+def a_rc(lw: FnLowering, mm: Mma, r: int, c: int) -> tuple[ll.Value, ll.Value]:
+    b = lw.b
+    g, t = lane_gt(lw)
+    return b.add(g, const_int(I32, r)), b.add(b.mul(t, const_int(I32, mm.epr(mm.at))), const_int(I32, c))
+
+
+def b_kn(lw: FnLowering, mm: Mma, kc: int, nc: int) -> tuple[ll.Value, ll.Value]:
+    b = lw.b
+    g, t = lane_gt(lw)
+    return b.add(b.mul(t, const_int(I32, mm.epr(mm.bt))), const_int(I32, kc)), b.add(g, const_int(I32, nc))
+
+
+def _acc_index(lw: FnLowering, mm: Mma, i: int) -> ll.Value:
+    b = lw.b
+    row, col = acc_rc(lw, mm, i)
     return b.add(b.mul(row, const_int(I32, mm.N)), col)
 
 
@@ -233,24 +280,21 @@ def publish(lw: FnLowering, mm: Mma, a_ops: list, b_ops: list, c_vals: list[ll.V
     base = group_base(lw, mm)
     oa, ob, oc, _ = mm.offsets()
     lane = lw.lane()
-    g, t = b.lshr(lane, const_int(I32, 2)), b.and_(lane, const_int(I32, 3))
     store_t = F64 if mm.kind in ("float", "f64") else I64
-    mr = mm.M // 8
-    ea = mm.epr(mm.at)
-    for j, r in enumerate(a_ops):
-        word = lw.read(r, _reg_type(mm.at))
-        for e in range(ea):
-            row = b.add(g, const_int(I32, 8 * (j % mr)))
-            col = b.add(b.mul(t, const_int(I32, ea)), const_int(I32, e + 4 * ea * (j // mr)))
-            idx = b.add(b.mul(row, const_int(I32, mm.ka)), col)
-            b.store(_element(lw, word, mm.at, e), _slot(lw, base, oa, idx, store_t))
-    eb = mm.epr(mm.bt)
-    for j, r in enumerate(b_ops):
-        word = lw.read(r, _reg_type(mm.bt))
-        for e in range(eb):
-            k = b.add(b.mul(t, const_int(I32, eb)), const_int(I32, e + 4 * eb * j))
-            idx = b.add(b.mul(k, const_int(I32, mm.N)), g)
-            b.store(_element(lw, word, mm.bt, e), _slot(lw, base, ob, idx, store_t))
+    words: dict[int, ll.Value] = {}
+    for j, e, rr, cc in mm.a_sites():
+        if j not in words:
+            words[j] = lw.read(a_ops[j], _reg_type(mm.at))
+        row, col = a_rc(lw, mm, rr, cc)
+        idx = b.add(b.mul(row, const_int(I32, mm.ka)), col)
+        b.store(_element(lw, words[j], mm.at, e), _slot(lw, base, oa, idx, store_t))
+    words = {}
+    for j, e, kc, nc in mm.b_sites():
+        if j not in words:
+            words[j] = lw.read(b_ops[j], _reg_type(mm.bt))
+        k, n = b_kn(lw, mm, kc, nc)
+        idx = b.add(b.mul(k, const_int(I32, mm.N)), n)
+        b.store(_element(lw, words[j], mm.bt, e), _slot(lw, base, ob, idx, store_t))
     for i, v in enumerate(c_vals):
         b.store(v, _slot(lw, base, oc, _acc_index(lw, mm, i), store_t))
     seq = _slot(lw, base, 8, lane, I64)
@@ -298,6 +342,11 @@ def lower_mma(lw: FnLowering, ins: Instr) -> None:
     (and .b1 with .xor/.and.popc): see the module docstring for the exchange and the layouts."""
     mm = parse(ins)
     assert isinstance(mm, Mma)
+    run_mma(lw, ins, mm)
+
+
+def run_mma(lw: FnLowering, ins: Instr, mm: Mma) -> None:
+    """Publish, suspend at a warp point, compute once per warp, write this lane's D (mma and wmma.mma)."""
     lw.cg.location_id(ins)  # the translation's location texts size the scratch area (scratch_per_thread)
     d_ops, a_ops, b_ops, c_ops = (_regs(o) for o in ins.operands[:4])
     publish(lw, mm, a_ops, b_ops, _acc_elements(lw, c_ops, mm.ct))

@@ -148,7 +148,7 @@ def _build(cg, mm: Mma) -> ll.Function:
                     x = b.load(_ptr(b, base, ob, b.add(b.mul(const_int(I32, k), const_int(I32, mm.N)), n), F64))
                     acc = b.call(fma, [a, x, acc])
             else:
-                group = min(GROUP[mm.at], mm.K)
+                group = min(4 if mm.frag == "wmma" and mm.at == "tf32" else GROUP[mm.at], mm.K)
                 for k0 in range(0, mm.K, group):
                     acc = _block_float(b, mm, base, m, n, acc, k0, group)
             b.store(acc, cp)
