@@ -219,11 +219,12 @@ def _copy_box(lw: FnLowering, ins: Instr, rank: int, store: bool, m: ll.Value, c
     span = b.select(b.icmp_unsigned("==", swz, const_int(I64, 0)), nbytes,
                     b.and_(b.add(nbytes, const_int(I64, 127)), const_int(I64, ~127)))
     sh_base = lw.shared_ptr()
-    memcpy = lw.cg.intrinsic("llvm.memcpy.p0.p0.i64", ll.VoidType(), [PTR, PTR, I64, I1], exact=True)
-    memset = lw.cg.intrinsic("llvm.memset.p0.i64", ll.VoidType(), [PTR, I8, I64, I1], exact=True)
-    false = const_int(I1, 0)
+    sh_off = b.sub(b.ptrtoint(dst, I64), b.ptrtoint(sh_base, I64))
+    swz_mask = b.shl(b.sub(b.shl(one, swz), one), const_int(I64, 4))
 
     def loop() -> None:
+        # the box index (i0, i1, ...) steps like an odometer (no division per element); the element moves
+        # as one load and store of its width (a switch on it)
         pre = b.block
         head = lw.llfn.append_basic_block("tma_head")
         body = lw.llfn.append_basic_block("tma_body")
@@ -232,18 +233,20 @@ def _copy_box(lw: FnLowering, ins: Instr, rank: int, store: bool, m: ll.Value, c
         b.position_at_end(head)
         k = b.phi(I64)
         k.add_incoming(const_int(I64, 0), pre)
+        idx = []
+        for _ in range(rank):
+            ph = b.phi(I64)
+            ph.add_incoming(const_int(I64, 0), pre)
+            idx.append(ph)
         b.cbranch(b.icmp_unsigned("<", k, total), body, done)
         b.position_at_end(body)
-        rem, goff, inside = k, const_int(I64, 0), const_int(I1, 1)
+        goff, inside = const_int(I64, 0), const_int(I1, 1)
         for d in range(rank):
-            i = b.urem(rem, counts[d])
-            rem = b.udiv(rem, counts[d])
-            c = b.add(coords[d], b.mul(i, estr[d]))
+            c = b.add(coords[d], b.mul(idx[d], estr[d]))
             inside = b.and_(inside, b.and_(b.icmp_signed(">=", c, const_int(I64, 0)), b.icmp_signed("<", c, dims[d])))
             goff = b.add(goff, b.mul(c, strides[d]))
-        soff = b.add(b.sub(b.ptrtoint(dst, I64), b.ptrtoint(sh_base, I64)), b.mul(k, esize))
-        mask = b.shl(b.sub(b.shl(one, swz), one), const_int(I64, 4))
-        soff = b.xor(soff, b.and_(b.lshr(soff, const_int(I64, 3)), mask))
+        soff = b.add(sh_off, b.mul(k, esize))
+        soff = b.xor(soff, b.and_(b.lshr(soff, const_int(I64, 3)), swz_mask))
         sp = b.gep(sh_base, [soff])
         gp = b.gep(base, [goff])
         if red is not None:
@@ -251,19 +254,45 @@ def _copy_box(lw: FnLowering, ins: Instr, rank: int, store: bool, m: ll.Value, c
                 _reduce_element(lw, red, op, dtype, combiner, gp, sp)
         elif store:
             with b.if_then(inside):
-                b.call(memcpy, [gp, sp, esize, false])
+                _move_element(lw, esize, sp, gp)
         else:
             with b.if_else(inside) as (then, other):
                 with then:
-                    b.call(memcpy, [sp, gp, esize, false])
+                    _move_element(lw, esize, gp, sp)
                 with other:
-                    b.call(memset, [sp, const_int(I8, 0), esize, false])
-        k.add_incoming(b.add(k, one), b.block)
+                    _move_element(lw, esize, None, sp)
+        carry = one
+        nxt = []
+        for d in range(rank):
+            v = b.add(idx[d], carry)
+            wrap = b.icmp_unsigned("==", v, counts[d])
+            nxt.append(b.select(wrap, const_int(I64, 0), v))
+            carry = b.zext(wrap, I64)
+        end = b.block
+        k.add_incoming(b.add(k, one), end)
+        for ph, v in zip(idx, nxt, strict=True):
+            ph.add_incoming(v, end)
         b.branch(head)
         b.position_at_end(done)
     _guard_span(lw, shared_op, dst, span, loop)
     if not store and ins.has("mbarrier::complete_tx::bytes"):
         complete_tx(ins.operands[2], nbytes)
+
+
+def _move_element(lw: FnLowering, esize: ll.Value, src: ll.Value | None, dst: ll.Value) -> None:
+    """Copy one element of `esize` (1, 2, 4 or 8) bytes from src to dst (zeros when src is None)."""
+    b = lw.b
+    merge = lw.llfn.append_basic_block("tma_elem_done")
+    sw = b.switch(esize, merge)
+    for n in (1, 2, 4, 8):
+        blk = lw.llfn.append_basic_block(f"tma_elem{n}")
+        sw.add_case(const_int(I64, n), blk)
+        b.position_at_end(blk)
+        it = ll.IntType(8 * n)
+        v = ll.Constant(it, 0) if src is None else b.load(lw.typed_ptr(src, it), align=1)
+        b.store(v, lw.typed_ptr(dst, it), align=1)
+        b.branch(merge)
+    b.position_at_end(merge)
 
 
 def _reduce_element(lw: FnLowering, red: list, op: str, dtype: ll.Value, combiner, gp: ll.Value,
