@@ -120,8 +120,8 @@ class Scheduler:
             w.context.__enter__()
         if w.limit is not None:
             w.token = _launch._get_watchdog().add_deadline(time.monotonic() + w.limit, w.L)
-        if w.nbatches == 1 and getattr(_tls, "worker", False) and _tls.next is None and not self.closed \
-                and not any(self.queues.values()):
+        me = getattr(_tls, "worker", False) and _tls.next is None and not _tls.promised
+        if w.nbatches == 1 and me and not self.closed and not any(self.queues.values()):
             # a worker submits (a stream's next launch, as the previous one finishes) a lone batch
             # while nothing else waits: it runs it next itself, without the queue's lock and wakeups
             self.inflight.add(w)
@@ -139,7 +139,10 @@ class Scheduler:
             q.append(w)
             # a worker that submits (a stream's next launch, as the previous one finishes) takes a
             # batch itself next: waking another one for a lone batch would only move the GIL around
-            wake = min(w.nbatches, n) - (1 if getattr(_tls, "worker", False) else 0)
+            # (once: a second launch it submits before it takes one gets its own wakeup)
+            if me:
+                _tls.promised = True
+            wake = min(w.nbatches, n) - (1 if me else 0)
             if wake > 0:
                 self.cv.notify(wake)
 
@@ -168,6 +171,7 @@ class Scheduler:
     def _worker(self, index: int) -> None:
         _tls.worker = True
         _tls.next = None
+        _tls.promised = False  # this worker will take a batch from the queues next (submit counted on it)
         tls = _tls
         fifo = self.fifos[index]
         memories: dict[tuple, _launch._WorkerMemory] = {}
@@ -175,6 +179,7 @@ class Scheduler:
         perf = time.perf_counter_ns
         cv = self.cv
         while True:
+            tls.promised = False
             w = tls.next
             if w is not None:
                 tls.next = None
