@@ -296,7 +296,7 @@ def test_trap_raised_at_synchronize_naming_the_kernel(saxpy):
     np.testing.assert_array_equal(y, np.full(64, 3, np.float32))
 
 
-def test_fault_and_timeout_raised_at_synchronize(saxpy, busy):
+def test_fault_timeout_and_deadlock_raised_at_synchronize(saxpy, busy):
     x, y = np.ones(100, np.float32), np.zeros(100, np.float32)
     s = ptxjit.Stream()
     saxpy(2, 128, (np.int32(256), np.float32(1.0), x, y), stream=s)  # n past the arrays' end
@@ -306,6 +306,12 @@ def test_fault_and_timeout_raised_at_synchronize(saxpy, busy):
     busy(1, 64, (out, np.int64(1 << 62)), stream=s, timeout=0.3)
     with pytest.raises(ptxjit.KernelTimeout, match="busy_loop"):
         s.synchronize()
+    bar = ptxjit.Module.from_file(INTERRUPTS).get_function("bar_too_many")
+    flags = np.zeros(64, np.int32)
+    bar(1, 64, (flags,), stream=s)
+    with pytest.raises(ptxjit.KernelDeadlock, match="bar_too_many"):
+        s.synchronize()
+    assert (flags == 1).all()  # every thread reached the barrier, none went past it
 
 
 # ---------------------------------------------------------------- stress
