@@ -412,7 +412,6 @@ def _raise_errors(streams: list[Stream]) -> None:
     raise exc
 
 
-
 def _at_exit() -> None:
     """Outstanding work at exit: skip what has not started, stop what runs (registered after the
     scheduler's handler, so it runs before it: atexit runs handlers last-in first-out)."""
