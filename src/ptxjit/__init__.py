@@ -21,6 +21,7 @@ from ptxjit.jit.translate import cache_stats
 from ptxjit.runtime.launch import set_workers, worker_count
 from ptxjit.runtime.memory import DeviceArray, Pointer, empty, to_device, zeros
 from ptxjit.streams import Event, Graph, Stream, copy_async, get_elapsed_time, synchronize
+from ptxjit.tiers import stats
 
 __version__ = "0.1.0"
 
@@ -31,5 +32,5 @@ __all__ = [
     "PtxjitWarning", "RawKernel", "RawModule", "UnsupportedInstructionError", "cache_stats", "compile_cuda",
     "Trace", "TraceOverflow", "cuda", "empty", "numba", "set_workers", "to_device", "trace", "worker_count",
     "zeros",
-    "Event", "Graph", "Stream", "copy_async", "get_elapsed_time", "synchronize",
+    "Event", "Graph", "Stream", "copy_async", "get_elapsed_time", "synchronize", "stats",
 ]

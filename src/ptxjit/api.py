@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ptxjit import tiers as _tiers
 from ptxjit.demangle import demangle, short_name
 from ptxjit.errors import PTXValidationError
 from ptxjit.frontend import ir
@@ -221,18 +222,21 @@ class Module:
         return k
 
     def translation(self, f: ir.Function, block: tuple[int, int, int] | None = None,
-                    checked: bool = False, probes=None) -> tr.Translation:
+                    checked: bool = False, probes=None, opt_level: int = 3, spec=None) -> tr.Translation:
         """The native code of kernel f for launches with this block shape (grid size does not matter);
         `checked`: with bounds checks of its memory accesses (lower/bounds.py); `probes`: instrumented
-        (ptxjit/instrument), cached apart by the probe set's key."""
+        (ptxjit/instrument), cached apart by the probe set's key.  `opt_level`, `spec`: a tier's
+        version (ptxjit/tiers), cached apart by its level and specialization."""
         key = (f.name, block, checked, probes.key if probes is not None else "")
+        if opt_level != 3 or spec is not None:
+            key += (opt_level, spec.key if spec is not None else "")
         with self._lock:
             t = self._translations.get(key)
             if t is not None:
                 tr.note_memory_hit()
                 return t
             with gc_paused():
-                t = tr.translate(self.ir, f, self._glay, block, self.ptx_digest, checked, probes)
+                t = tr.translate(self.ir, f, self._glay, block, self.ptx_digest, checked, probes, opt_level, spec)
             self._translations[key] = t
             return t
 
@@ -284,6 +288,10 @@ class Kernel:
 
         `stream` (a ptxjit.Stream): enqueue the launch there and return at once (ptxjit/streams); the
         arguments are kept until it completes, its errors are raised at the stream's synchronization."""
+        if _BACKEND == "ray" and stream is None and probes is None:  # ptxjit.distributed: across a Ray cluster
+            from ptxjit.distributed.driver import launch as _distributed
+
+            return _distributed(self, grid, block, args, shared_mem, timeout, checked, unchecked)
         if stream is not None and (probes is not None or _CHECK_TOOLS):  # these run synchronously
             if probes is not None:
                 raise ValueError(f"kernel '{self.name}': instrumented launches cannot go on a stream")
@@ -318,6 +326,8 @@ class Kernel:
         else:
             checked = bool(checked)
         values, ranges, patches = self._packer.pack(args, checked)
+        if not checked and stream is None and _tiers_on():  # PTXJIT_TIERS (ptxjit/tiers): off by default
+            return _tiers.launch(self, g, b, values, patches, shared_mem, timeout, args)
         key = (b, checked)
         t = self._tcache.get(key)
         if t is None:
@@ -379,6 +389,8 @@ class Kernel:
 
 
 _MAX_GRID_X = MAX_GRID[0]
+_tiers_on = _tiers.enabled
+_BACKEND = os.environ.get("PTXJIT_BACKEND", "").strip().lower()  # "ray": launches go to ptxjit.distributed
 _CHECK_TOOLS = os.environ.get("PTXJIT_CHECK", "").strip()  # e.g. "memcheck,racecheck" (ptxjit/checking/env.py)
 _MAX_BLOCK_X = min(MAX_BLOCK[0], MAX_THREADS_PER_BLOCK)  # an int block: CUDA's block.x and threads limits
 

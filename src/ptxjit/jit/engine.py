@@ -13,9 +13,9 @@ _lock = threading.Lock()
 _state: dict[str, object] = {}
 
 
-def _target_machine() -> llvm.TargetMachine:
-    """A new host target machine.  Each MCJIT engine takes ownership of (and frees) its own, so
-    target machines are never shared between engines."""
+def _target_machine(opt: int = 3) -> llvm.TargetMachine:
+    """A new host target machine (`opt`: its code generator's level).  Each MCJIT engine takes
+    ownership of (and frees) its own, so target machines are never shared between engines."""
     with _lock:
         if not _state.get("initialized"):
             llvm.initialize_native_target()
@@ -25,7 +25,7 @@ def _target_machine() -> llvm.TargetMachine:
     return target.create_target_machine(
         cpu=llvm.get_host_cpu_name(),
         features=llvm.get_host_cpu_features().flatten(),
-        opt=3,
+        opt=opt,
         reloc="default",
         codemodel="jitdefault",
     )
@@ -50,8 +50,10 @@ class NativeCode:
 
 
 def optimize_to_object(ir_text: str, opt_level: int = 3, name: str = "kernel") -> bytes:
-    """Parse, verify and optimize LLVM IR for the host CPU; return relocatable object code."""
-    tm = _target_machine()
+    """Parse, verify and optimize LLVM IR for the host CPU; return relocatable object code.
+    `opt_level` < 2 (the tiers' quick first version, ptxjit/tiers) also lowers the code generator's
+    level: instruction selection and register allocation dominate a low-level build's time."""
+    tm = _target_machine(3 if opt_level >= 2 else 0)
     mod = llvm.parse_assembly(ir_text)
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)

@@ -86,13 +86,16 @@ def ptx_hash(text: str) -> str:
 
 def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
               block: tuple[int, int, int] | None = None, ptx_digest: str | None = None,
-              checked: bool = False, probes=None) -> Translation:
+              checked: bool = False, probes=None, opt_level: int = 3, spec=None) -> Translation:
     """`checked`: bounds-check memory accesses (lower/bounds.py; `checked=True` launches).  `probes`:
-    instrument the code (an object of ptxjit/instrument with a `key`: part of the cache key)."""
+    instrument the code (an object of ptxjit/instrument with a `key`: part of the cache key).
+    `opt_level`: LLVM's level (ptxjit/tiers builds its quick tier 0 lower); `spec`: constants for
+    parameters and launch slots (ptxjit/tiers/specialize.py, with a `key`: part of the cache key)."""
     t0 = time.perf_counter()
     pkey = probes.key if probes is not None else ""
-    key = translation_key(ptx_digest + ("|checked" if checked else "") + (f"|probes={pkey}" if pkey else ""),
-                          kernel.name, block) if ptx_digest else None
+    tkey = (f"|O{opt_level}" if opt_level != 3 else "") + (f"|spec={spec.key}" if spec is not None else "")
+    key = translation_key(ptx_digest + ("|checked" if checked else "") + (f"|probes={pkey}" if pkey else "")
+                          + tkey, kernel.name, block) if ptx_digest else None
     # PTXJIT_DUMP_DIR wants the IR and assembly, which a cached object lacks: translate afresh (and re-cache)
     if key is not None and not os.environ.get("PTXJIT_DUMP_DIR"):
         hit = cache.load(key)
@@ -117,8 +120,8 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
                 if hit_tr is not None:
                     _count("disk_hits")
                     return hit_tr
-    cg = ModuleCodegen(module, kernel, glay, block, checked=checked, probes=probes)
-    obj = optimize_to_object(str(cg.build()), name=kernel.name)
+    cg = ModuleCodegen(module, kernel, glay, block, checked=checked, probes=probes, spec=spec)
+    obj = optimize_to_object(str(cg.build()), opt_level=opt_level, name=kernel.name)
     native = load_object(obj, WORKER_SYMBOL)
     _count("translations")
     locations = [(str(i.pos), i.text) for i in cg.locations]  # CUDA line first where .loc gives one

@@ -289,6 +289,9 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
 
     # ------------------------------------------------------------------ launch/worker slots
     def launch_slot(self, idx: int) -> ll.Value:
+        c = self.cg.launch_consts.get(idx) if self.cg.launch_consts else None
+        if c is not None:  # specialized (ptxjit/tiers): the launch's value is known
+            return const_int(I64, c)
         return self.b.load(self.b.gep(self.launch, [const_int(I32, idx)]))
 
     def worker_slot(self, idx: int) -> ll.Value:
@@ -406,6 +409,8 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
         off = self.cg.kparams[addr.base.name] + addr.offset
         key = (off, str(elt))
         v = cache.get(key)
+        if v is None and self.cg.spec_params:
+            v = cache[key] = _param_constant(self.cg.spec_params, off, elt, size)
         if v is None:
             b = self.b
             with b.goto_entry_block():
@@ -627,3 +632,19 @@ def _bits(t: ll.Type) -> int:
 
 def _align(x: int, a: int) -> int:
     return (x + a - 1) // a * a
+
+
+def _param_constant(spec: dict[int, bytes], off: int, elt: ll.Type, size: int) -> ll.Value | None:
+    """A specialized parameter's bytes [off, off + size) as a constant of type elt (ptxjit/tiers);
+    None where no specialized parameter holds them all.  Floats are bit casts: exact, NaNs too."""
+    for start, data in spec.items():
+        if start <= off and off + size <= start + len(data):
+            v = int.from_bytes(data[off - start:off - start + size], "little")
+            if isinstance(elt, ll.IntType) and elt.width == 8 * size:
+                return ll.Constant(elt, v)
+            if elt == PTR and size == 8:
+                return ll.Constant(I64, v).inttoptr(PTR)
+            if isinstance(elt, ll.FloatType | ll.DoubleType | ll.HalfType) and size in (2, 4, 8):
+                return ll.Constant(ll.IntType(8 * size), v).bitcast(elt)
+            return None
+    return None

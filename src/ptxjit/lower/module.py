@@ -26,8 +26,13 @@ EXTERN_FUNCS = {"vprintf", "__assertfail", "malloc", "free", "__nv_assertfail"}
 
 class ModuleCodegen:
     def __init__(self, module: ir.Module, kernel: ir.Function, globals_layout: GlobalsLayout,
-                 block: tuple[int, int, int] | None = None, checked: bool = False, probes=None) -> None:
+                 block: tuple[int, int, int] | None = None, checked: bool = False, probes=None,
+                 spec=None) -> None:
         self.module = module
+        # profile-guided specialization (ptxjit/tiers/specialize.py): parameter bytes by offset and
+        # launch-record slots read as constants; the launches that run this code are guarded to match
+        self.spec_params: dict[int, bytes] = dict(spec.params) if spec is not None else {}
+        self.launch_consts: dict[int, int] = dict(spec.launch) if spec is not None else {}
         # instrumentation (ptxjit/instrument): an object that emits probes into the code (FnLowering's
         # `probes`) and the worker loop (worker_prologue, before_cta, after_cta); None: plain code
         self.probes = probes

@@ -1,0 +1,83 @@
+"""Tiered, profile-guided re-optimization (issue 13).
+
+Tier 0 is fast to produce and records a profile (scalar parameter values, launch shapes); tier 1 is
+built from it in a background thread (the profile's invariants folded into the code as constants,
+each one guarded) and replaces tier 0 between batches of a running launch or between launches;
+the runtime keeps sampling the profile and rebuilds tier 1 only when it has moved.  See state.py
+(versions and dispatch), profile.py, policy.py, specialize.py and runner.py (the mid-launch swap).
+
+Off by default: `PTXJIT_TIERS=1` turns it on for unchecked launches (`unchecked=True` or
+PTXJIT_UNCHECKED=1); bounds-checked, instrumented and stream launches are never tiered.
+`ptxjit.stats()` reports per kernel its tier, swaps, specializations, guard failures and compile times.
+"""
+
+from __future__ import annotations
+
+from ptxjit.tiers.policy import Policy
+from ptxjit.tiers.state import HOOKS, POLICY, KernelTiers, _registry, _registry_lock
+
+DEFAULT_ON = False  # tiering for unchecked launches when PTXJIT_TIERS is not set
+
+__all__ = ["DEFAULT_ON", "HOOKS", "POLICY", "KernelTiers", "Policy", "enabled", "launch", "reset", "stats"]
+
+
+def enabled() -> bool:
+    """PTXJIT_TIERS (read at every launch, about 50 ns when it is not set): 1 on, 0 off."""
+    from ptxjit.runtime import launch as _launch
+
+    env = _launch._ENV_DATA
+    if env is not None and b"PTXJIT_TIERS" not in env:
+        return DEFAULT_ON
+    v = _launch._getenv("PTXJIT_TIERS", b"PTXJIT_TIERS")
+    if v is None or not v.strip():
+        return DEFAULT_ON
+    return v.strip().lower() not in ("0", "false", "no", "off")
+
+
+def launch(kernel, g, b, values: list, patches: list | None, shared_mem: int, timeout, args) -> None:
+    """Run an unchecked launch of `kernel` through its tiers (Kernel.__call__ calls this)."""
+    states = kernel.__dict__.get("_tiers")
+    if states is None:
+        states = kernel.__dict__.setdefault("_tiers", {})
+    st = states.get(b)
+    if st is None:
+        st = states.setdefault(b, KernelTiers(kernel, b))
+    st.launch(g, b, values, patches, shared_mem, timeout, args)
+
+
+def stats() -> dict[str, dict]:
+    """Per kernel name: its tier now (the highest over its block shapes), launches per tier, mid-launch
+    swaps, the specializations of its tier-1 versions, guard failures, re-optimizations, and per
+    version built its level, compile seconds and whether the disk cache gave it."""
+    out: dict[str, dict] = {}
+    with _registry_lock:
+        items = [(n, r()) for n, r in _registry]
+    for name, st in items:
+        if st is None:
+            continue
+        s = st.stats
+        d = out.setdefault(name, {"tier": 0, "launches": [0, 0], "swaps": 0, "guard_failures": 0,
+                                  "reoptimizations": 0, "specializations": [], "builds": [], "errors": [],
+                                  "blocks": []})
+        d["blocks"].append(st.block)
+        if st.t1 is not None:
+            d["tier"] = 1
+            d["specializations"].append(st.t1.spec.describe())
+        d["launches"] = [a + c for a, c in zip(d["launches"], s.launches, strict=True)]
+        d["swaps"] += s.swaps
+        d["guard_failures"] += s.guard_failures
+        d["reoptimizations"] += s.reoptimizations
+        d["builds"] += [dict(x, block=st.block) for x in s.builds]
+        d["errors"] += s.errors
+    return out
+
+
+def reset() -> None:
+    """Forget the statistics of every kernel (versions already built stay)."""
+    from ptxjit.tiers.state import TierStats
+
+    with _registry_lock:
+        for _, r in _registry:
+            st = r()
+            if st is not None:
+                st.stats = TierStats()

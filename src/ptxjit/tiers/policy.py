@@ -1,0 +1,70 @@
+"""When to build (and rebuild) tier 1, from the profile and the guards' record.
+
+* First build: as soon as the profile holds `warmup` launches (default 1: the scalar values and the
+  shape are known at the first launch, so tier 1 can start compiling while that launch runs).
+* Sampling: after the first `dense` launches, one launch in `sample_every` is recorded into the
+  profile (recording costs about a microsecond; guards still check every launch).
+* Re-optimization, only when the profile has moved past a threshold since the last build:
+  - a guard keeps failing: at least `fail_threshold` of the last `window` launches broke the current
+    version's assumptions (a specialized value changed): rebuild without the parameters that moved
+    (they are excluded from then on);
+  - a parameter the current version does not specialize has been invariant for `stable_launches`
+    sampled launches (a value settled): rebuild with it.
+  A stable profile never triggers a rebuild, and at most `max_versions` tier-1 versions are built per
+  kernel and block shape (a kernel whose values never settle keeps its least specialized version).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ptxjit.tiers.profile import Candidate, Profile
+from ptxjit.tiers.specialize import Specialization
+
+
+@dataclass
+class Policy:
+    warmup: int = 1
+    dense: int = 16
+    sample_every: int = 8
+    window: int = 8
+    fail_threshold: int = 2
+    stable_launches: int = 8
+    max_versions: int = 4
+    min_batches_for_swap: int = 4  # a launch of at least this many batches per worker runs batched
+
+    def sampled(self, launch_index: int) -> bool:
+        """Is launch number `launch_index` (0-based) recorded into the profile?"""
+        return launch_index < self.dense or launch_index % self.sample_every == 0
+
+    def first_build(self, prof: Profile) -> bool:
+        return prof.launches >= self.warmup
+
+    def reoptimize(self, since_build: Profile, current: Specialization, recent_failures: int,
+                   cands: tuple[Candidate, ...], versions: int) -> str | None:
+        """Why tier 1 should be rebuilt now (None: the profile has not moved enough).
+        `since_build`: the merged profile of the launches sampled since the current version was
+        chosen; `recent_failures`: guard failures among the last `window` launches."""
+        if versions >= self.max_versions:
+            return None
+        if recent_failures >= self.fail_threshold:
+            return f"guard failed in {recent_failures} of the last {self.window} launches"
+        if since_build.launches < self.stable_launches:
+            return None
+        have = {off for off, _ in current.params}
+        inv = since_build.invariant()
+        settled = [c.name for c in cands if c.offset in inv and c.offset not in have]
+        if settled:
+            return f"parameter(s) {', '.join(settled)} settled on one value"
+        if current.grid is None and since_build.invariant_shape() is not None:
+            return "the launch shape settled"
+        return None
+
+
+def moved_params(current: Specialization, pbytes_history: list[bytes]) -> frozenset[int]:
+    """Offsets of the current version's parameters whose value differed in any of these launches."""
+    out = set()
+    for off, v in current.params:
+        if any(pb[off:off + len(v)] != v for pb in pbytes_history):
+            out.add(off)
+    return frozenset(out)

@@ -1,0 +1,135 @@
+"""A launch run in batches of CTAs, so that it can move from tier 0 to tier 1 while it runs.
+
+The launch record is packed in ranged mode (streams/launches.py pack_ranged, abi.L_RANGED): a native
+call runs exactly the CTAs [W_BSTART, W_BEND) its worker record names and returns.  Every worker
+takes the next batch from a shared counter and calls the native function of the *current* version:
+tier 0 until tier 1 is ready, tier 1 after.  The swap happens between two batches of a worker, when
+that worker is in no code at all (the bulk-synchronous barrier point of the design); CTAs are
+independent, so a grid whose CTAs ran partly in one version and partly in the other gives the same
+bits as a single-version run (both versions compute the same IEEE operations; only the schedule of
+instructions differs).
+
+The worker memory must fit both versions (their register-save, local, warp-exchange and tensor-core
+scratch sizes may differ, and tier 1's are unknown until it is built): a worker that moves to tier 1
+takes a second memory, sized for tier 1 (each worker's memory is private to it, so this needs no
+coordination).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from ptxjit.jit.translate import Translation
+from ptxjit.lower import abi
+from ptxjit.runtime import launch as _launch
+from ptxjit.streams.launches import LaunchSpec, pack_ranged
+from ptxjit.streams.scheduler import batches_for
+
+
+def shared_bytes_of(t: Translation, dyn_smem: int) -> int:
+    return t.shared.dynamic_offset + dyn_smem if dyn_smem else t.shared.static_size
+
+
+@dataclass
+class BatchLog:
+    """What a batched run did: per batch (worker, tier, start ns, end ns), and the swap's moment."""
+
+    batches: list[tuple[int, int, int, int]] = field(default_factory=list)
+    swap_ns: int = 0
+    swaps: int = 0
+
+
+def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation]], kernel: str,
+                grid: tuple[int, int, int], block: tuple[int, int, int], plan, values: list,
+                patches: list | None, gaddr: int, gsize: int, dyn_smem: int, timeout: float | None,
+                keep, log: BatchLog) -> None:
+    """Run the launch in batches; `current(batches_done)` gives (tier, translation) for the next
+    batch (it may change as the run goes; tier 0 gives t0)."""
+    nctas = grid[0] * grid[1] * grid[2]
+    nthreads = block[0] * block[1] * block[2]
+    nworkers = max(1, min(_launch.worker_count(), nctas))
+    batch = batches_for(nctas, nworkers, None)
+    nbatches = -(-nctas // batch)
+    spec = LaunchSpec(t0, kernel, grid, block, plan, values, None, patches, gaddr, gsize, dyn_smem, None,
+                      [], None, keep, None)
+    L, lp = pack_ranged(spec, nworkers)
+    shared_bytes = shared_bytes_of(t0, dyn_smem)
+    key = _launch._MemoryPool.key(t0, nthreads, shared_bytes, nworkers)
+    mems = _launch._pool_memory.take(t0, nthreads, shared_bytes, nworkers, key)
+    extra: list[_launch._WorkerMemory] = []  # the memories workers took for tier 1 (kept alive here)
+    cursor = itertools.count()
+    done = itertools.count()  # batches finished (next() is atomic under the GIL)
+    failed: list[Translation] = []
+    perf = time.perf_counter_ns
+    last_tier = [-1]
+
+    def work(m0: _launch._WorkerMemory) -> None:
+        m = m0
+        mem_for: dict[int, _launch._WorkerMemory] = {id(t0): m0}
+        finished = 0
+        while not L[abi.L_ERROR]:
+            bi = next(cursor)
+            if bi >= nbatches:
+                return
+            tier, tr = current(finished)
+            if tier != last_tier[0]:
+                if last_tier[0] >= 0 and tier > last_tier[0]:
+                    log.swaps += 1
+                    log.swap_ns = perf()
+                last_tier[0] = tier
+            m = mem_for.get(id(tr))
+            if m is None:
+                m = mem_for[id(tr)] = _launch._WorkerMemory(tr, nthreads, shared_bytes_of(tr, dyn_smem),
+                                                             int(m0.record[abi.W_ID]))
+                extra.append(m)
+            rec = m.record
+            rec[abi.W_BSTART] = bi * batch
+            rec[abi.W_BEND] = min(bi * batch + batch, nctas)
+            a = perf()
+            tr.native.worker(lp, m.address)
+            b = perf()
+            if L[abi.L_ERROR] and not failed:
+                failed.append(tr)
+            log.batches.append((int(rec[abi.W_ID]), tier, a, b))
+            finished = next(done) + 1
+
+    limit = _launch._timeout_seconds(timeout)
+    t_start = time.monotonic()
+    wd = _launch._get_watchdog()
+    token = wd.add_deadline(t_start + limit, L) if limit is not None else None
+    main = threading.get_ident() == _launch._MAIN_IDENT
+    old_fd = wd.enter_main(L) if main else None
+    futures: list[Future] = []
+    settled = False
+    try:
+        if nworkers > 1:
+            pool = _launch._get_pool(nworkers - 1)
+            futures = [pool.submit(work, m) for m in mems[1:]]
+        work(mems[0])
+        if futures:
+            _launch._wait_workers(futures)
+            for f in futures:
+                f.result()  # an exception outside the kernel (MemoryError...) is the launch's
+        settled = True
+    except BaseException:
+        _launch._cancel(L, abi.ERR_CANCEL)
+        settled = _launch._drain(futures)
+        raise
+    finally:
+        if main:
+            wd.leave_main(old_fd)
+        if token is not None:
+            wd.remove_deadline(token)
+        if settled or all(f.done() for f in futures):
+            _launch._pool_memory.give(t0, nthreads, shared_bytes, mems, key)
+        else:
+            _launch._abandon(L, keep, mems + extra, kernel)
+    if L[abi.L_ERROR]:
+        tr = failed[0] if failed else t0
+        raise _launch.launch_exception(tr, kernel, L, grid, block, time.monotonic() - t_start, limit,
+                                       (_launch._given_fault_info, None, None), shared_bytes_of(tr, dyn_smem))

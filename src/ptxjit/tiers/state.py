@@ -1,0 +1,269 @@
+"""Per kernel and block shape: the tier versions, the profile, the guards, and the launch dispatch.
+
+* Tier 0 (`level` 0): the generic translation (no block shape: much smaller code for barrier-heavy
+  kernels, whose block-specialized region code is unrolled per barrier) at LLVM level 1 with the
+  code generator at level 0: fast to produce.  It is also what runs a launch whose guard fails.
+* Tier 1 (`level` 1): the block-specialized translation at LLVM level 3 (today's code) with the
+  profile's invariant scalar parameters and grid folded in as constants (specialize.py), built in a
+  background thread.  A version is only ever replaced by another tier-1 version built from a newer
+  profile, never by tier 0 (tier 0 only runs launches that tier 1's guard refuses).
+* A launch long enough (policy.min_batches_for_swap batches per worker) that starts while tier 1 is
+  being built runs in batches (runner.py) and moves to tier 1 between batches once it is ready.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import functools
+import struct
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+
+from ptxjit.jit import translate as _tr
+from ptxjit.jit.translate import Translation
+from ptxjit.tiers.policy import Policy, moved_params
+from ptxjit.tiers.profile import Profile, candidates
+from ptxjit.tiers.runner import BatchLog, run_batched
+from ptxjit.tiers.specialize import Specialization, from_profile
+
+POLICY = Policy()
+# test hooks: `synchronous` builds tier 1 in the launching thread; `ready_after_batches` (an int)
+# keeps a ready tier 1 hidden from a batched launch until that many batches have finished, and makes
+# every launch of at least two batches run batched (forces a mid-launch swap)
+HOOKS: dict[str, object] = {"synchronous": False, "ready_after_batches": None, "timeline": None}
+
+
+@dataclass
+class Version:
+    level: int
+    tr: Translation
+    spec: Specialization | None
+    seconds: float
+    from_disk: bool
+    reason: str = ""
+
+
+@dataclass
+class TierStats:
+    launches: list[int] = field(default_factory=lambda: [0, 0])  # per tier
+    swaps: int = 0  # launches that moved from tier 0 to tier 1 while running
+    guard_failures: int = 0
+    reoptimizations: int = 0
+    builds: list[dict] = field(default_factory=list)  # per version built: level, seconds, disk, spec
+    errors: list[str] = field(default_factory=list)
+
+
+# weak: a kernel's tiers live as long as the kernel (its Module) does
+_registry: list[tuple[str, weakref.ref[KernelTiers]]] = []
+_registry_lock = threading.Lock()
+_builders: set[threading.Thread] = set()
+
+
+class KernelTiers:
+    """The tiers of one kernel for one block shape."""
+
+    def __init__(self, kernel, block: tuple[int, int, int]) -> None:
+        self.kernel = kernel
+        self.block = block
+        fn = kernel.fn
+        self.cands = candidates(fn.params, kernel._layout.offsets, kernel._access)
+        self.pstruct = struct.Struct("<" + kernel._packer.format)
+        self.psize = kernel._packer.size
+        self.lock = threading.Lock()
+        self.t0: Version | None = None
+        self.t1: Version | None = None
+        self.versions: dict[str, Version] = {}  # spec key -> tier-1 version built
+        self.building: threading.Thread | None = None
+        self.profiles: dict[int, Profile] = {}  # launching thread -> its profile (all launches sampled)
+        self.window: dict[int, Profile] = {}  # launching thread -> its profile since the last build
+        self.recent: collections.deque[bool] = collections.deque(maxlen=POLICY.window)  # guard failed?
+        self.failed_bytes: collections.deque[bytes] = collections.deque(maxlen=POLICY.window)
+        self.excluded: frozenset[int] = frozenset()
+        self.nlaunches = 0
+        self.stats = TierStats()
+        with _registry_lock:
+            _registry[:] = [(n, r) for n, r in _registry if r() is not None]
+            _registry.append((kernel.name, weakref.ref(self)))
+
+    # ------------------------------------------------------------------ profile
+    def param_bytes(self, values: list, patches: list | None) -> bytes:
+        buf = bytearray(self.psize)
+        self.pstruct.pack_into(buf, 0, *values)
+        if patches:
+            for off, data in patches:
+                buf[off:off + len(data)] = data
+        return bytes(buf)
+
+    def merged(self, which: dict[int, Profile]) -> Profile:
+        return functools.reduce(Profile.merge, list(which.values()), Profile())
+
+    def _record(self, pb: bytes, shape: tuple) -> None:
+        me = threading.get_ident()
+        for d in (self.profiles, self.window):
+            p = d.get(me)
+            if p is None:
+                p = d[me] = Profile()
+            p.record(self.cands, pb, shape)
+
+    # ------------------------------------------------------------------ versions
+    def tier0(self) -> Version:
+        v = self.t0
+        if v is None:
+            k = self.kernel
+            before = _tr.cache_stats()["disk_hits"]
+            t = k.module.translation(k.fn, None, False, opt_level=1)
+            v = self.t0 = Version(0, t, None, t.seconds, _tr.cache_stats()["disk_hits"] > before)
+            self.stats.builds.append({"level": 0, "seconds": t.seconds, "from_disk": v.from_disk, "spec": {}})
+        return v
+
+    def _build(self, spec: Specialization, reason: str) -> None:
+        """Build (or find) the tier-1 version for `spec` and make it current."""
+        try:
+            v = self.versions.get(spec.key)
+            if v is None:
+                k = self.kernel
+                m = k.module
+                t_start = time.perf_counter()
+                with m._lock:  # lowering reads the module's IR: one translation of a module at a time
+                    t = _tr.translate(m.ir, k.fn, m._glay, self.block, m.ptx_digest, False, None, 3, spec)
+                v = Version(1, t, spec, time.perf_counter() - t_start, t.from_disk, reason)
+                self.versions[spec.key] = v
+                self.stats.builds.append({"level": 1, "seconds": v.seconds, "from_disk": t.from_disk,
+                                          "spec": spec.describe(), "reason": reason})
+            with self.lock:
+                self.t1 = v
+                self.window = {}
+                self.recent.clear()
+                self.failed_bytes.clear()
+        except Exception as e:  # noqa: BLE001 - a failed build leaves the launches on tier 0
+            self.stats.errors.append(f"{type(e).__name__}: {e}")
+        finally:
+            with self.lock:
+                self.building = None
+
+    def start_build(self, spec: Specialization, reason: str) -> None:
+        with self.lock:
+            if self.building is not None:
+                return
+            if self.t1 is not None:
+                self.stats.reoptimizations += 1
+            th = threading.Thread(target=self._run_build, args=(spec, reason), daemon=True,
+                                  name=f"ptxjit-tier1-{self.kernel.name[:24]}")
+            self.building = th
+        if HOOKS["synchronous"]:
+            self._build(spec, reason)
+        else:
+            th.start()
+
+    def _run_build(self, spec: Specialization, reason: str) -> None:
+        _builders.add(threading.current_thread())
+        try:
+            self._build(spec, reason)
+        finally:
+            _builders.discard(threading.current_thread())
+
+    def _maybe_rebuild(self) -> None:
+        """After a launch: build tier 1 first, or again when the profile has moved (policy.py)."""
+        if self.building is not None or len(self.stats.errors) > 0:
+            return
+        if self.t1 is None:
+            prof = self.merged(self.profiles)
+            if POLICY.first_build(prof):
+                self.start_build(from_profile(prof, self.cands, self.excluded), "first profile")
+            return
+        cur = self.t1.spec
+        assert cur is not None
+        why = POLICY.reoptimize(self.merged(self.window), cur, sum(self.recent), self.cands, len(self.versions))
+        if why is None:
+            return
+        self.excluded |= moved_params(cur, list(self.failed_bytes))
+        if cur.grid is not None and any(self.recent):
+            prof = self.merged(self.window)
+            grid_ok = prof.invariant_shape() is not None and prof.invariant_shape()[0] == cur.grid
+        else:
+            grid_ok = True
+        spec = from_profile(self.merged(self.window), self.cands, self.excluded, shape=grid_ok)
+        if spec.key != cur.key:
+            self.start_build(spec, why)
+        else:  # the same assumptions again: nothing to gain; forget the failures counted
+            self.recent.clear()
+
+    # ------------------------------------------------------------------ dispatch
+    def launch(self, g, b, values: list, patches: list | None, shared_mem: int, timeout, args) -> None:
+        k = self.kernel
+        pb = self.param_bytes(values, patches)
+        n = self.nlaunches
+        self.nlaunches = n + 1
+        if POLICY.sampled(n):
+            self._record(pb, (g, b, shared_mem))
+        t0 = self.tier0()
+        v1 = self.t1
+        ok = v1 is not None and v1.spec.guard(pb, g)
+        if v1 is not None:
+            self.recent.append(not ok)
+            if not ok:
+                self.stats.guard_failures += 1
+                self.failed_bytes.append(pb)
+        if v1 is None:
+            self._maybe_rebuild()  # the first build starts before this launch runs
+        gb = k.module.globals
+        gaddr, gsize = gb.__array_interface__["data"][0], gb.nbytes
+        plan = k._plans[False]
+        from ptxjit.runtime import launch as _launch
+        from ptxjit.runtime import printf
+        from ptxjit.streams import stream as _streams
+
+        if _streams.BUSY:
+            _streams.wait_legacy()
+        ctx = printf.known_memory([args[i] for i in k._range_params], gb) if k._access.uses_printf else None
+        if ctx is not None:
+            ctx.__enter__()
+        try:
+            nctas = g[0] * g[1] * g[2]
+            hold = HOOKS["ready_after_batches"]
+            nworkers = max(1, min(_launch.worker_count(), nctas))
+            long_launch = nctas >= nworkers * 4 * POLICY.min_batches_for_swap or (hold is not None and nctas >= 2)
+            if not ok and long_launch and (self.building is not None or hold is not None):
+                self._run_swapping(t0, pb, g, b, plan, values, patches, gaddr, gsize, shared_mem, timeout, args, gb)
+            else:
+                t = v1.tr if ok else t0.tr
+                self.stats.launches[1 if ok else 0] += 1
+                _launch.run_packed(t, k.name, g, b, plan, values, None, patches, gaddr, gsize, shared_mem,
+                                   timeout, k._range_names, args, (args, gb))
+        finally:
+            if ctx is not None:
+                ctx.__exit__(None, None, None)
+        if v1 is not None:
+            self._maybe_rebuild()
+
+    def _run_swapping(self, t0: Version, pb: bytes, g, b, plan, values, patches, gaddr, gsize, shared_mem,
+                      timeout, args, gb) -> None:
+        hold = HOOKS["ready_after_batches"]
+
+        def current(done: int) -> tuple[int, Translation]:
+            v = self.t1
+            if v is not None and v.spec.guard(pb, g) and (hold is None or done >= hold):
+                return 1, v.tr
+            return 0, t0.tr
+
+        log = BatchLog()
+        run_batched(t0.tr, current, self.kernel.name, g, b, plan, values, patches, gaddr, gsize, shared_mem,
+                    timeout, (args, gb), log)
+        tiers_run = {tier for _, tier, _, _ in log.batches}
+        self.stats.launches[max(tiers_run) if tiers_run else 0] += 1
+        self.stats.swaps += log.swaps
+        tl = HOOKS["timeline"]
+        if isinstance(tl, list):
+            tl.append(log)
+
+
+def _join_builders() -> None:
+    """At exit: let tier-1 builds in flight finish (LLVM must not be torn down under them)."""
+    for th in list(_builders):
+        th.join(timeout=60)
+
+
+atexit.register(_join_builders)

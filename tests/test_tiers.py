@@ -1,0 +1,250 @@
+"""Tiered, profile-guided re-optimization (ptxjit/tiers): guarded specializations, the mid-launch swap,
+the re-optimization threshold, profile merging and the disk cache of tier-1 versions.  Every result is
+checked against NumPy; a swapped launch is also compared bit for bit with a single-tier launch."""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxjit
+from ptxjit import tiers
+from ptxjit.tiers.policy import Policy
+from ptxjit.tiers.profile import Candidate, Profile
+from ptxjit.tiers.specialize import from_profile
+
+ROOT = Path(__file__).resolve().parents[1]
+PTX = ROOT / "bench" / "kernels" / "ptx"
+
+
+@pytest.fixture(autouse=True)
+def tiered(monkeypatch):
+    """Tiers on, tier 1 built in the launching thread (deterministic), hooks restored afterwards."""
+    monkeypatch.setenv("PTXJIT_TIERS", "1")
+    saved = dict(tiers.HOOKS)
+    tiers.HOOKS["synchronous"] = True
+    gc.collect()  # the kernels of earlier tests (and their tiers' statistics) go
+    yield
+    tiers.HOOKS.clear()
+    tiers.HOOKS.update(saved)
+
+
+def _kernel(name: str):
+    return ptxjit.Module.from_file(PTX / f"{name}.ptx").get_function(name)
+
+
+def _saxpy(k, a: float, x, y) -> np.ndarray:
+    yy = y.copy()
+    k((x.size + 255) // 256, 256, (x.size, a, x, yy), unchecked=True)
+    return yy
+
+
+def _stats(name: str) -> dict:
+    return ptxjit.stats()[name]
+
+
+def test_guard_failure_runs_generic_and_is_counted():
+    k = _kernel("saxpy")
+    rng = np.random.default_rng(1)
+    x, y = rng.random(5000, dtype=np.float32), rng.random(5000, dtype=np.float32)
+    for _ in range(2):  # the first launch's profile builds tier 1 for a = 2.5
+        np.testing.assert_allclose(_saxpy(k, 2.5, x, y), np.float32(2.5) * x + y, rtol=1e-6)
+    st = k._tiers[(256, 1, 1)]
+    assert st.t1 is not None and any(name.endswith("param_1") for name, _ in st.t1.spec.names)
+    before = st.stats.guard_failures
+    got = _saxpy(k, -7.0, x, y)  # breaks the a == 2.5 assumption: runs the generic version
+    np.testing.assert_allclose(got, np.float32(-7.0) * x + y, rtol=1e-6)
+    assert st.stats.guard_failures == before + 1
+    assert st.stats.launches[0] >= 2  # the first launch and the refused one ran tier 0
+    # a new size breaks the n and grid assumptions as well: still correct
+    x2, y2 = x[:1234].copy(), y[:1234].copy()
+    np.testing.assert_allclose(_saxpy(k, 2.5, x2, y2), np.float32(2.5) * x2 + y2, rtol=1e-6)
+
+
+def _bitonic_args(n: int, seed: int = 2):
+    src = np.random.default_rng(seed).integers(0, 2 ** 32, n, dtype=np.uint32)
+    return src, np.zeros(n, np.uint32)
+
+
+def test_mid_launch_swap_is_bit_identical(monkeypatch):
+    n = 1 << 15  # 32 CTAs of 512 threads: batches of one CTA on two workers
+    monkeypatch.setenv("PTXJIT_WORKERS", "2")
+    # the single-tier reference: today's path
+    src, ref = _bitonic_args(n)
+    monkeypatch.setenv("PTXJIT_TIERS", "0")
+    _kernel("bitonic")(n // 1024, 512, (src, ref), unchecked=True)
+    np.testing.assert_array_equal(ref, np.sort(src.reshape(-1, 1024), axis=1).ravel())
+    monkeypatch.setenv("PTXJIT_TIERS", "1")
+    timeline: list = []
+    tiers.HOOKS["timeline"] = timeline
+    tiers.HOOKS["ready_after_batches"] = 1  # tier 1 becomes "ready" after the first batch
+    k = _kernel("bitonic")
+    dst = np.zeros_like(ref)
+    k(n // 1024, 512, (src, dst), unchecked=True)
+    np.testing.assert_array_equal(dst, ref)
+    log = timeline[-1]
+    used = [tier for _, tier, _, _ in sorted(log.batches, key=lambda r: r[2])]
+    assert used[0] == 0 and used[-1] == 1 and log.swaps >= 1
+    assert _stats(k.name)["swaps"] >= 1
+
+
+def test_mid_launch_swap_floats_bit_identical(monkeypatch):
+    """Transcendentals and constants folded in (r, v): still the same bits as one tier."""
+    k_ref = _kernel("blackscholes")
+    rng = np.random.default_rng(3)
+    n = 128 * 24
+    S, X, T = (rng.uniform(lo, hi, n).astype(np.float32) for lo, hi in ((5, 30), (1, 100), (0.25, 10)))
+    outs = []
+    for tiered_on in ("0", "1"):
+        monkeypatch.setenv("PTXJIT_TIERS", tiered_on)
+        tiers.HOOKS["ready_after_batches"] = 2 if tiered_on == "1" else None
+        k = k_ref if tiered_on == "0" else _kernel("blackscholes")
+        call, put = np.zeros(n, np.float32), np.zeros(n, np.float32)
+        k(n // 128, 128, (call, put, S, X, T, 0.02, 0.30, n), unchecked=True)
+        outs.append((call, put))
+    np.testing.assert_array_equal(outs[0][0].view(np.uint32), outs[1][0].view(np.uint32))
+    np.testing.assert_array_equal(outs[0][1].view(np.uint32), outs[1][1].view(np.uint32))
+    # and right: the Black-Scholes call price from NumPy
+    erf = np.vectorize(math.erf)
+
+    def ndtr(v):
+        return 0.5 * (1.0 + erf(v / math.sqrt(2.0)))
+
+    s, x, t = (a.astype(np.float64) for a in (S, X, T))
+    d1 = (np.log(s / x) + (0.02 + 0.045) * t) / (0.3 * np.sqrt(t))
+    ref = s * ndtr(d1) - x * np.exp(-0.02 * t) * ndtr(d1 - 0.3 * np.sqrt(t))
+    np.testing.assert_allclose(outs[1][0], ref, rtol=1e-3, atol=1e-3 * ref.max())
+
+
+def test_no_reoptimization_while_stable_then_one_when_moved():
+    k = _kernel("saxpy")
+    rng = np.random.default_rng(4)
+    x, y = rng.random(3000, dtype=np.float32), rng.random(3000, dtype=np.float32)
+    for _ in range(30):
+        np.testing.assert_allclose(_saxpy(k, 1.5, x, y), np.float32(1.5) * x + y, rtol=1e-6)
+    s = _stats(k.name)
+    assert s["reoptimizations"] == 0 and s["guard_failures"] == 0
+    assert s["launches"][1] == 29
+    for i in range(6):  # a now changes at every launch: guards keep failing, tier 1 is rebuilt without it
+        a = 2.0 + i
+        np.testing.assert_allclose(_saxpy(k, a, x, y), np.float32(a) * x + y, rtol=1e-6)
+    s = _stats(k.name)
+    assert s["reoptimizations"] == 1
+    assert s["specializations"][-1] and not any(n.endswith("param_1") for n in s["specializations"][-1])
+    for i in range(5):  # varying a no longer fails a guard
+        a = 10.0 + i
+        np.testing.assert_allclose(_saxpy(k, a, x, y), np.float32(a) * x + y, rtol=1e-6)
+    assert _stats(k.name)["reoptimizations"] == 1
+
+
+def test_policy_threshold_unit():
+    cands = (Candidate(0, "n", 0, 4, "u32"), Candidate(1, "a", 4, 4, "f32"))
+    p = Profile()
+    buf = np.array([100], np.uint32).tobytes() + np.array([2.5], np.float32).tobytes()
+    for _ in range(10):
+        p.record(cands, buf, ((4, 1, 1), (256, 1, 1), 0))
+    spec = from_profile(p, cands)
+    assert dict(spec.params) == {0: buf[:4], 4: buf[4:]} and spec.grid == (4, 1, 1)
+    pol = Policy()
+    assert pol.reoptimize(p, spec, 0, cands, 1) is None  # stable: nothing to do
+    assert pol.reoptimize(p, spec, 1, cands, 1) is None  # one failure: below the threshold
+    assert pol.reoptimize(p, spec, 2, cands, 1) is not None  # a guard keeps failing
+    assert pol.reoptimize(p, spec, 5, cands, pol.max_versions) is None  # enough versions built
+    # a parameter left out settles: the profile moved
+    narrow = from_profile(p, cands, exclude=frozenset({4}))
+    assert pol.reoptimize(p, narrow, 0, cands, 1) is not None
+
+
+def test_profile_merge_from_several_threads():
+    cands = (Candidate(0, "n", 0, 4, "u32"),)
+    profs = [Profile() for _ in range(3)]
+
+    def rec(p: Profile, v: int) -> None:
+        for _ in range(5):
+            p.record(cands, np.array([v], np.uint32).tobytes(), ((1, 1, 1), (32, 1, 1), 0))
+
+    ths = [threading.Thread(target=rec, args=(p, v)) for p, v in zip(profs, (7, 7, 9), strict=True)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    m = profs[0].merge(profs[1])
+    assert m.launches == 10 and m.invariant() == {0: np.array([7], np.uint32).tobytes()}
+    m3 = m.merge(profs[2])
+    assert m3.launches == 15 and m3.invariant() == {}  # 7 and 9: varying
+    assert m3.values[0] == {np.array([7], np.uint32).tobytes(): 10, np.array([9], np.uint32).tobytes(): 5}
+    assert m3.invariant_shape() == ((1, 1, 1), (32, 1, 1), 0)
+
+
+def test_launching_threads_profiles_merge():
+    k = _kernel("saxpy")
+    rng = np.random.default_rng(5)
+    x, y = rng.random(2048, dtype=np.float32), rng.random(2048, dtype=np.float32)
+    _saxpy(k, 0.5, x, y)  # tier 0, tier 1 built from this thread's profile
+    errors: list = []
+
+    def launcher() -> None:
+        try:
+            for _ in range(3):
+                np.testing.assert_allclose(_saxpy(k, 0.5, x, y), np.float32(0.5) * x + y, rtol=1e-6)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    ths = [threading.Thread(target=launcher) for _ in range(2)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    assert not errors
+    st = k._tiers[(256, 1, 1)]
+    assert len(st.profiles) == 3  # one profile per launching thread
+    merged = st.merged(st.profiles)
+    assert merged.launches == 7 and any(v for v in merged.invariant().values())
+
+
+_CHILD = """
+import json, sys, numpy as np, ptxjit
+from ptxjit import tiers
+tiers.HOOKS["synchronous"] = True
+k = ptxjit.Module.from_file(sys.argv[1]).get_function("saxpy")
+x = np.arange(1000, dtype=np.float32); y = np.ones(1000, np.float32)
+for _ in range(2):
+    yy = y.copy()
+    k(4, 256, (1000, 3.0, x, yy), unchecked=True)
+    assert np.allclose(yy, 3.0 * x + 1.0)
+print(json.dumps([b["from_disk"] for b in ptxjit.stats()["saxpy"]["builds"] if b["level"] == 1]))
+"""
+
+
+def test_disk_cache_gives_tier1_to_a_new_process(tmp_path):
+    env = dict(os.environ, PTXJIT_CACHE_DIR=str(tmp_path / "cache"), PTXJIT_TIERS="1")
+    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    runs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", _CHILD, str(PTX / "saxpy.ptx")], env=env, capture_output=True,
+                           text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    assert runs[0] == [False] and runs[1] == [True]
+
+
+def test_tiers_off_and_checked_launches_untouched(monkeypatch):
+    k = _kernel("saxpy")
+    x, y = np.arange(512, dtype=np.float32), np.ones(512, np.float32)
+    yy = y.copy()
+    k(2, 256, (512, 2.0, x, yy))  # bounds-checked (the default): never tiered
+    np.testing.assert_array_equal(yy, 2.0 * x + 1.0)
+    monkeypatch.setenv("PTXJIT_TIERS", "0")
+    yy = y.copy()
+    k(2, 256, (512, 2.0, x, yy), unchecked=True)
+    np.testing.assert_array_equal(yy, 2.0 * x + 1.0)
+    assert "_tiers" not in k.__dict__
