@@ -17,7 +17,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=HERE / "results", help="output directory (default: bench/results)")
     ap.add_argument("--kernels", help="comma-separated subset of kernels to run")
     ap.add_argument("--skip", default="",
-                    help="comma-separated: pocl, native_c, numpy, numba, cold, scaling, tracing, checking, streams")
+                    help="comma-separated: pocl, native_c, numpy, numba, cold, scaling, tracing, checking, streams, "
+                         "tiers")
     args = ap.parse_args(argv)
 
     from ptxbench.harness import Run
@@ -36,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
         from ptxbench import streams
 
         streams.add_to(run, log=run.log)
+    if "tiers" not in skip:  # ptxjit/tiers (PTXJIT_TIERS=1): first launch and steady state vs today
+        from ptxbench import tiers
+
+        tiers.add_to(run, log=run.log)
     print()
     print((args.out / "results.md").read_text())
     return 0 if res["summary"] else 1

@@ -221,6 +221,7 @@ def info(ptx_file: str, rules: bool, summary: bool) -> None:
                       ", ".join(f"{k} {v}" for k, v in mix.most_common()))
         if summary:
             _print_summary(mod, f)
+        _print_tier_candidates(mod, f)
     funcs = [f for f in mod.functions.values() if not f.is_entry]
     if funcs:
         console.print("\ndevice functions: " + ", ".join(
@@ -246,6 +247,34 @@ def info(ptx_file: str, rules: bool, summary: bool) -> None:
             t.add_row(op, sp.family if sp else r.family, r.doc if r else "[dim]no rule[/dim]",
                       sp.describe() if sp else "[dim]ptxjit-internal[/dim]")
         console.print(t)
+
+
+def _print_tier_candidates(mod, f) -> None:
+    """What tier 1 (ptxjit/tiers, PTXJIT_TIERS=1) may specialize: the scalar parameters."""
+    from ptxjit import tiers
+    from ptxjit.lower.layout import param_layout
+    from ptxjit.runtime.access import analyze
+    from ptxjit.tiers.profile import candidates
+
+    try:
+        cands = candidates(f.params, param_layout(f.params).offsets, analyze(mod, f))
+    except Exception:  # noqa: BLE001 - an unanalyzable kernel only lacks this line
+        return
+    state = "on" if tiers.enabled() else "off (PTXJIT_TIERS=1 turns them on)"
+    names = ", ".join(f"{c.name} (.{c.type})" for c in cands) or "none"
+    console.print(f"tiers: {state}; tier 1 may specialize on the grid and on: {names}")
+
+
+def _print_tiers(st: dict) -> None:
+    """After `run`: per tiered kernel its tier, launches per tier, swaps, specializations, guards."""
+    for name, s in st.items():
+        builds = ", ".join(f"tier {b['level']} {b['seconds']:.2f} s" + (" (disk)" if b["from_disk"] else "")
+                           for b in s["builds"])
+        console.print(f"tiers {escape(name)}: tier {s['tier']}, launches per tier {s['launches']}, "
+                      f"swaps {s['swaps']}, guard failures {s['guard_failures']}, re-optimizations "
+                      f"{s['reoptimizations']}; built: {builds}")
+        for sp in s["specializations"]:
+            console.print("  specialized: " + escape(", ".join(f"{k}={v}" for k, v in sp.items())))
 
 
 def _ptx_text(path: str) -> str:
@@ -341,6 +370,7 @@ def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...]
         times.append(time.perf_counter() - t1)
     console.print(f"ran {k.name} grid={grid} block={block}: first launch {first * 1e3:.2f} ms"
                   + (f", then median {np.median(times) * 1e3:.3f} ms over {len(times)}" if times else ""))
+    _print_tiers(ptxjit.stats())
     for idx, path in out_map:
         try:
             np.save(path, values[idx])
