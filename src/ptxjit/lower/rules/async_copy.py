@@ -148,6 +148,17 @@ def _lower_cp_async(lw: FnLowering, ins: Instr) -> None:
     if src_read == 0:
         lw.bounds.guarded(ins.operands[0], "shared", dst, size, copy)  # zero-fill only: src unread
         return
+    if not isinstance(opnd, ir.Imm) and lw.reg_type(opnd) != "pred":
+        # a register src-size of 0 reads nothing (Triton's masked loads point anywhere): check the source
+        # only when bytes are read, through a base-less address so no hoisted per-thread check stands in
+        def read_or_fill():
+            with b.if_else(b.icmp_unsigned("!=", n, const_int(I64, 0))) as (reads, fill_only):
+                with reads:
+                    lw.bounds.guarded(ir.Addr(None, 0), "global", src, 1, copy)
+                with fill_only:
+                    copy()
+        lw.bounds.guarded(ins.operands[0], "shared", dst, size, read_or_fill)
+        return
     # bounds: the whole destination; the source as far as it is surely read (src-size may be less, even 0)
     lw.bounds.guarded(ins.operands[0], "shared", dst, size, lambda: lw.bounds.guarded(
         ins.operands[1], "global", src, src_read, copy))
