@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernels", help="comma-separated subset of kernels to run")
     ap.add_argument("--skip", default="",
                     help="comma-separated: pocl, native_c, numpy, numba, cold, scaling, tracing, checking, streams, "
-                         "tiers")
+                         "tiers, distributed")
     args = ap.parse_args(argv)
 
     from ptxbench.harness import Run
@@ -37,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
         from ptxbench import streams
 
         streams.add_to(run, log=run.log)
+    if "distributed" not in skip:  # a local Ray cluster (needs the ray extra; skipped without it)
+        from ptxbench import distributed
+
+        distributed.add_to(run, log=run.log)
     if "tiers" not in skip:  # ptxjit/tiers (PTXJIT_TIERS=1): first launch and steady state vs today
         from ptxbench import tiers
 

@@ -188,7 +188,7 @@ def launch(k: Kernel, grid, block, args=(), shared_mem: int = 0, timeout: float 
     gref: list = []
     module = k.module
     if module.globals.nbytes:
-        gref = [ray.put(module.globals)]
+        gref = _ref(module.globals)
         bytes_each += module.globals.nbytes
     ptx_ref = c.ptx_refs.get(module.ptx_digest)
     if ptx_ref is None:
@@ -273,13 +273,22 @@ def _ship_args(k: Kernel, plan: Plan, args: tuple) -> tuple[list, dict[int, np.n
         elif i in plan.written:
             if not fl.writeable:
                 raise TypeError(f"{where}: the array is read-only, and the kernel may write through it")
-            specs.append(("out", [ray.put(v)]))
+            specs.append(("out", _ref(v)))
             arrays[i] = v
             nbytes += v.nbytes
         else:
-            specs.append(("in", [ray.put(v)]))
+            specs.append(("in", _ref(v)))
             nbytes += v.nbytes
     return specs, arrays, nbytes
+
+
+INLINE_BYTES = 64 * 1024  # smaller arrays travel inside the job: a ray.put costs about a millisecond
+
+
+def _ref(a: np.ndarray) -> list:
+    """[ObjectRef] of a large array, put once for every actor; [a copy] of a small one, pickled with each
+    job.  (Nested in a list: Ray then does not fetch it before the actor asks for it.)"""
+    return [ray.put(a)] if a.nbytes > INLINE_BYTES else [a.copy(order="A")]
 
 
 def _rebuild(error: tuple[str, str, dict], kernel: str, actor: int, node: str) -> BaseException:

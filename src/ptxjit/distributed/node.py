@@ -39,8 +39,10 @@ class Job:
     block: tuple[int, int, int]
     start: int  # the CTAs [start, end) of the grid, linear index
     end: int
-    args: list  # per argument: ("val", value) | ("in", [ref]) | ("out", [ref]) | ("delta", shape, dtype)
-    globals_ref: list  # [ref] of the module's globals buffer, or []
+    # per argument: ("val", value) | ("in", [ref or array]) | ("out", [ref or array])
+    # | ("delta", shape, dtype, fortran order, dtype of the adds)
+    args: list
+    globals_ref: list  # [ref or array] of the module's globals buffer, or []
     shared_mem: int
     timeout: float | None
     checked: bool
@@ -96,6 +98,9 @@ class Node:
 
         module = self._module(job)
         k = module.get_function(job.kernel)
+        def fetch(box: list) -> np.ndarray:
+            return box[0] if isinstance(box[0], np.ndarray) else ray.get(box[0])
+
         values: list = []
         inputs: dict[int, np.ndarray] = {}
         outs: dict[int, np.ndarray] = {}
@@ -105,9 +110,9 @@ class Node:
             if kind == "val":
                 values.append(a[1])
             elif kind == "in":  # read-only: the object store's (read-only, zero-copy) array serves
-                values.append(ray.get(a[1][0]))
+                values.append(fetch(a[1]))
             elif kind == "out":
-                src = ray.get(a[1][0])
+                src = fetch(a[1])
                 inputs[i] = src
                 outs[i] = src.copy(order="A")  # writable; the input stays to diff against
                 values.append(outs[i])
@@ -117,7 +122,7 @@ class Node:
                 values.append(arr)
         gin = None
         if job.globals_ref:
-            gin = ray.get(job.globals_ref[0])
+            gin = fetch(job.globals_ref)
             module.globals[:] = gin
         args = tuple(values)
         checked = job.checked
