@@ -77,6 +77,8 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
     status, pcount, barinfo = record(abi.W_STATUS), record(abi.W_PCOUNT), record(abi.W_BARINFO)
     spin_rounds = _entry_alloca(b, I32, "spin_rounds")
     b.store(c0, spin_rounds)
+    last_spin = _entry_alloca(b, I32, "last_spin")  # the spin point resumed last (round robin)
+    b.store(const_int(I32, -1), last_spin)
     with _for_range(b, c0, n) as t:
         b.store(c0, b.gep(status, [t]))
     b.store(n, b.gep(pcount, [c0]))
@@ -224,9 +226,17 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
 
     # 4. threads that yielded in a spin loop
     if spin:
-        pick = const_int(I32, -1)
+        # round robin from the point after the last one resumed: a spinner whose wait only a thread at a
+        # later spin point can satisfy (an mbarrier producer and its consumers) must not be picked forever
+        last = b.load(last_spin)
+        pick = after = const_int(I32, -1)
         for code in reversed(spin):
-            pick = b.select(b.icmp_signed(">", counts[code], c0), const_int(I32, code), pick)
+            waiting_here = b.icmp_signed(">", counts[code], c0)
+            pick = b.select(waiting_here, const_int(I32, code), pick)
+            after = b.select(b.and_(waiting_here, b.icmp_signed(">", const_int(I32, code), last)),
+                             const_int(I32, code), after)
+        pick = b.select(b.icmp_signed(">=", after, c0), after, pick)
+        b.store(pick, last_spin)
         run_spin = f.append_basic_block("run_spinners")
         stuck = f.append_basic_block("stuck")
         b.cbranch(b.icmp_signed(">=", pick, c0), run_spin, stuck)

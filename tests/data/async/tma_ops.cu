@@ -118,3 +118,56 @@ extern "C" __global__ void tma_reduce_2d(const __grid_constant__ CUtensorMap tma
         asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
     }
 }
+
+// A warp-specialized pipeline: lane 0 of warp 0 loads `ntiles` boxes of 8 rows x 32 floats (rows 8t.. of a
+// (8 * ntiles) x 32 tensor) through a 2-stage ring of shared buffers, each with a "full" mbarrier (the TMA's
+// transactions) and an "empty" one (the 96 consumer threads of warps 1..3 arrive when done with the stage).
+// Consumer thread j (0..95) adds element (j / 32 + ... ) of every tile: out[j] = sum over tiles and rows r with
+// r % 3 == j / 32 of tile[r][j % 32].
+extern "C" __global__ void tma_pipeline(const __grid_constant__ CUtensorMap tmap, int ntiles, float* out)
+{
+    __shared__ alignas(1024) float ring[2][8 * 32];
+    __shared__ uint64_t full[2], empty[2];
+    uint32_t t = threadIdx.x;
+    if (t == 0) {
+        for (int s = 0; s < 2; ++s) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(smem(&full[s])) : "memory");
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 96;" :: "r"(smem(&empty[s])) : "memory");
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (t < 32) {  // producer warp
+        if (t == 0) {
+            for (int k = 0; k < ntiles; ++k) {
+                int s = k & 1;
+                if (k >= 2) {  // wait until the consumers released this stage ((k / 2 - 1)-th use completes)
+                    uint32_t ok = 0;
+                    while (!ok)
+                        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                                     " selp.u32 %0, 1, 0, p;\n}"
+                                     : "=r"(ok) : "r"(smem(&empty[s])), "r"((k / 2 - 1) & 1) : "memory");
+                }
+                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 1024;" :: "r"(smem(&full[s]))
+                             : "memory");
+                asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                             " [%0], [%1, {%2, %3}], [%4];"
+                             :: "r"(smem(ring[s])), "l"(&tmap), "r"(0), "r"(8 * k), "r"(smem(&full[s])) : "memory");
+            }
+        }
+        return;
+    }
+    uint32_t j = t - 32;
+    float acc = 0.0f;
+    for (int k = 0; k < ntiles; ++k) {
+        int s = k & 1;
+        uint32_t ok = 0;
+        while (!ok)
+            asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                         " selp.u32 %0, 1, 0, p;\n}" : "=r"(ok) : "r"(smem(&full[s])), "r"((k / 2) & 1) : "memory");
+        for (int r = j / 32; r < 8; r += 3)
+            acc += ring[s][r * 32 + (j % 32)];
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(smem(&empty[s])) : "memory");
+    }
+    out[j] = acc;
+}
