@@ -261,3 +261,46 @@ def test_backend_env_makes_kernel_call_distribute(pd, monkeypatch):
     np.testing.assert_array_equal(c, a + b)
     assert len(pd.stats()) == before + 1
     _last(pd, n // 256)
+
+
+@pytest.mark.parametrize("density", [0.0, 0.001, 0.3, 1.0])
+def test_changes_roundtrip(density):
+    pytest.importorskip("ray")
+    from ptxjit.distributed import changes
+
+    rng = np.random.default_rng(int(density * 1000))
+    before = rng.integers(0, 256, 10_007).astype(np.uint8)
+    after = before.copy()
+    idx = rng.random(before.size) < density
+    after[idx] ^= rng.integers(1, 256, int(idx.sum())).astype(np.uint8)  # every picked byte changes
+    ch = changes.diff(before, after)
+    assert ch.changed == int(idx.sum())
+    assert ch.size <= ch.changed + before.size // 8 + 32  # never much more than a bitmask and the bytes
+    target = np.full(before.size, 7, np.uint8)
+    changes.apply(target, ch)
+    np.testing.assert_array_equal(target, np.where(idx, after, 7))
+
+
+def test_node_threads_split_their_range(pd):
+    """One actor's share on 2 threads (in this process): CTAs [5, 17) only, counted per thread."""
+    import ray
+
+    from ptxjit.distributed import changes
+    from ptxjit.distributed.node import Job, Node
+
+    m = _mod(BENCH / "vadd.ptx")
+    n = 20 * 256
+    rng = np.random.default_rng(7)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    c = np.zeros(n, np.float32)
+    job = Job(m.ptx_digest, [ray.put(m.source_text)], m.fmad, m.name, "vadd", (20, 1, 1), (256, 1, 1), 5, 17,
+              [("in", [a]), ("in", [b]), ("out", [c.copy()]), ("val", np.int32(n))], [m.globals.copy()], 0, None,
+              True)
+    node = Node(threads=2)
+    for _ in range(2):  # the second run reuses the node's module, translation and worker memory
+        r = node.run(job)
+        assert r.error is None and r.ctas == 12 and len(r.per_thread) == 2 and sum(r.per_thread) == 12
+    changes.apply(c, r.changes[2])
+    expect = np.zeros(n, np.float32)
+    expect[5 * 256:17 * 256] = (a + b)[5 * 256:17 * 256]
+    np.testing.assert_array_equal(c, expect)

@@ -200,7 +200,11 @@ def launch(k: Kernel, grid, block, args=(), shared_mem: int = 0, timeout: float 
     bounds = np.round(np.concatenate(([0], np.cumsum(weights))) / weights.sum() * nctas).astype(int)
     jobs = [Job(module.ptx_digest, [ptx_ref], module.fmad, module.name, k.name, g, b, int(bounds[i]),
                 int(bounds[i + 1]), specs, gref, int(shared_mem), limit, checked) for i in range(nact)]
-    results: list[Result] = ray.get([a.run.remote(j) for a, j in zip(c.actors, jobs, strict=False)])
+    try:
+        results: list[Result] = ray.get([a.run.remote(j) for a, j in zip(c.actors, jobs, strict=False)])
+    except ray.exceptions.RayError as e:  # an actor died (its node went away, out of memory...)
+        raise RuntimeError(f"kernel '{k.name}': a Ray actor failed during the launch ({type(e).__name__}: "
+                           f"{str(e)[:300]}); pd.init() starts fresh actors") from e
     t1 = time.perf_counter()
     for i, r in enumerate(results):
         if r.error is not None:

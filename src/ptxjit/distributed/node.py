@@ -11,6 +11,7 @@ result-unused atomic adds, and the kernel's error if it raised one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
@@ -23,7 +24,10 @@ import numpy as np
 from ptxjit.distributed.changes import Changes, diff
 from ptxjit.lower import abi
 from ptxjit.runtime import launch as _launch
+from ptxjit.runtime import printf
 from ptxjit.streams.launches import LaunchSpec, pack_ranged
+
+_MEMORY_SETS = 16  # worker memory sets an actor keeps (one per translation / block / shared size)
 
 
 @dataclass
@@ -70,6 +74,7 @@ class Node:
         self.modules: dict[str, object] = {}
         self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="ptxjit-node") if self.threads > 1 else None
         self.host = socket.gethostname()
+        self.memory: dict[tuple, list] = {}  # worker memory per translation shape, for this actor's threads
 
     def info(self) -> dict:
         return {"host": self.host, "pid": os.getpid(), "threads": self.threads}
@@ -134,7 +139,7 @@ class Node:
         g = module.globals
         spec = LaunchSpec(t, k.name, job.grid, job.block, k._plans[checked], vals, ranges, patches,
                           g.ctypes.data, g.nbytes, job.shared_mem, job.timeout, k._range_names, args, (args, g),
-                          None)
+                          ([args[i] for i in k._range_params], g) if k._access.uses_printf else None)
         per_thread, error, t_run = self._execute(spec, job)
         res = Result(sum(per_thread), per_thread, node=self.host, t_run=t_run, translated=translated)
         if error is not None:
@@ -165,8 +170,17 @@ class Node:
         limit = spec.limit
         token = _launch._get_watchdog().add_deadline(time.monotonic() + limit, L) if limit is not None else None
 
+        key = _launch._MemoryPool.key(tr, nthreads, shared_bytes, 1)
+        mems = self.memory.get(key)
+        if mems is None:
+            if len(self.memory) >= _MEMORY_SETS:
+                del self.memory[next(iter(self.memory))]
+            mems = self.memory[key] = []
+        while len(mems) < nworkers:  # an actor runs one job at a time: its threads' memory is reused
+            mems.append(_launch._WorkerMemory(tr, nthreads, shared_bytes, len(mems)))
+
         def work(w: int) -> None:
-            m = _launch._WorkerMemory(tr, nthreads, shared_bytes, w)
+            m = mems[w]
             rec = m.record
             while not L[abi.L_ERROR]:
                 with lock:
@@ -181,7 +195,9 @@ class Node:
                     counts[w] += e - s
 
         t0 = time.perf_counter()
+        ctx = printf.known_memory(*spec.printf_objs) if spec.printf_objs is not None else contextlib.nullcontext()
         try:
+            ctx.__enter__()
             if self.pool is not None and nworkers > 1:
                 futs = [self.pool.submit(work, w) for w in range(1, nworkers)]
                 work(0)
@@ -190,11 +206,15 @@ class Node:
             else:
                 work(0)
         finally:
+            ctx.__exit__(None, None, None)
             if token is not None:
                 _launch._get_watchdog().remove_deadline(token)
         t_run = time.perf_counter() - t0
         err = None
         if L[abi.L_ERROR]:
+            if tr.checked:  # the faults its stopped CTAs recorded must not stop the next launch
+                for m in mems:
+                    m.fault[:] = 0
             err = _launch.launch_exception(tr, spec.kernel, L, spec.grid, spec.block, t_run, limit,
                                            (_launch._packed_fault_info, L, spec.plan, spec.range_names, spec.args),
                                            shared_bytes)
