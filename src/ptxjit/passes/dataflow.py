@@ -48,6 +48,8 @@ def defs_uses(ins: ir.Instr) -> tuple[list[str], list[str]]:
     else:
         d = []
         u = [r for op in ops for r in _regs(op)]
+    if ins.opcode == "wgmma":  # wgmma.mma_async reads its accumulator too (scale-d)
+        u = u + d
     if ins.guard is not None:
         u = u + [ins.guard.name] + d
     return d, u

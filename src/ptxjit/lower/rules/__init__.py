@@ -14,6 +14,7 @@ from ptxjit.lower.rules import (  # noqa: F401  (imported for their registration
     mma,
     sync,
     video,
+    wgmma,
     wmma,
 )
 from ptxjit.lower.rules.registry import RULES, Rule, check_instruction

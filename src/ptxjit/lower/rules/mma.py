@@ -23,6 +23,7 @@ order; f16/bf16/tf32/fp8 follow the H100's block-fused model described there.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from llvmlite import ir as ll
@@ -88,8 +89,9 @@ class Mma:
     def a_sites(self) -> list[tuple[int, int, int, int]]:
         """(register, element, row offset, col offset) of A: row = g + R, col = t epr + C.  wmma's A
         is mma's A of the m16n8 half (wmma.load.a fills the remaining registers with copies)."""
-        ep, mr = self.epr(self.at), self.M // 8
-        nregs = self.M * self.ka // 32 // ep
+        rows = 16 if self.frag == "wgmma" else self.M  # wgmma: each warp holds its 16 rows
+        ep, mr = self.epr(self.at), rows // 8
+        nregs = rows * self.ka // 32 // ep
         return [(j, e, 8 * (j % mr), e + 4 * ep * (j // mr)) for j in range(nregs) for e in range(ep)]
 
     def b_sites(self) -> list[tuple[int, int, int, int]]:
@@ -101,7 +103,7 @@ class Mma:
 
     def c_sites(self) -> list[tuple[int, int]]:
         """(row offset, col offset) of accumulator element i: row = g + R, col = 2t + C."""
-        n = self.M * self.N // 32
+        n = self.M * self.N // self.threads
         return [(8 * ((i // 2) % 2), i % 2 + 8 * (i // 4)) for i in range(n)]
 
     def header(self) -> int:
@@ -161,17 +163,20 @@ def scratch_per_thread(texts: list[str]) -> int:
         op = t.split(None, 1)[0] if t else ""
         if op.startswith("@"):
             op = t.split()[1]
-        if not op.startswith(("mma.", "wmma.mma.")):
+        if not op.startswith(("mma.", "wmma.mma.", "wgmma.mma_async.")):
             continue
         parts = op.split(".")
         shape = next((p for p in parts if _SHAPE.fullmatch(p)), None)
         tys = [p for p in parts if p in _BITS]
+        threads = 128 if op.startswith("wgmma") else 32
         if len(tys) == 2:  # wmma.mma .dtype.ctype: f16 inputs
             tys = [tys[0], "f16", "f16", tys[1]]
+        elif len(tys) == 3:  # wgmma .dtype.atype.btype
+            tys = [*tys, tys[0]]
         if shape is None or len(tys) < 4:
             continue
         M, N, K = (int(x) for x in _SHAPE.fullmatch(shape).groups())  # type: ignore[union-attr]
-        need = max(need, Mma(M, N, K, *tys[-4:]).per_thread())
+        need = max(need, Mma(M, N, K, *tys[-4:], threads=threads).per_thread())
     return need
 
 
@@ -248,18 +253,29 @@ def lane_gt(lw: FnLowering) -> tuple[ll.Value, ll.Value]:
     return b.lshr(lane, const_int(I32, 2)), b.and_(lane, const_int(I32, 3))
 
 
+def _row0(lw: FnLowering, mm: Mma) -> ll.Value:
+    """g, plus 16 w for warp w of a warpgroup (wgmma)."""
+    b = lw.b
+    g, _t = lane_gt(lw)
+    if mm.frag != "wgmma":
+        return g
+    w = b.lshr(b.urem(lw.tlin, const_int(I32, mm.threads)), const_int(I32, 5))
+    return b.add(g, b.shl(w, const_int(I32, 4)))
+
+
 def acc_rc(lw: FnLowering, mm: Mma, i: int) -> tuple[ll.Value, ll.Value]:
     """(row, col) of this lane's accumulator element i."""
     b = lw.b
-    g, t = lane_gt(lw)
+    _g, t = lane_gt(lw)
     r, c = mm.c_sites()[i]
-    return b.add(g, const_int(I32, r)), b.add(b.shl(t, const_int(I32, 1)), const_int(I32, c))
+    return b.add(_row0(lw, mm), const_int(I32, r)), b.add(b.shl(t, const_int(I32, 1)), const_int(I32, c))
 
 
 def a_rc(lw: FnLowering, mm: Mma, r: int, c: int) -> tuple[ll.Value, ll.Value]:
     b = lw.b
-    g, t = lane_gt(lw)
-    return b.add(g, const_int(I32, r)), b.add(b.mul(t, const_int(I32, mm.epr(mm.at))), const_int(I32, c))
+    _g, t = lane_gt(lw)
+    return (b.add(_row0(lw, mm), const_int(I32, r)),
+            b.add(b.mul(t, const_int(I32, mm.epr(mm.at))), const_int(I32, c)))
 
 
 def b_kn(lw: FnLowering, mm: Mma, kc: int, nc: int) -> tuple[ll.Value, ll.Value]:
@@ -274,22 +290,25 @@ def _acc_index(lw: FnLowering, mm: Mma, i: int) -> ll.Value:
     return b.add(b.mul(row, const_int(I32, mm.N)), col)
 
 
-def publish(lw: FnLowering, mm: Mma, a_ops: list, b_ops: list, c_vals: list[ll.Value]) -> None:
-    """Write this lane's A, B and C elements into its warp's dense matrices and bump its sequence."""
+def publish(lw: FnLowering, mm: Mma, a_ops: list, b_ops: list, c_vals: list[ll.Value],
+            negate_a: bool = False) -> None:
+    """Write this lane's A, B (none given: filled later) and C elements into its group's dense matrices
+    and bump its sequence number."""
     b = lw.b
     base = group_base(lw, mm)
     oa, ob, oc, _ = mm.offsets()
-    lane = lw.lane()
+    member = b.urem(lw.tlin, const_int(I32, mm.threads))
     store_t = F64 if mm.kind in ("float", "f64") else I64
     words: dict[int, ll.Value] = {}
-    for j, e, rr, cc in mm.a_sites():
+    for j, e, rr, cc in mm.a_sites() if a_ops else []:
         if j not in words:
             words[j] = lw.read(a_ops[j], _reg_type(mm.at))
         row, col = a_rc(lw, mm, rr, cc)
         idx = b.add(b.mul(row, const_int(I32, mm.ka)), col)
-        b.store(_element(lw, words[j], mm.at, e), _slot(lw, base, oa, idx, store_t))
+        v = _element(lw, words[j], mm.at, e)
+        b.store(b.fneg(v) if negate_a else v, _slot(lw, base, oa, idx, store_t))
     words = {}
-    for j, e, kc, nc in mm.b_sites():
+    for j, e, kc, nc in mm.b_sites() if b_ops else []:
         if j not in words:
             words[j] = lw.read(b_ops[j], _reg_type(mm.bt))
         k, n = b_kn(lw, mm, kc, nc)
@@ -297,18 +316,21 @@ def publish(lw: FnLowering, mm: Mma, a_ops: list, b_ops: list, c_vals: list[ll.V
         b.store(_element(lw, words[j], mm.bt, e), _slot(lw, base, ob, idx, store_t))
     for i, v in enumerate(c_vals):
         b.store(v, _slot(lw, base, oc, _acc_index(lw, mm, i), store_t))
-    seq = _slot(lw, base, 8, lane, I64)
+    seq = _slot(lw, base, 8, member, I64)
     b.store(b.add(b.load(seq), const_int(I64, 1)), seq)
 
 
-def compute_once(lw: FnLowering, mm: Mma) -> ll.Value:
-    """After the release: the first lane of the group computes D; returns the group base."""
+def compute_once(lw: FnLowering, mm: Mma, fill: Callable[[ll.Value], None] | None = None) -> ll.Value:
+    """After the release: the first lane of the group (after `fill`, which may load operands from
+    memory) computes D; returns the group base."""
     b = lw.b
     base = group_base(lw, mm)
     member = b.urem(lw.tlin, const_int(I32, mm.threads))
     seq = b.load(_slot(lw, base, 8, member, I64))
     done = lw.typed_ptr(base, I64)
     with b.if_then(b.icmp_unsigned("!=", b.load(done), seq)):
+        if fill is not None:
+            fill(base)
         b.call(nm.compute_function(lw.cg, mm), [base])
         b.store(seq, done)
     return base
@@ -318,7 +340,7 @@ def _write_acc(lw: FnLowering, mm: Mma, base: ll.Value, d_ops: list) -> None:
     b = lw.b
     oc = mm.offsets()[2]
     load_t = F64 if mm.kind in ("float", "f64") else I64
-    n = mm.M * mm.N // 32
+    n = mm.M * mm.N // mm.threads
     vals = [b.load(_slot(lw, base, oc, _acc_index(lw, mm, i), load_t)) for i in range(n)]
     if mm.dt == "f16":
         for j, r in enumerate(d_ops):
