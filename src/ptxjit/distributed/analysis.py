@@ -92,20 +92,33 @@ def _taints(fn: ir.Function, params: set[str], shared_syms: set[str],
         if ins.operands and isinstance(ins.operands[0], ir.Reg) and ins.opcode not in ("st", "red"):
             defs[ins.operands[0].name] = defs.get(ins.operands[0].name, 0) + 1
     changed = True
+    # values stored to shared or local memory come back from its loads (Triton passes pointer tensors
+    # through shared memory; nvcc -O0 spills them to local): flow-insensitively, any such load may
+    # return any such stored value
+    mem: frozenset[str] = empty
     while changed:
         changed = False
         for ins in fn.instructions:
             ops = ins.operands
+            if ins.opcode == "st" and _space(ins) in ("shared", "local"):
+                vt = frozenset().union(*(taint.get(r.name, empty) for o in ops
+                                         if not isinstance(o, ir.Addr) for r in _regs(o)))
+                if not vt <= mem:
+                    mem |= vt
+                    changed = True
+                continue
             if not ops or ins.opcode in ("st", "red", "call") or not isinstance(ops[0], ir.Reg):
                 continue
             dst = ops[0].name
             t, sh = empty, False
+            if ins.opcode == "ld" and _space(ins) in ("shared", "local"):
+                t = mem
             for o in ops[1:]:
                 if isinstance(o, ir.Addr):
                     if ins.opcode == "ld" and ins.has("param") and isinstance(o.base, ir.Sym) \
                             and o.base.name in params:
                         t |= {o.base.name}
-                    continue  # a loaded value is data, not an address (access.py covers spills soundly)
+                    continue  # other loaded values are data, not addresses
                 if isinstance(o, ir.Sym) and o.name in shared_syms:
                     sh = True
                 if isinstance(o, ir.Sym) and o.name in global_syms:
@@ -186,6 +199,8 @@ def plan_kernel(module: ir.Module, fn: ir.Function, access: KernelAccess) -> Pla
                     continue
                 what = ("an atomic whose result is used" if not unused else
                         "a global atomic other than an add" if not ins.has("add") else
+                        f"an atomic add of {t or 'unknown type'}, which does not merge as a delta"
+                        if t not in DELTA_DTYPES else
                         "an atomic add outside a pointer parameter (only those merge as deltas)")
                 target = (f"variable '{base.name}'" if is_global_var else
                           _pname(fn, index, next(iter(owners))) if len(owners) == 1 else "memory it cannot attribute")
