@@ -130,7 +130,8 @@ def swap_timeline(png: Path | None, mode: str, log=print) -> dict:
     from ptxjit import tiers
 
     case = CASES["bitonic"]
-    n = 1 << 20 if mode != "tiny" else 1 << 16
+    # long enough on tier 0 (the generic code) for tier 1's build to finish while it runs
+    n = 1 << 23 if mode != "tiny" else 1 << 16
     inputs = case.make(n, np.random.default_rng(0))
     expected = case.reference(inputs)
     d = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()}
@@ -174,12 +175,16 @@ def swap_timeline(png: Path | None, mode: str, log=print) -> dict:
         colors = {0: "tab:orange", 1: "tab:blue"}
         for w, tier, a, b in lg.batches:
             ax.barh(w, (b - a) / 1e6, left=(a - t0) / 1e6, color=colors[tier], edgecolor="none", height=0.8)
+        from matplotlib.patches import Patch
+
+        handles = [Patch(color=colors[0], label="tier 0 batch"), Patch(color=colors[1], label="tier 1 batch")]
         if lg.swap_ns:
-            ax.axvline((lg.swap_ns - t0) / 1e6, color="k", linestyle="--", label="tier 1 ready: swap")
+            handles.append(ax.axvline((lg.swap_ns - t0) / 1e6, color="k", linestyle="--",
+                                      label="first tier-1 batch (swap)"))
         ax.set_xlabel("ms since the launch began")
         ax.set_ylabel("worker")
         ax.set_title(f"bitonic, {n} keys, first launch: tier 0 (orange) then tier 1 (blue) batches")
-        ax.legend(loc="upper right")
+        ax.legend(handles=handles, loc="upper right")
         fig.tight_layout()
         png.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(png, dpi=110)

@@ -13,6 +13,8 @@ PTXJIT_UNCHECKED=1); bounds-checked, instrumented and stream launches are never 
 
 from __future__ import annotations
 
+import os
+
 from ptxjit.tiers.policy import Policy
 from ptxjit.tiers.state import HOOKS, POLICY, KernelTiers, _registry, _registry_lock
 
@@ -26,12 +28,21 @@ def enabled() -> bool:
     from ptxjit.runtime import launch as _launch
 
     env = _launch._ENV_DATA
-    if env is not None and b"PTXJIT_TIERS" not in env:
-        return DEFAULT_ON
+    if env is not None:
+        raw = env.get(b"PTXJIT_TIERS")
+        if raw is None:
+            return DEFAULT_ON
+        hit = _parsed.get(raw)  # the variable's bytes -> its meaning (this runs at every launch)
+        if hit is not None:
+            return hit
     v = _launch._getenv("PTXJIT_TIERS", b"PTXJIT_TIERS")
-    if v is None or not v.strip():
-        return DEFAULT_ON
-    return v.strip().lower() not in ("0", "false", "no", "off")
+    on = DEFAULT_ON if v is None or not v.strip() else v.strip().lower() not in ("0", "false", "no", "off")
+    if env is not None and v is not None and len(_parsed) < 16:
+        _parsed[os.fsencode(v)] = on
+    return on
+
+
+_parsed: dict[bytes, bool] = {}
 
 
 def launch(kernel, g, b, values: list, patches: list | None, shared_mem: int, timeout, args) -> None:

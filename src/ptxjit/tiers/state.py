@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 
 from ptxjit.jit import translate as _tr
 from ptxjit.jit.translate import Translation
+from ptxjit.runtime import launch as _launch
+from ptxjit.runtime import printf
+from ptxjit.streams import stream as _streams
 from ptxjit.tiers.policy import Policy, moved_params
 from ptxjit.tiers.profile import Profile, candidates
 from ptxjit.tiers.runner import BatchLog, run_batched
@@ -84,6 +87,8 @@ class KernelTiers:
         self.excluded: frozenset[int] = frozenset()
         self.nlaunches = 0
         self.stats = TierStats()
+        # the steady state's short path applies (no printf memory to register, no test hook)
+        self.fast = not kernel._access.uses_printf and HOOKS["ready_after_batches"] is None
         with _registry_lock:
             _registry[:] = [(n, r) for n, r in _registry if r() is not None]
             _registry.append((kernel.name, weakref.ref(self)))
@@ -197,10 +202,27 @@ class KernelTiers:
         pb = self.param_bytes(values, patches)
         n = self.nlaunches
         self.nlaunches = n + 1
-        if POLICY.sampled(n):
+        sampled = n < POLICY.dense or n % POLICY.sample_every == 0  # POLICY.sampled(n), inlined
+        if sampled:
             self._record(pb, (g, b, shared_mem))
-        t0 = self.tier0()
         v1 = self.t1
+        if v1 is not None and self.fast and v1.spec.guard(pb, g):
+            # the steady state: tier 1's assumptions hold; as few steps as Kernel.__call__'s own path
+            self.recent.append(False)
+            self.stats.launches[1] += 1
+            gb, gaddr, gsize = k._globals
+            if gb is not k.module.globals:
+                gb = k.module.globals
+                gaddr, gsize = gb.__array_interface__["data"][0], gb.nbytes
+                k._globals = (gb, gaddr, gsize)
+            if _streams.BUSY:
+                _streams.wait_legacy()
+            _launch.run_packed(v1.tr, k.name, g, b, k._plans[False], values, None, patches, gaddr, gsize,
+                               shared_mem, timeout, k._range_names, args, (args, gb))
+            if sampled:
+                self._maybe_rebuild()
+            return
+        t0 = self.tier0()
         ok = v1 is not None and v1.spec.guard(pb, g)
         if v1 is not None:
             self.recent.append(not ok)
@@ -212,10 +234,6 @@ class KernelTiers:
         gb = k.module.globals
         gaddr, gsize = gb.__array_interface__["data"][0], gb.nbytes
         plan = k._plans[False]
-        from ptxjit.runtime import launch as _launch
-        from ptxjit.runtime import printf
-        from ptxjit.streams import stream as _streams
-
         if _streams.BUSY:
             _streams.wait_legacy()
         ctx = printf.known_memory([args[i] for i in k._range_params], gb) if k._access.uses_printf else None
@@ -236,7 +254,7 @@ class KernelTiers:
         finally:
             if ctx is not None:
                 ctx.__exit__(None, None, None)
-        if v1 is not None:
+        if v1 is not None and (sampled or not ok):  # the policy looks at sampled launches and failures only
             self._maybe_rebuild()
 
     def _run_swapping(self, t0: Version, pb: bytes, g, b, plan, values, patches, gaddr, gsize, shared_mem,
