@@ -227,6 +227,7 @@ def info(ptx_file: str, rules: bool, summary: bool) -> None:
         console.print("\ndevice functions: " + ", ".join(
             f.name + ("" if f.body is not None else " (extern)") for f in funcs))
     bad = unsupported_instructions(mod)
+    bad += _rule_gaps(mod, {(e.pos.line, e.pos.col) for e in bad if e.pos is not None})
     if bad:
         console.print(f"\n[red]unsupported ({len(bad)}):[/red]")
         for e in bad:
@@ -247,6 +248,27 @@ def info(ptx_file: str, rules: bool, summary: bool) -> None:
             t.add_row(op, sp.family if sp else r.family, r.doc if r else "[dim]no rule[/dim]",
                       sp.describe() if sp else "[dim]ptxjit-internal[/dim]")
         console.print(t)
+
+
+def _rule_gaps(mod, reported: set) -> list:
+    """Instructions without a rule (or refused by their rule) that validation did not report: its ISA
+    check fails open on a table defect, and `info` must never call such a module fully supported."""
+    from ptxjit.errors import UnsupportedInstructionError
+    from ptxjit.lower.rules import RULES
+
+    out = []
+    for fn in mod.functions.values():
+        for ins in fn.instructions if fn.body is not None else ():
+            if (ins.pos.line, ins.pos.col) in reported:
+                continue
+            r = RULES.get(ins.opcode)
+            try:
+                why = "no rule for this opcode" if r is None else (r.check(ins) if r.check else None)
+            except Exception as e:  # a rule's check failing is no proof of support
+                why = f"its rule's check failed ({type(e).__name__})"
+            if why is not None:
+                out.append(UnsupportedInstructionError(ins.pos, ins.text, why))
+    return out
 
 
 def _print_tier_candidates(mod, f) -> None:

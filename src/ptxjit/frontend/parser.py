@@ -17,6 +17,7 @@ from ptxjit.frontend import ir
 from ptxjit.frontend.initializers import parse_initializer
 from ptxjit.frontend.lexer import SourceText, Token, tokenize
 from ptxjit.frontend.literals import _DECIMAL, _MAX_LITERAL, _U64, _hexfloat, _int_literal, wrap64
+from ptxjit.frontend.regparams import bind_reg_params, calls_through_params, reg_params
 
 _LINKAGE = {".visible", ".extern", ".weak", ".common"}
 _SPACES = {".global", ".const", ".shared", ".local", ".param", ".tex"}
@@ -30,6 +31,7 @@ MAX_DIMS = 16
 # are materialized (a 100-byte declaration must not cost gigabytes); smaller ranges are declared in
 # full, so that register counts (Module.kernels) stay what the PTX declares.
 LAZY_RANGE = 1024
+_VEC_COMPONENT = {"x": "x", "y": "y", "z": "z", "w": "w", "r": "x", "g": "y", "b": "z", "a": "w"}
 _PERF = {".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".pragma", ".noreturn",
          ".explicitcluster", ".reqnctapercluster", ".maxclusterrank", ".blocksareclusters"}
 
@@ -67,6 +69,7 @@ class _Parser:
         self.fresh = 0
         self.cur_loc: tuple[int, int, int] | None = None
         self.func: ir.Function | None = None
+        self.vector_regs = False  # the function declares .reg .v2/.v4 registers (operands are expanded)
 
     # ------------------------------------------------------------ token helpers
     def peek(self, k: int = 0) -> Token:
@@ -264,10 +267,10 @@ class _Parser:
                 raise PTXSyntaxError(var.pos, f"non-external variable '{var.name}' has incomplete type "
                                      f"(a [0] dimension)")
             out.append(var)
-            in_param_list = space == "param" and self.func is None
+            in_param_list = space in ("param", "reg") and self.func is None
             if in_param_list or not self.accept(","):
                 break
-        if space != "param" or self.func is not None:
+        if space not in ("param", "reg") or self.func is not None:
             self.expect(";")
         return out
 
@@ -297,6 +300,8 @@ class _Parser:
         fn = ir.Function(name, is_entry, self.pos(start), linkage, rets=rets)
         if self.at("("):
             fn.params = self.parse_param_list()
+        if is_entry and any(p.space == "reg" for p in fn.params):
+            raise PTXSyntaxError(fn.pos, f"kernel '{name}': .entry parameters must be .param, not .reg")
         while self.peek()[1] in _PERF:
             d = self.next()[1]
             if d == ".pragma":
@@ -316,7 +321,10 @@ class _Parser:
         if prev is not None and prev.body is not None:
             raise PTXSyntaxError(self.pos(start), f"function '{name}' is defined twice")
         self.module.functions[name] = fn
+        regvals = reg_params(fn)
         self.parse_body(fn)
+        if regvals:
+            bind_reg_params(fn, regvals)
 
     def declare(self, name: str) -> str:
         """Register a declaration in the innermost scope; nested scopes get fresh names."""
@@ -359,6 +367,7 @@ class _Parser:
 
     def parse_body(self, fn: ir.Function) -> None:
         self.func = fn
+        self.vector_regs = False
         self.scopes = [{}]
         self.ranges = [[]]
         self.cur_loc = None
@@ -411,6 +420,8 @@ class _Parser:
                     for name in _reg_names(st):
                         if name not in fn.regs:
                             self.from_range(name, 0)
+        if any(isinstance(st, ir.Instr) and st.opcode == "call" for st in body):
+            fn.body = body = calls_through_params(fn, body, self.module.functions)
         self.func = None
         self.scopes = []
         self.ranges = []
@@ -446,10 +457,21 @@ class _Parser:
         if typ is None:
             raise self.error("a register type (.b32, .f32, .pred, ...)")
         if vector != 1:
-            raise PTXSyntaxError(self.pos(), "vector registers (.reg .v2/.v4) are not supported")
+            self.vector_regs = True  # one scalar register per element: %v.x, %v.y (vector_operand)
+        comps = [""] if vector == 1 else [f".{c}" for c in "xyzw"[:vector]]
         while True:
             name = self.expect_kind("ident", "a register name")[1]
-            if self.accept("<"):
+            if vector != 1:
+                if self.accept("<"):
+                    count = self.expect_count("a register count", LAZY_RANGE)
+                    self.expect(">")
+                    names = [f"{name}{k}" for k in range(count)]
+                else:
+                    names = [name]
+                for n in names:
+                    for c in comps:
+                        fn.regs[self.declare(n + c)] = typ
+            elif self.accept("<"):
                 count = self.expect_count("a register count", 1 << 32)
                 self.expect(">")
                 if count > LAZY_RANGE:
@@ -545,6 +567,12 @@ class _Parser:
             return self.parse_number()
         if kind == "ident":
             self.next()
+            if t == "WARP_SZ":  # the warp size, a constant of the PTX language
+                return ir.Imm(32)
+            if self.vector_regs:
+                v = self.vector_operand(t)
+                if v is not None:
+                    return v
             base, _, sel = t.partition(".")
             if sel and _VIDEO_SEL.fullmatch(sel) and self.is_reg(self.resolve(base)):
                 return ir.Reg(self.resolve(base), sel=sel)  # video operand selector: %r1.b0, %r1.h10
@@ -559,6 +587,24 @@ class _Parser:
                 return ir.Sym(name, wrap64(self.expect_int()))
             return ir.Sym(name)
         raise self.error("an operand")
+
+    def vector_operand(self, t: str) -> ir.Reg | ir.Vec | None:
+        """A vector register as an operand: the whole `%v` (its elements as a vector operand) or one
+        element `%v.x`/`%v.r` (.r .g .b .a name .x .y .z .w); None if `t` is no vector register."""
+        base, _, sel = t.partition(".")
+        if sel:
+            c = _VEC_COMPONENT.get(sel)
+            if c is None:
+                return None
+            name = self.resolve(f"{base}.{c}")
+            return ir.Reg(name) if self.is_reg(name) else None
+        items = []
+        for c in "xyzw":
+            name = self.resolve(f"{t}.{c}")
+            if not self.is_reg(name):
+                break
+            items.append(ir.Reg(name))
+        return ir.Vec(tuple(items)) if items else None
 
     def parse_number(self):
         neg = self.accept("-")
