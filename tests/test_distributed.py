@@ -170,6 +170,13 @@ def test_reductions(pd):
     np.testing.assert_allclose(parts, [c.sum() for c in np.array_split(xd, np.arange(128, xd.size, 128))],
                                rtol=1e-13, atol=1e-13)
     _last(pd, parts.size)
+    # dynamic shared memory sized at launch; integer-valued data: exact partial sums
+    block = 128
+    xs = rng.integers(-50, 50, 5000).astype(np.float32)
+    parts = np.zeros(-(-xs.size // block), np.float32)
+    pd.kernel(m, "reduce_dyn_smem_f32")(parts.size, block, (xs, parts, xs.size), shared_mem=block * 4)
+    np.testing.assert_array_equal(parts, [c.astype(np.int64).sum() for c in
+                                          np.array_split(xs, np.arange(block, xs.size, block))])
     # the demo's atomicAdd reduction
     dm = _mod(ROOT / "examples" / "demo_kernels.ptx")
     out = np.zeros(1, np.float32)
@@ -261,6 +268,11 @@ def test_backend_env_makes_kernel_call_distribute(pd, monkeypatch):
     np.testing.assert_array_equal(c, a + b)
     assert len(pd.stats()) == before + 1
     _last(pd, n // 256)
+    c[:] = 0
+    _mod(BENCH / "vadd.ptx").get_function("vadd")(1, 64, (a, b, c, np.int32(64)))  # fewer CTAs than actors
+    np.testing.assert_array_equal(c[:64], (a + b)[:64])
+    assert not c[64:].any()
+    _last(pd, 1, actors=1)
 
 
 @pytest.mark.parametrize("density", [0.0, 0.001, 0.3, 1.0])
