@@ -358,8 +358,38 @@ def test_memcheck_on_provably_aligned_launch_needs_no_trace(monkeypatch):
     c = np.zeros(1000, np.float32)
     assert ptxjit.check(_bench("vadd"), 4, 256, (x, x, c, 1000)) == []
     np.testing.assert_array_equal(c, 2 * x)
-    with pytest.raises(AssertionError, match="traced"):  # racecheck needs the records
-        ptxjit.check(_bench("vadd"), 4, 256, (x, x, c, 1000), tools=("racecheck",))
+    # racecheck: a race-free launch is decided by the shadow-memory screen alone, a racy one is traced
+    assert ptxjit.check(_bench("vadd"), 4, 256, (x, x, c, 1000), tools=("racecheck", "memcheck")) == []
+    np.testing.assert_array_equal(c, 2 * x)
+    with pytest.raises(AssertionError, match="traced"):
+        ptxjit.check(kernel("race_shared_raw"), 1, 128, (np.ones(128, np.float32), np.zeros(128, np.float32)),
+                     tools=("racecheck",))
+
+
+@pytest.mark.parametrize("name", [n for n, v in BUGGY.items() if v[0] == "racecheck"])
+def test_race_screen_counts_every_planted_race(name):
+    """The shadow-memory screen (checking/shadow.py) over-approximates racecheck: a launch with a race
+    must count hazards (else check() would return it clean without the exact analysis)."""
+    from ptxjit.checking.shadow import screen
+
+    _tool, grid, block, make = BUGGY[name]
+    assert screen(kernel(name), (grid, 1, 1), (block, 1, 1), make(), 0, None) > 0
+
+
+def test_race_screen_is_clean_on_race_free_kernels():
+    """...and counts nothing on race-free launches (vadd; a transpose through a shared tile, ordered by
+    its barrier), so those never pay for a trace."""
+    from ptxjit.checking.shadow import screen
+
+    x = np.arange(1000, dtype=np.float32)
+    c = np.zeros(1000, np.float32)
+    assert screen(_bench("vadd"), (4, 1, 1), (256, 1, 1), (x, x, c, 1000), 0, None) == 0
+    np.testing.assert_array_equal(c, 2 * x)
+    n = 64
+    src = np.arange(n * n, dtype=np.float32)
+    dst = np.zeros(n * n, np.float32)
+    assert screen(_bench("transpose"), (n // 32, n // 32, 1), (32, 8, 1), (src, dst, n), 0, None) == 0
+    np.testing.assert_array_equal(dst.reshape(n, n), src.reshape(n, n).T)
 
 
 def test_misaligned_argument_pointer_is_traced_and_found():

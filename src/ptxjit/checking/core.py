@@ -3,7 +3,9 @@
     reports = ptxjit.check(kernel, grid, block, args, shared_mem=0, tools=("memcheck", "racecheck"))
 
 memcheck alone on a launch whose accesses are all provably aligned (align.py: the common case) is one
-plain bounds-checked launch, about a plain launch's cost.  Otherwise the launch is traced once
+plain bounds-checked launch, about a plain launch's cost.  racecheck first screens the launch with shadow
+memory in the kernel's code (shadow.py: one instrumented launch); only a launch with possible races is
+traced and analysed exactly.  Otherwise the launch is traced once
 (ptxjit.trace: a counting run on a snapshot of the arrays, then the traced run), with the records the
 tools need ("memory"; "barriers" for synccheck, and for racecheck's warp epochs).  The arrays end as one
 launch leaves them.  A launch that faults (an out-of-bounds access) or deadlocks cannot be traced to its
@@ -39,6 +41,13 @@ def _plain_suffices(kernel, tools: tuple[str, ...], args) -> bool:
     if tools == ("synccheck",):
         return not kernel_plan(kernel, None, ("barriers",)).barriers
     return False
+
+
+def _screen_suffices(kernel, tools: tuple[str, ...], args) -> bool:
+    """racecheck's shadow-memory screen (shadow.py) decides alone when it finds no hazard and the other
+    tools need no records: memcheck on provably aligned accesses (the screen's run is bounds-checked)."""
+    rest = tuple(t for t in tools if t != "racecheck")
+    return not rest or rest == ("memcheck",) and _plain_suffices(kernel, rest, args)
 
 
 def _records(kernel, block, tools: tuple[str, ...]) -> tuple[str, ...]:
@@ -86,6 +95,19 @@ def check(kernel, grid, block, args=(), shared_mem: int = 0, tools=("memcheck",)
         except (KernelFault, KernelDeadlock) as err:
             return failed(err)
         return []
+    if "racecheck" in tools and _screen_suffices(kernel, tools, args):
+        from ptxjit.checking.shadow import screen
+        from ptxjit.instrument.buffers import Snapshot, array_arguments
+
+        snap = Snapshot(array_arguments(args, kernel.module.globals, [p.may_write for p in kernel._access.params],
+                                        bool(kernel.module._glay.offsets)))
+        try:
+            hazards = screen(kernel, g, b, tuple(args), shared_mem, timeout)
+        except (KernelFault, KernelDeadlock) as err:
+            return failed(err)
+        if hazards == 0:  # no race (and the bounds-checked run found no fault): nothing to report
+            return []
+        snap.restore()  # a possible race: the exact analysis traces the launch from its inputs again
     records = _records(kernel, b, tools)
     try:
         t = trace(kernel, g, b, args, shared_mem, records=records, timeout=timeout, checked=True, strict=False)
