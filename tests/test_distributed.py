@@ -245,6 +245,18 @@ def test_refuses_memory_other_ctas_write():
     with pytest.raises(DistributionRefused, match=r"kernel 'shift'.*parameter 0 \('a'\) is read and written"):
         plan.check()
 
+    body = """
+    ld.param.u64 %rd1, [ptrs];
+    ld.global.u64 %rd2, [%rd1];
+    mov.f32 %f1, 0f3F800000;
+    st.global.f32 [%rd2], %f1;
+    """  # *ptrs[0] = 1: an address of the driver's process
+    m = ptxjit.Module(snippet_kernel(body, [("u64", "ptrs")], name="indirect"), name="indirect.ptx")
+    k = m.get_function("indirect")
+    with pytest.raises(DistributionRefused, match=r"kernel 'indirect'.*'st\.global\.f32' at indirect\.ptx:\d+ "
+                                                  r"writes through an address the analysis cannot attribute"):
+        plan_kernel(m.ir, k.fn, k._access).check()
+
 
 def test_errors_come_back_with_their_class(pd):
     m = _mod(BENCH / "vadd.ptx")

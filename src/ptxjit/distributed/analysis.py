@@ -10,6 +10,10 @@ missed) and adds, per memory instruction, what distribution needs to know:
   node then adds into a buffer of zeros and the driver adds the nodes' deltas to the input.  Any other
   global atomic (cas, exch, min, max, inc, ..., or an add whose old value is used -- a ticket) is
   refused;
+- a load or store through an address derived from no parameter, module variable or shared memory (a
+  pointer read from an array of pointers): it is an address in the driver's process, meaningless on
+  another node -- refused (in a device function, addresses from its own parameters come from the
+  kernel and are accepted; the merge covers every parameter access.py says it may write);
 - ordering between CTAs without atomics (flags): `ld`/`st` with `.volatile`, `.acquire`, `.release` or
   `.relaxed` on non-CTA-local memory, `fence`/`membar` beyond CTA scope, grid barriers: refused;
 - a parameter both read and written: each node reads the *input* values, never another node's writes.
@@ -154,7 +158,9 @@ def plan_kernel(module: ir.Module, fn: ir.Function, access: KernelAccess) -> Pla
     loads: dict[str, set[tuple[str, int]]] = {}
     stores: dict[str, set[tuple[str, int]]] = {}
     for f in funcs:
-        taint, shared, gvar, defs = _taints(f, params if f is fn else set(), shared_syms, global_syms)
+        # in a device function, its own parameters stand for what the kernel passed (not attributed)
+        own = set() if f is fn else {p.name for p in [*f.params, *f.rets]}
+        taint, shared, gvar, defs = _taints(f, params if f is fn else own, shared_syms, global_syms)
         used = {r.name for ins in f.instructions for i, o in enumerate(ins.operands)
                 if i > 0 or ins.opcode in ("st", "red") for r in _regs(o)}
         used |= {o.base.name for ins in f.instructions for o in ins.operands
@@ -209,6 +215,15 @@ def plan_kernel(module: ir.Module, fn: ir.Function, access: KernelAccess) -> Pla
                 continue
             if any(m in _ORDERING for m in ins.mods) and not ins.has("weak"):
                 reasons.append(f"{_where(ins, module.source_name)} orders memory between CTAs (a flag)")
+                continue
+            from_caller = isinstance(base, ir.Reg) and bool(taint.get(base.name, frozenset()) & own)
+            if not owners and not from_caller and not is_global_var and \
+                    not (isinstance(base, ir.Sym) and base.name in global_syms):
+                # a pointer read from memory (an array of pointers), or arithmetic the analysis loses:
+                # an address of the driver's process means nothing on another node
+                verb = "reads" if op in ("ld", "ldu") else "writes"
+                reasons.append(f"{_where(ins, module.source_name)} {verb} through an address the analysis cannot "
+                               "attribute to a parameter (a pointer read from memory cannot travel)")
                 continue
             for p in owners:
                 other_use.add(p)
