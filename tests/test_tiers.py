@@ -32,6 +32,8 @@ def tiered(monkeypatch):
     monkeypatch.setenv("PTXJIT_TIERS", "1")
     saved = dict(tiers.HOOKS)
     tiers.HOOKS["synchronous"] = True
+    # no race of specialized against plain code (timing-dependent) unless a test asks for it
+    monkeypatch.setattr(tiers.POLICY, "trial_launches", 0)
     gc.collect()  # the kernels of earlier tests (and their tiers' statistics) go
     yield
     tiers.HOOKS.clear()
@@ -146,6 +148,22 @@ def test_no_reoptimization_while_stable_then_one_when_moved():
     assert _stats(k.name)["reoptimizations"] == 1
 
 
+def test_trial_keeps_the_faster_code_and_never_rebuilds_the_loser(monkeypatch):
+    monkeypatch.setattr(tiers.POLICY, "trial_launches", 2)
+    monkeypatch.setattr(tiers.POLICY, "trial_margin", 0.0)  # the specialized code always "loses"
+    k = _kernel("saxpy")
+    rng = np.random.default_rng(6)
+    x, y = rng.random(4096, dtype=np.float32), rng.random(4096, dtype=np.float32)
+    for _ in range(30):  # tier 0, then the race (alternating), then the plain code; each one right
+        np.testing.assert_allclose(_saxpy(k, 4.5, x, y), np.float32(4.5) * x + y, rtol=1e-6)
+    s = _stats(k.name)
+    assert len(s["trials"]) == 1 and s["trials"][0]["kept"] == "plain"
+    st = k._tiers[(256, 1, 1)]
+    assert st.t1.spec.params == () and st.t1.spec.grid is None and st.t1.tr is st.plain
+    assert s["reoptimizations"] == 0  # the settled parameters' specialization lost: not built again
+    assert s["launches"][1] == 29
+
+
 def test_policy_threshold_unit():
     cands = (Candidate(0, "n", 0, 4, "u32"), Candidate(1, "a", 4, 4, "f32"))
     p = Profile()
@@ -248,3 +266,23 @@ def test_tiers_off_and_checked_launches_untouched(monkeypatch):
     k(2, 256, (512, 2.0, x, yy), unchecked=True)
     np.testing.assert_array_equal(yy, 2.0 * x + 1.0)
     assert "_tiers" not in k.__dict__
+
+
+def test_cli_info_and_run_show_tiers(tmp_path):
+    from click.testing import CliRunner
+
+    from ptxjit.cli import main
+
+    r = CliRunner().invoke(main, ["info", str(PTX / "saxpy.ptx")])
+    assert r.exit_code == 0, r.output
+    assert "tiers: on" in r.output and "saxpy_param_1 (.f32)" in r.output
+    assert "saxpy_param_2" not in r.output.split("tiers:")[1]  # a pointer: never specialized
+    xo, yo = tmp_path / "x.npy", tmp_path / "y.npy"
+    r = CliRunner(env={"PTXJIT_UNCHECKED": "1"}).invoke(main, [
+        "run", str(PTX / "saxpy.ptx"), "saxpy", "--grid", "4", "--block", "256", "--arg", "1000", "--arg", "2.0",
+        "--arg", "rand:float32:1000", "--arg", "zeros:float32:1000", "--repeat", "3", "--out", f"2:{xo}",
+        "--out", f"3:{yo}"])
+    assert r.exit_code == 0, r.output
+    assert "tiers saxpy: tier" in r.output and "launches per tier" in r.output
+    x = np.load(xo)
+    np.testing.assert_allclose(np.load(yo), 6 * x.astype(np.float64), rtol=1e-6)  # y += 2x, three times

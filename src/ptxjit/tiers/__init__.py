@@ -69,6 +69,7 @@ def stats() -> dict[str, dict]:
         s = st.stats
         d = out.setdefault(name, {"tier": 0, "launches": [0, 0], "swaps": 0, "guard_failures": 0,
                                   "reoptimizations": 0, "specializations": [], "builds": [], "errors": [],
+                                  "trials": [],
                                   "blocks": []})
         d["blocks"].append(st.block)
         if st.t1 is not None:
@@ -80,6 +81,7 @@ def stats() -> dict[str, dict]:
         d["reoptimizations"] += s.reoptimizations
         d["builds"] += [dict(x, block=st.block) for x in s.builds]
         d["errors"] += s.errors
+        d["trials"] += s.trials
     return out
 
 

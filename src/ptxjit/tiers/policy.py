@@ -12,6 +12,10 @@
     sampled launches (a value settled): rebuild with it.
   A stable profile never triggers a rebuild, and at most `max_versions` tier-1 versions are built per
   kernel and block shape (a kernel whose values never settle keeps its least specialized version).
+* Trial: constants can also steer LLVM into worse code (another unrolling, another vectorization), so
+  a specialized version first races the plain O3 code (today's translation) over `trial_launches`
+  launches each, alternating, and is replaced by it when slower (by more than `trial_margin`); a
+  specialization that lost is not built again.
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ class Policy:
     stable_launches: int = 8
     max_versions: int = 4
     min_batches_for_swap: int = 4  # a launch of at least this many batches per worker runs batched
+    # a new specialized version races the plain O3 code for this many launches each (alternating);
+    # it is kept unless the plain code's median is faster than its own by more than trial_margin
+    trial_launches: int = 3
+    trial_margin: float = 1.03
 
     def sampled(self, launch_index: int) -> bool:
         """Is launch number `launch_index` (0-based) recorded into the profile?"""

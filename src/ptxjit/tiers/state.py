@@ -16,6 +16,8 @@ from __future__ import annotations
 import atexit
 import collections
 import functools
+import os
+import statistics
 import struct
 import threading
 import time
@@ -55,6 +57,7 @@ class TierStats:
     swaps: int = 0  # launches that moved from tier 0 to tier 1 while running
     guard_failures: int = 0
     reoptimizations: int = 0
+    trials: list[dict] = field(default_factory=list)  # specialized vs plain code: medians, the one kept
     builds: list[dict] = field(default_factory=list)  # per version built: level, seconds, disk, spec
     errors: list[str] = field(default_factory=list)
 
@@ -85,6 +88,9 @@ class KernelTiers:
         self.recent: collections.deque[bool] = collections.deque(maxlen=POLICY.window)  # guard failed?
         self.failed_bytes: collections.deque[bytes] = collections.deque(maxlen=POLICY.window)
         self.excluded: frozenset[int] = frozenset()
+        self.plain: Translation | None = None  # today's block-specialized O3 code, without constants
+        self.trial: tuple[list[float], list[float]] | None = None  # seconds: specialized, plain
+        self.rejected: set[str] = set()  # specializations that lost their trial against the plain code
         self.nlaunches = 0
         self.stats = TierStats()
         # the steady state's short path applies (no printf memory to register, no test hook)
@@ -140,14 +146,37 @@ class KernelTiers:
                                           "spec": spec.describe(), "reason": reason})
             with self.lock:
                 self.t1 = v
+                self.trial = None
                 self.window = {}
                 self.recent.clear()
                 self.failed_bytes.clear()
+            if (spec.params or spec.grid is not None) and POLICY.trial_launches:
+                # the unspecialized O3 code (today's translation) to race it against: constants can
+                # also make LLVM's choices worse, and tier 1 must never be slower (built after tier 1
+                # is in use: the race starts when both are there)
+                k = self.kernel
+                if self.plain is None:
+                    self.plain = k.module.translation(k.fn, self.block, False)
+                with self.lock:
+                    if self.t1 is v:
+                        self.trial = ([], [])
         except Exception as e:  # noqa: BLE001 - a failed build leaves the launches on tier 0
             self.stats.errors.append(f"{type(e).__name__}: {e}")
         finally:
             with self.lock:
                 self.building = None
+
+    def _end_trial(self, v1: Version, trial: tuple[list[float], list[float]]) -> None:
+        """Keep the specialized code unless the plain code was faster (medians of the trial)."""
+        spec_s, plain_s = statistics.median(trial[0]), statistics.median(trial[1])
+        keep = spec_s <= plain_s * POLICY.trial_margin
+        self.stats.trials.append({"spec": v1.spec.describe(), "specialized_s": spec_s, "plain_s": plain_s,
+                                  "kept": "specialized" if keep else "plain"})
+        with self.lock:
+            self.trial = None
+            if not keep and self.t1 is v1 and self.plain is not None:
+                self.rejected.add(v1.spec.key)
+                self.t1 = Version(1, self.plain, Specialization((), None), 0.0, False, "won its trial")
 
     def start_build(self, spec: Specialization, reason: str) -> None:
         with self.lock:
@@ -191,7 +220,7 @@ class KernelTiers:
         else:
             grid_ok = True
         spec = from_profile(self.merged(self.window), self.cands, self.excluded, shape=grid_ok)
-        if spec.key != cur.key:
+        if spec.key != cur.key and spec.key not in self.rejected:
             self.start_build(spec, why)
         else:  # the same assumptions again: nothing to gain; forget the failures counted
             self.recent.clear()
@@ -217,8 +246,19 @@ class KernelTiers:
                 k._globals = (gb, gaddr, gsize)
             if _streams.BUSY:
                 _streams.wait_legacy()
-            _launch.run_packed(v1.tr, k.name, g, b, k._plans[False], values, None, patches, gaddr, gsize,
-                               shared_mem, timeout, k._range_names, args, (args, gb))
+            trial = self.trial
+            if trial is None:
+                _launch.run_packed(v1.tr, k.name, g, b, k._plans[False], values, None, patches, gaddr, gsize,
+                                   shared_mem, timeout, k._range_names, args, (args, gb))
+            else:  # racing the specialized code against the plain code: launches alternate
+                arm = 1 if len(trial[0]) > len(trial[1]) else 0
+                t = v1.tr if arm == 0 else self.plain
+                a = time.perf_counter()
+                _launch.run_packed(t, k.name, g, b, k._plans[False], values, None, patches, gaddr, gsize,
+                                   shared_mem, timeout, k._range_names, args, (args, gb))
+                trial[arm].append(time.perf_counter() - a)
+                if len(trial[1]) >= POLICY.trial_launches:
+                    self._end_trial(v1, trial)
             if sampled:
                 self._maybe_rebuild()
             return
@@ -284,4 +324,16 @@ def _join_builders() -> None:
         th.join(timeout=60)
 
 
+def _after_fork_in_child() -> None:
+    """Threads do not survive fork: a build in flight in the parent never finishes in the child, which
+    builds again when its launches ask."""
+    _builders.clear()
+    for _, r in list(_registry):
+        st = r()
+        if st is not None:
+            st.building = None
+            st.lock = threading.Lock()
+
+
 atexit.register(_join_builders)
+os.register_at_fork(after_in_child=_after_fork_in_child)
