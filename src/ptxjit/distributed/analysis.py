@@ -133,7 +133,7 @@ def _taints(fn: ir.Function, params: set[str], shared_syms: set[str],
                     if r.name in gvar and dst not in gvar:
                         gvar[dst] = gvar[r.name]
                         changed = True
-            if ins.opcode == "cvta" and ins.has("shared"):
+            if ins.opcode == "cvta" and (ins.has("shared") or ins.has("local")) and not ins.has("to"):
                 sh = True
             if not t <= taint.get(dst, empty) or (sh and not shared.get(dst)):
                 taint[dst] = taint.get(dst, empty) | t
@@ -148,8 +148,10 @@ def plan_kernel(module: ir.Module, fn: ir.Function, access: KernelAccess) -> Pla
     index = {n: i for i, n in enumerate(names)}
     params = set(names)
     funcs = _reachable(module, fn)
-    shared_syms = {v.name for v in [*module.globals, *(v for f in funcs for v in f.vars)] if v.space == "shared"}
-    global_syms = {v.name for v in module.globals if v.space == "global"}
+    # CTA-private memory (shared, and local: per thread), whose generic addresses are no global memory
+    shared_syms = {v.name for v in [*module.globals, *(v for f in funcs for v in f.vars)]
+                   if v.space in ("shared", "local")}
+    global_syms = {v.name for v in module.globals if v.space in ("global", "const")}
     wide = {p.name for p in fn.params if ir.type_size(p.type) == 8 and not p.dims}
     pointers = {p.name for p, a in zip(fn.params, access.params, strict=True) if a.pointer}
     reasons: list[str] = []
