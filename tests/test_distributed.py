@@ -265,6 +265,12 @@ def test_errors_come_back_with_their_class(pd):
     with pytest.raises(ptxjit.KernelFault, match=r"kernel 'vadd' made an out-of-bounds.*actor \d on ") as ei:
         pd.kernel(m, "vadd")(8, 256, (a, a.copy(), c, np.int32(2048)))
     assert ei.value.kernel == "vadd" and ei.value.cta[0] >= 1000 // 256
+    before = len(pd.stats())
+    with pytest.raises(TypeError, match=r"vadd"):  # checked before anything travels, as a local launch does
+        pd.kernel(m, "vadd")(8, 256, (a, c, np.int32(2048)))
+    with pytest.raises(ValueError, match=r"shared"):
+        pd.kernel(m, "vadd")(8, 256, (a, a.copy(), c, np.int32(1000)), shared_mem=1 << 30)
+    assert len(pd.stats()) == before
 
 
 def test_backend_env_makes_kernel_call_distribute(pd, monkeypatch):

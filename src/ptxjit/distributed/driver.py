@@ -16,7 +16,7 @@ from ptxjit.distributed import changes as _changes
 from ptxjit.distributed.analysis import DistributionRefused, Plan, plan_kernel
 from ptxjit.distributed.node import Job, Node, Result
 from ptxjit.runtime import launch as _launch
-from ptxjit.runtime.args import check_launch_shape
+from ptxjit.runtime.args import check_launch_shape, check_shared_memory
 from ptxjit.runtime.memory import DeviceArray, Pointer
 
 _NodeActor = ray.remote(Node)
@@ -175,13 +175,16 @@ def launch(k: Kernel, grid, block, args=(), shared_mem: int = 0, timeout: float 
     plan.check()
     g, b = _dims(grid, "grid"), _dims(block, "block")
     check_launch_shape(k.name, g, b)
+    if k._ntid_limits:
+        k._check_ntid(b)
     if not isinstance(shared_mem, int | np.integer) or shared_mem < 0:
         raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
+    shared_mem = int(shared_mem)
+    check_shared_memory(k.name, k._static_shared, shared_mem, k._access)
     checked = _checked(checked, unchecked)
     limit = _launch._timeout_seconds(timeout)
     args = tuple(args)
-    if len(args) != len(k.fn.params):
-        raise TypeError(f"kernel '{k.name}' takes {len(k.fn.params)} arguments, got {len(args)}")
+    k._packer.pack(args, checked)  # the argument checks of a local launch, here rather than on every node
     c = _get_cluster()
     t0 = time.perf_counter()
     specs, arrays, bytes_each = _ship_args(k, plan, args)
