@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernels", help="comma-separated subset of kernels to run")
     ap.add_argument("--skip", default="",
                     help="comma-separated: pocl, native_c, numpy, numba, cold, scaling, tracing, checking, streams, "
-                         "tiers, distributed")
+                         "tiers, distributed, triton")
     args = ap.parse_args(argv)
 
     from ptxbench.harness import Run
@@ -41,6 +41,10 @@ def main(argv: list[str] | None = None) -> int:
         from ptxbench import distributed
 
         distributed.add_to(run, log=run.log)
+    if "triton" not in skip:  # ptxjit.triton vs TRITON_INTERPRET=1 and NumPy (needs the triton extra)
+        from ptxbench import triton as triton_section
+
+        triton_section.add_to(run, log=run.log)
     if "tiers" not in skip:  # ptxjit/tiers (PTXJIT_TIERS=1): first launch and steady state vs today
         from ptxbench import tiers
 
