@@ -15,7 +15,7 @@ DATA = Path(__file__).parent / "data" / "tc" / "mma_gemm.ptx"
 
 test_mma_golden = tc_test(r"^mma_(?!.*_e[45]m[23]_)", "mma.sync")
 test_wmma_golden = tc_test(r"^wmma_", "wmma.load/mma/store")
-test_wgmma_golden = tc_test(r"^wgmma_(?!.*_e[45]m[23]_)", "wgmma.mma_async")
+test_wgmma_golden = tc_test(r"^wgmma_", "wgmma.mma_async")
 
 
 @pytest.fixture(scope="module")

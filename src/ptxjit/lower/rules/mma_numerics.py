@@ -8,14 +8,19 @@ Observed rules (reverse-engineered from shared/gpu-golden/tc, every lane of ever
 - integers: exact sum in 64 bits, then wrapped to s32, or clamped to [-2^31, 2^31 - 1] (.satfinite);
   .b1: C + popc(a xor b) / popc(a and b) summed over the 32-bit words of k.
 - f64: a chain of fused multiply-adds in k order, d = fma(a_k, b_k, d) from d = c (k = 0 first).
-- f16/bf16/tf32/fp8 (block-fused): k is cut into blocks of `group` products.  For each block the
+- f16/bf16/tf32 (block-fused): k is cut into blocks of `group` products.  For each block the
   accumulator and the block's products (exact) are aligned to one exponent E = max(e_c of the
   accumulator, e_a + e_b for each nonzero product; e_x = floor(log2 |x|), so a product's own exponent
   may be E + 1), every term is truncated toward zero to a multiple of 2^(E - 25), the truncated terms
   are summed exactly, and the sum is rounded toward zero to f32: the new accumulator (a sum beyond
-  the f32 range gives inf, as rounding to nearest would).  Infinite or
-  NaN inputs give what IEEE arithmetic gives for the plain sum (NaN: the canonical 0x7fffffff).
-  f16 accumulators: the f32 result is rounded to nearest even to f16.
+  the f32 range gives inf, as rounding to nearest would).  Infinite or NaN inputs give what IEEE
+  arithmetic gives for the plain sum (NaN: the canonical 0x7fffffff).  f16 accumulators: the f32
+  result is rounded to nearest even to f16.  Blocks: 16 products for f16/bf16, 8 for tf32 (mma.sync
+  m16n8k8, wgmma), but 4 for wmma's m16n16k8 tf32.
+- wgmma e4m3/e5m2 (exact on every finite golden case): the same with all 32 products in one block,
+  only 13 fraction bits below E, and the sum truncated to 13 fraction bits (an e8m13 accumulator).
+- mma.sync e4m3/e5m2 (approximate: 97-98% of the elements exact, the others 1-2 ulp apart): the
+  exact sum of the products rounded toward zero to f32, then + C rounded to nearest.
 """
 
 from __future__ import annotations
@@ -99,9 +104,16 @@ def _finite(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
     return b.fcmp_ordered("<", b.call(fabs, [x]), ll.Constant(F64, float("inf")))
 
 
+def _trunc_mantissa(b: ll.IRBuilder, x: ll.Value, bits: int) -> ll.Value:
+    """x (f64, normal) truncated toward zero to `bits` fraction bits."""
+    mask = const_int(I64, ~((1 << (52 - bits)) - 1))
+    return b.bitcast(b.and_(b.bitcast(x, I64), mask), F64)
+
+
 def _block_float(b: ll.IRBuilder, mm: Mma, base: ll.Value, m: ll.Value, n: ll.Value, acc: ll.Value,
-                 k0: int, group: int) -> ll.Value:
-    """One block of `group` products fused with the accumulator (see the module docstring)."""
+                 k0: int, group: int, f_bits: int = F_BITS, out_bits: int = 23) -> ll.Value:
+    """One block of `group` products fused with the accumulator (see the module docstring): terms
+    truncated to f_bits below the block exponent, the sum truncated to out_bits fraction bits."""
     oa, ob, _oc, _ = mm.offsets()
     zero = ll.Constant(F64, 0.0)
     none = const_int(I32, -100000)
@@ -118,15 +130,31 @@ def _block_float(b: ll.IRBuilder, mm: Mma, base: ll.Value, m: ll.Value, n: ll.Va
         e = b.select(b.and_(nz, b.icmp_signed(">", pe, e)), pe, e)
         prods.append(p)
     trunc = _intrinsic(b, "llvm.trunc.f64", F64, 1)
-    scale = _pow2(b, b.sub(const_int(I32, F_BITS), e))
+    scale = _pow2(b, b.sub(const_int(I32, f_bits), e))
     s = zero
     for t in [acc, *prods]:
         s = b.fadd(s, b.call(trunc, [b.fmul(t, scale)]))
-    exact = b.fmul(s, _pow2(b, b.sub(e, const_int(I32, F_BITS))))
+    exact = b.fmul(s, _pow2(b, b.sub(e, const_int(I32, f_bits))))
+    if out_bits < 23:
+        exact = _trunc_mantissa(b, exact, out_bits)
     fused = _rz_f32(b, exact)
     empty = b.icmp_signed("==", e, none)  # every term zero: IEEE sum of the signed zeros
     fused = b.select(empty, plain, fused)
     return b.select(_finite(b, plain), fused, plain)
+
+
+def _fp8_sum(b: ll.IRBuilder, mm: Mma, base: ll.Value, m: ll.Value, n: ll.Value, acc: ll.Value) -> ll.Value:
+    """fp8 inputs (approximate model, see the module docstring): the exact sum of the products rounded
+    toward zero to f32, plus C, rounded to nearest."""
+    oa, ob, _oc, _ = mm.offsets()
+    s = ll.Constant(F64, 0.0)
+    for k in range(mm.K):
+        a = b.load(_ptr(b, base, oa, b.add(b.mul(m, const_int(I32, mm.ka)), const_int(I32, k)), F64))
+        x = b.load(_ptr(b, base, ob, b.add(b.mul(const_int(I32, k), const_int(I32, mm.N)), n), F64))
+        s = b.fadd(s, b.fmul(a, x))  # exact: fp8 products have at most 8 significant bits
+    plain = b.fadd(acc, s)
+    fused = b.fadd(_rz_f32(b, s), acc)
+    return b.select(b.and_(_finite(b, plain), _finite(b, s)), fused, plain)
 
 
 def _build(cg, mm: Mma) -> ll.Function:
@@ -147,6 +175,10 @@ def _build(cg, mm: Mma) -> ll.Function:
                     a = b.load(_ptr(b, base, oa, b.add(b.mul(m, const_int(I32, mm.ka)), const_int(I32, k)), F64))
                     x = b.load(_ptr(b, base, ob, b.add(b.mul(const_int(I32, k), const_int(I32, mm.N)), n), F64))
                     acc = b.call(fma, [a, x, acc])
+            elif mm.at in ("e4m3", "e5m2") and mm.frag == "wgmma":  # 13-bit accumulator
+                acc = _block_float(b, mm, base, m, n, acc, 0, mm.K, f_bits=13, out_bits=13)
+            elif mm.at in ("e4m3", "e5m2"):
+                acc = _fp8_sum(b, mm, base, m, n, acc)
             else:
                 group = min(4 if mm.frag == "wmma" and mm.at == "tf32" else GROUP[mm.at], mm.K)
                 for k0 in range(0, mm.K, group):
