@@ -99,6 +99,42 @@ def test_mid_launch_swap_is_bit_identical(monkeypatch):
     assert _stats(k.name)["swaps"] >= 1
 
 
+def test_swap_spare_worker_joins_with_tier1(monkeypatch):
+    """While tier 1 builds a worker is left out; it joins (on tier 1's code and memory) at the swap."""
+    n = 1 << 15
+    monkeypatch.setenv("PTXJIT_WORKERS", "2")
+    timeline: list = []
+    tiers.HOOKS.update(timeline=timeline, ready_after_batches=2, spare=True)
+    k = _kernel("bitonic")
+    src, dst = _bitonic_args(n, seed=7)
+    k(n // 1024, 512, (src, dst), unchecked=True)
+    np.testing.assert_array_equal(dst, np.sort(src.reshape(-1, 1024), axis=1).ravel())
+    rows = timeline[-1].batches
+    assert {w for w, tier, _, _ in rows if tier == 0} == {0}  # one worker until the swap
+    assert any(w == 1 and tier == 1 for w, tier, _, _ in rows)  # the spare one joined on tier 1
+
+
+def test_background_build_long_launch_correct(monkeypatch):
+    """A real background build during a long first launch: right whatever the moment of the swap."""
+    tiers.HOOKS["synchronous"] = False
+    monkeypatch.setattr(tiers.POLICY, "min_batches_for_swap", 1)
+    k = _kernel("scan")
+    n = 1 << 18
+    inp = np.random.default_rng(8).integers(0, 10, n, dtype=np.int32)
+    out = np.zeros(n, np.int32)
+    k(n // 512, 512, (inp, out), unchecked=True)
+    np.testing.assert_array_equal(out, np.cumsum(inp.reshape(-1, 512), axis=1, dtype=np.int32).ravel())
+    st = k._tiers[(512, 1, 1)]
+    th = st.building
+    if th is not None:
+        th.join(timeout=300)
+    assert st.t1 is not None and not st.stats.errors
+    out2 = np.zeros(n, np.int32)
+    k(n // 512, 512, (inp, out2), unchecked=True)  # tier 1 now
+    np.testing.assert_array_equal(out2, out)
+    assert st.stats.launches[1] >= 1
+
+
 def test_mid_launch_swap_floats_bit_identical(monkeypatch):
     """Transcendentals and constants folded in (r, v): still the same bits as one tier."""
     k_ref = _kernel("blackscholes")

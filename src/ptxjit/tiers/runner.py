@@ -47,41 +47,52 @@ class BatchLog:
 def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation]], kernel: str,
                 grid: tuple[int, int, int], block: tuple[int, int, int], plan, values: list,
                 patches: list | None, gaddr: int, gsize: int, dyn_smem: int, timeout: float | None,
-                keep, log: BatchLog) -> None:
+                keep, log: BatchLog, spare: int = 0) -> None:
     """Run the launch in batches; `current(batches_done)` gives (tier, translation) for the next
-    batch (it may change as the run goes; tier 0 gives t0)."""
+    batch (it may change as the run goes; tier 0 gives t0).  `spare`: workers fewer than usual (a core
+    left to tier 1's build, which is this launch's critical path)."""
     nctas = grid[0] * grid[1] * grid[2]
     nthreads = block[0] * block[1] * block[2]
-    nworkers = max(1, min(_launch.worker_count(), nctas))
+    nworkers = max(1, min(_launch.worker_count() - spare, nctas))
     batch = batches_for(nctas, nworkers, None)
     nbatches = -(-nctas // batch)
     spec = LaunchSpec(t0, kernel, grid, block, plan, values, None, patches, gaddr, gsize, dyn_smem, None,
                       [], None, keep, None)
-    L, lp = pack_ranged(spec, nworkers)
+    L, lp = pack_ranged(spec, nworkers + spare)  # %nsmid counts the spare worker that may join
     shared_bytes = shared_bytes_of(t0, dyn_smem)
     key = _launch._MemoryPool.key(t0, nthreads, shared_bytes, nworkers)
     mems = _launch._pool_memory.take(t0, nthreads, shared_bytes, nworkers, key)
     extra: list[_launch._WorkerMemory] = []  # the memories workers took for tier 1 (kept alive here)
     cursor = itertools.count()
     done = itertools.count()  # batches finished (next() is atomic under the GIL)
+    ndone = [0]  # the latest count taken from `done`
     failed: list[Translation] = []
     perf = time.perf_counter_ns
     last_tier = [-1]
+    futures: list[Future] = []
+    joined = [spare == 0]  # the spare worker joins once tier 1 runs (its build no longer needs the core)
 
-    def work(m0: _launch._WorkerMemory) -> None:
+    def join_spare(tr: Translation) -> None:
+        joined[0] = True
+        m = _launch._WorkerMemory(tr, nthreads, shared_bytes_of(tr, dyn_smem), nworkers)
+        extra.append(m)
+        futures.append(_launch._get_pool(nworkers).submit(work, m, tr))
+
+    def work(m0: _launch._WorkerMemory, sized_for: Translation = t0) -> None:
         m = m0
-        mem_for: dict[int, _launch._WorkerMemory] = {id(t0): m0}
-        finished = 0
+        mem_for: dict[int, _launch._WorkerMemory] = {id(sized_for): m0}
         while not L[abi.L_ERROR]:
             bi = next(cursor)
             if bi >= nbatches:
                 return
-            tier, tr = current(finished)
+            tier, tr = current(ndone[0])
             if tier != last_tier[0]:
                 if last_tier[0] >= 0 and tier > last_tier[0]:
                     log.swaps += 1
                     log.swap_ns = perf()
                 last_tier[0] = tier
+            if tier > 0 and not joined[0]:
+                join_spare(tr)
             m = mem_for.get(id(tr))
             if m is None:
                 m = mem_for[id(tr)] = _launch._WorkerMemory(tr, nthreads, shared_bytes_of(tr, dyn_smem),
@@ -96,7 +107,7 @@ def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation
             if L[abi.L_ERROR] and not failed:
                 failed.append(tr)
             log.batches.append((int(rec[abi.W_ID]), tier, a, b))
-            finished = next(done) + 1
+            ndone[0] = next(done) + 1
 
     limit = _launch._timeout_seconds(timeout)
     t_start = time.monotonic()
@@ -104,15 +115,15 @@ def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation
     token = wd.add_deadline(t_start + limit, L) if limit is not None else None
     main = threading.get_ident() == _launch._MAIN_IDENT
     old_fd = wd.enter_main(L) if main else None
-    futures: list[Future] = []
     settled = False
     try:
         if nworkers > 1:
             pool = _launch._get_pool(nworkers - 1)
-            futures = [pool.submit(work, m) for m in mems[1:]]
+            futures += [pool.submit(work, m) for m in mems[1:]]
         work(mems[0])
-        if futures:
+        while any(not f.done() for f in futures):  # the spare worker may join while we wait
             _launch._wait_workers(futures)
+        if futures:
             for f in futures:
                 f.result()  # an exception outside the kernel (MemoryError...) is the launch's
         settled = True

@@ -33,12 +33,14 @@ from ptxjit.tiers.policy import Policy, moved_params
 from ptxjit.tiers.profile import Profile, candidates
 from ptxjit.tiers.runner import BatchLog, run_batched
 from ptxjit.tiers.specialize import Specialization, from_profile
+from ptxjit.util import gc_paused
 
 POLICY = Policy()
 # test hooks: `synchronous` builds tier 1 in the launching thread; `ready_after_batches` (an int)
 # keeps a ready tier 1 hidden from a batched launch until that many batches have finished, and makes
-# every launch of at least two batches run batched (forces a mid-launch swap)
-HOOKS: dict[str, object] = {"synchronous": False, "ready_after_batches": None, "timeline": None}
+# every launch of at least two batches run batched (forces a mid-launch swap); `spare` leaves a worker
+# out until tier 1 runs (as while a build is in flight); `timeline` (a list) collects the runs' logs
+HOOKS: dict[str, object] = {"synchronous": False, "ready_after_batches": None, "timeline": None, "spare": False}
 
 
 @dataclass
@@ -138,7 +140,9 @@ class KernelTiers:
                 k = self.kernel
                 m = k.module
                 t_start = time.perf_counter()
-                with m._lock:  # lowering reads the module's IR: one translation of a module at a time
+                # lowering reads the module's IR: one translation of a module at a time; the cyclic
+                # GC paused as Module.translation does (its scans of the IR make lowering 2-3x slower)
+                with m._lock, gc_paused():
                     t = _tr.translate(m.ir, k.fn, m._glay, self.block, m.ptx_digest, False, None, 3, spec)
                 v = Version(1, t, spec, time.perf_counter() - t_start, t.from_disk, reason)
                 self.versions[spec.key] = v
@@ -308,8 +312,11 @@ class KernelTiers:
             return 0, t0.tr
 
         log = BatchLog()
+        # while tier 1 builds, one core is left to the build: tier 0's code can be many times slower
+        # than tier 1's (generic barrier code), so the build is what the launch waits for
+        spare = 1 if (self.building is not None and hold is None) or HOOKS.get("spare") else 0
         run_batched(t0.tr, current, self.kernel.name, g, b, plan, values, patches, gaddr, gsize, shared_mem,
-                    timeout, (args, gb), log)
+                    timeout, (args, gb), log, spare)
         tiers_run = {tier for _, tier, _, _ in log.batches}
         self.stats.launches[max(tiers_run) if tiers_run else 0] += 1
         self.stats.swaps += log.swaps
