@@ -403,3 +403,28 @@ def test_misaligned_argument_pointer_is_traced_and_found():
     (r,) = ptxjit.check(_bench("vadd"), 2, 256, (x, x, c, n))
     assert r.kind == "misaligned" and r.access == "write" and r.count == n and r.address == c.ctypes.data
     np.testing.assert_array_equal(c, 2 * x)  # x86 ran the accesses: the results are there
+
+
+def test_screen_leaves_thread_private_arrays_unwatched():
+    """checking/private.py: an array every thread touches only its own part of (vadd's c[i], i the global
+    thread index) cannot race; nor can one nothing writes.  The proof must fail where threads share words:
+    a jacobi grid wider than its rows (rows of guarded-out threads overlap the next row), a neighbour read."""
+    from ptxjit.checking.private import unshadowed
+    from ptxjit.instrument.trace import lowered_kernel
+
+    def private(k, grid, block, args):
+        return unshadowed(k, lowered_kernel(k, block), grid, block, args)[0]
+
+    x = np.zeros(1000, np.float32)
+    vadd = _bench("vadd")
+    assert private(vadd, (4, 1, 1), (256, 1, 1), (x, x.copy(), x.copy(), 1000)) == {0, 1, 2}
+    jac = _bench("jacobi")
+    for n, grid, out_private in ((64, (2, 8, 1), True), (70, (3, 9, 1), False)):
+        a, b = np.zeros(n * n, np.float32), np.zeros(n * n, np.float32)
+        assert (1 in private(jac, grid, (32, 8, 1), (a, b, n))) == out_private
+        assert 0 in private(jac, grid, (32, 8, 1), (a, b, n))  # read only
+    buf, out = np.zeros(128, np.float32), np.zeros(128, np.float32)
+    for name in ("race_global_cta", "race_global_grid"):  # buf: another thread's word is read
+        assert 0 not in private(kernel(name), (2, 1, 1), (64, 1, 1), (buf, out))
+    y = np.zeros(1000, np.float32)  # the same array for x and y: overlapping arrays prove nothing
+    assert private(vadd, (4, 1, 1), (256, 1, 1), (y, y, y, 1000)) == set()

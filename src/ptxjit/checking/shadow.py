@@ -26,6 +26,8 @@ decline; then check() traces.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 from llvmlite import ir as ll
 
@@ -52,10 +54,12 @@ class ShadowSpec:
 
     VERSION = 1
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, skip: frozenset[int] = frozenset()) -> None:
         self.plan = plan
         self.generic = False
-        self.key = f"race-screen:v{self.VERSION}"
+        self.skip = skip  # kernel statements whose accesses need no probe (private.py)
+        digest = hashlib.sha256(",".join(map(str, sorted(skip))).encode()).hexdigest()[:12] if skip else ""
+        self.key = f"race-screen:v{self.VERSION}" + (f":skip={digest}" if skip else "")
 
     def emitter(self, lw) -> ShadowEmitter:
         return ShadowEmitter(self, lw)
@@ -91,6 +95,7 @@ class ShadowEmitter:
         self.lw = lw
         self.fname = lw.fn.name
         self.stmt = {id(st): i for i, st in enumerate(lw.fn.body or [])}
+        self.skip = spec.skip if lw.is_kernel else frozenset()
 
     # ------------------------------------------------------------------ hooks (FnLowering)
     def enter(self, ins) -> None:
@@ -112,8 +117,9 @@ class ShadowEmitter:
     def memory(self, ins, p: ll.Value, part: int) -> None:
         if ins is None:
             return
-        site = self.plan.memory_at.get((self.fname, self.stmt.get(id(ins), -1), part))
-        if site is None or site.space not in ("shared", "global", "") or site.size <= 0:
+        stmt = self.stmt.get(id(ins), -1)
+        site = self.plan.memory_at.get((self.fname, stmt, part))
+        if site is None or site.space not in ("shared", "global", "") or site.size <= 0 or stmt in self.skip:
             return
         lw, b = self.lw, self.lw.b
         kind = _K_ATOMIC if site.kind == KIND_ATOMIC else _K_STORE if site.kind == KIND_STORE else _K_LOAD
@@ -358,17 +364,19 @@ class Screen:
     """One screened launch's memory: per-worker state, epochs and shared-memory shadow; per array its
     shadow; the range table [lo, len, shadow address] the checkers search."""
 
-    def __init__(self, kernel, args, nworkers: int, nthreads: int, shared_bytes: int) -> None:
+    def __init__(self, kernel, args, nworkers: int, nthreads: int, shared_bytes: int,
+                 private: set[int] = frozenset()) -> None:
         from ptxjit.runtime.memory import DeviceArray
 
         # only memory the kernel may write can race: the arrays of parameters it may write through
         # (runtime/access.py's sound analysis).  The checkers find an array by address, so a read through
         # another parameter of the same memory still meets its shadow; reads of the rest cost a miss.
+        # Nor can the arrays every thread touches a part of its own (`private`, private.py).
         writes = [p.may_write for p in kernel._access.params]
         arrays = []
         for i, a in enumerate(args):
             arr = a.array if isinstance(a, DeviceArray) else a
-            if isinstance(arr, np.ndarray) and arr.nbytes and (i >= len(writes) or writes[i]):
+            if isinstance(arr, np.ndarray) and arr.nbytes and (i >= len(writes) or writes[i]) and i not in private:
                 arrays.append(arr)
         if kernel.module.globals.nbytes:
             arrays.append(kernel.module.globals)
@@ -397,8 +405,9 @@ class Screen:
 def screen(kernel, grid, block, args, shared_mem: int, timeout: float | None) -> int | None:
     """Run the launch once with the shadow probes (bounds-checked); the hazards it counted (0: no race),
     or None when the screen cannot judge the launch (a raw Pointer argument) and nothing ran."""
+    from ptxjit.checking.private import unshadowed
     from ptxjit.instrument.probes import ProbeLaunch
-    from ptxjit.instrument.trace import kernel_plan
+    from ptxjit.instrument.trace import kernel_plan, lowered_kernel
     from ptxjit.lower.layout import shared_layout
     from ptxjit.runtime.launch import worker_count
     from ptxjit.runtime.memory import Pointer
@@ -408,7 +417,9 @@ def screen(kernel, grid, block, args, shared_mem: int, timeout: float | None) ->
     nthreads = block[0] * block[1] * block[2]
     layout = shared_layout(kernel.module.ir, kernel.fn)
     shared_bytes = layout.dynamic_offset + shared_mem if shared_mem else layout.static_size
-    spec = ShadowSpec(kernel_plan(kernel, block, ("memory",)))
-    s = Screen(kernel, args, worker_count(), nthreads, shared_bytes)
+    plan = kernel_plan(kernel, block, ("memory",))
+    private, skip = unshadowed(kernel, lowered_kernel(kernel, block), grid, block, args)
+    spec = ShadowSpec(plan, skip)
+    s = Screen(kernel, args, worker_count(), nthreads, shared_bytes, private)
     kernel(grid, block, args, shared_mem, timeout=timeout, checked=True, probes=ProbeLaunch(spec, s.table))
     return s.hazards()

@@ -71,17 +71,26 @@ def _records(records) -> tuple[str, ...]:
     return tuple(r for r in RECORD_TYPES if r in got)
 
 
-def kernel_plan(kernel, block: tuple[int, int, int] | None, records: tuple[str, ...]) -> Plan:
-    """The probe plan of `kernel` as it is lowered for `block` (None: the generic translation)."""
+def lowered_kernel(kernel, block: tuple[int, int, int] | None):
+    """`kernel`'s function as it is lowered for `block` (None: the generic translation), which probe
+    plans describe (cached on the kernel)."""
     from ptxjit.lower.module import ModuleCodegen
 
+    cache = kernel.__dict__.setdefault("_lowered", {})
+    fn = cache.get(block)
+    if fn is None:
+        mod = kernel.module
+        fn = cache[block] = ModuleCodegen(mod.ir, kernel.fn, mod._glay, block).kernel
+    return fn
+
+
+def kernel_plan(kernel, block: tuple[int, int, int] | None, records: tuple[str, ...]) -> Plan:
+    """The probe plan of `kernel` as it is lowered for `block` (None: the generic translation)."""
     cache = kernel.__dict__.setdefault("_probe_plans", {})
     key = (block, records)
     plan = cache.get(key)
     if plan is None:
-        mod = kernel.module
-        lowered = ModuleCodegen(mod.ir, kernel.fn, mod._glay, block).kernel
-        plan = cache[key] = build_plan(lowered, mod.ir, records)
+        plan = cache[key] = build_plan(lowered_kernel(kernel, block), kernel.module.ir, records)
     return plan
 
 
