@@ -77,3 +77,21 @@ def test_ldmatrix_row_out_of_bounds_faults(mod):
     assert np.array_equal(out, fragment(np.arange(64, dtype=np.uint16).reshape(8, 8)))
     with pytest.raises(ptxjit.KernelFault):
         k(1, 32, (np.uint32(1 << 20), out), checked=True)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_partial_warp_is_contained(mod, mode):
+    """A block of 48 threads: the second warp's ldmatrix.x4/stmatrix.x4 name rows of lanes that do not exist
+    (undefined on a GPU).  ptxjit reads zeros for them and writes nowhere: nothing outside the kernel's memory
+    is touched, and the full first warp computes what NumPy says."""
+    rng = np.random.default_rng(9)
+    img = rng.integers(0, 2**16, (128, 8), dtype=np.uint16)
+    rows = rng.permutation(128)[:64].astype(np.uint32)
+    srows = rng.permutation(64).astype(np.uint32)
+    ld, ldt = np.zeros((64, 4), np.uint32), np.zeros((64, 4), np.uint32)
+    x1, x2, mv = np.zeros(64, np.uint32), np.zeros((64, 2), np.uint32), np.zeros(64, np.uint32)
+    st, stt = np.zeros((64, 8), np.uint16), np.zeros((64, 8), np.uint16)
+    mod.get_function("matrix_moves")(1, 48, (img, rows, srows, ld, ldt, x1, x2, mv, st, stt), **mode)
+    for i in range(4):
+        assert np.array_equal(ld[:32, i], fragment(img[rows[8 * i:8 * i + 8]]))
+    assert np.array_equal(ld[32:48, 2:], np.zeros((16, 2), np.uint32))  # warp 1's matrices 2, 3: no rows

@@ -18,6 +18,7 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
+from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.rules.sync import _Exchange
@@ -63,10 +64,24 @@ def _publish_row(lw: FnLowering, ins: Instr, addr: ir.Addr, n: int, store: bool)
     return b.ptrtoint(p, I64)
 
 
-def _element_ptr(lw: FnLowering, ex: _Exchange, lane: ll.Value, byte_off: ll.Value) -> ll.Value:
-    """Host pointer to byte `byte_off` of the row published by `lane`."""
+def _element_ptr(lw: FnLowering, ex: _Exchange, lane: ll.Value, byte_off: ll.Value, store: bool) -> ll.Value:
+    """Host pointer to byte `byte_off` of the row published by `lane`.  A row outside the CTA's shared
+    memory -- a lane that did not take part (exited, or beyond a partial warp: its slot holds nothing
+    valid), or an out-of-bounds row already reported by its publisher -- reads zeros / writes nowhere,
+    so that a malformed warp collective cannot touch other memory."""
     b = lw.b
-    return b.inttoptr(b.add(ex.value_of(lane), b.zext(byte_off, I64)), PTR)
+    row = ex.value_of(lane)
+    if lw.region_mode:  # a lane beyond the block's threads has no exchange slot at all
+        n = lw.cg.block[0] * lw.cg.block[1] * lw.cg.block[2]
+        if n % 32:
+            exists = b.icmp_unsigned("<", b.add(b.and_(lw.tlin, const_int(I32, ~31)), lane), const_int(I32, n))
+            row = b.select(exists, row, const_int(I64, 0))
+    off = b.sub(row, b.ptrtoint(lw.shared_ptr(), I64))
+    size = lw.worker_slot(abi.W_SHARED_SIZE)
+    fits = b.icmp_unsigned(">=", size, const_int(I64, ROW_BYTES))
+    inside = b.and_(fits, b.icmp_unsigned("<=", off, b.sub(size, const_int(I64, ROW_BYTES))))
+    row = b.select(inside, row, b.ptrtoint(lw.cg.scratch_area(store, ROW_BYTES), I64))
+    return b.inttoptr(b.add(row, b.zext(byte_off, I64)), PTR)
 
 
 def _fragment_sites(lw: FnLowering, i: int, trans: bool) -> list[tuple[ll.Value, ll.Value, int]]:
@@ -95,7 +110,7 @@ def lower_ldmatrix(lw: FnLowering, ins: Instr) -> None:
         parts = []
         for lane, off, width in _fragment_sites(lw, i, trans):
             t = I32 if width == 32 else I16
-            p = lw.typed_ptr(_element_ptr(lw, ex, lane, off), t)
+            p = lw.typed_ptr(_element_ptr(lw, ex, lane, off, store=False), t)
             parts.append(lw.user_access(b.load(p, align=width // 8), space))
         v = parts[0] if len(parts) == 1 else b.or_(
             b.zext(parts[0], I32), b.shl(b.zext(parts[1], I32), const_int(I32, 16)))
@@ -115,7 +130,7 @@ def lower_stmatrix(lw: FnLowering, ins: Instr) -> None:
         v = lw.read(src, "b32")  # read after the suspension point: registers are restored there
         for k, (lane, off, width) in enumerate(_fragment_sites(lw, i, trans)):
             part = v if width == 32 else b.trunc(b.lshr(v, const_int(I32, 16 * k)), I16)
-            p = lw.typed_ptr(_element_ptr(lw, ex, lane, off), part.type)
+            p = lw.typed_ptr(_element_ptr(lw, ex, lane, off, store=True), part.type)
             lw.user_access(b.store(part, p, align=width // 8), space)
 
 
