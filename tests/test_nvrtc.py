@@ -37,6 +37,10 @@ def test_vector_add_rawkernel():
     k(((n + 127) // 128,), (128,), (a, b, c, np.int32(n)))
     np.testing.assert_array_equal(c, a + b)
     assert k.mangled_name == "vadd" and ".entry vadd" in k.ptx
+    s, c2 = ptxjit.Stream(), np.zeros(n, np.float32)  # CuPy's stream= keyword: asynchronous
+    k(((n + 127) // 128,), (128,), (a, b, c2, np.int32(n)), stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(c2, a + b)
     assert k.attributes["max_threads_per_block"] == 1024 and k.attributes["num_params"] == 4
 
 

@@ -133,8 +133,10 @@ class RawKernel:
             "num_instructions": info.num_instructions,
         }
 
-    def __call__(self, grid, block, args=(), shared_mem: int = 0) -> None:
-        self.kernel(grid, block, args, shared_mem=shared_mem)
+    def __call__(self, grid, block, args=(), shared_mem: int = 0, stream=None) -> None:
+        """Launch as CuPy's RawKernel: `kernel(grid, block, args, shared_mem=0, stream=None)`;
+        with a ptxjit.Stream the launch is asynchronous (ptxjit.Kernel.__call__)."""
+        self.kernel(grid, block, args, shared_mem=shared_mem, stream=stream)
 
     def __repr__(self) -> str:
         return f"<RawKernel {self.name!r} ({self.kernel.name})>"
