@@ -1,6 +1,7 @@
 """Tensor-core and matrix-fragment instructions (PTX ISA §9.7.14-15): mma, wmma, wgmma, ldmatrix,
-stmatrix, movmatrix.  ptxjit does not lower them; the table describes their shapes, layouts, types
-and fragment operands so that valid PTX is told apart from typos.
+stmatrix, movmatrix.  The table describes their shapes, layouts, types and fragment operands so that
+valid PTX is told apart from typos; the rules (lower/rules/mma.py, wmma.py, wgmma.py, matrix.py) say
+which valid forms ptxjit runs.
 
 Fragment sizes of mma.sync and wgmma follow from the shape: each of the 32 (wgmma: 128) threads holds
 M*K/32 elements of A, K*N/32 of B and M*N/32 of C/D, packed into 32-bit registers (64-bit for f64)."""
