@@ -28,7 +28,6 @@ from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
 from ptxjit.runtime import launch as _launch
 from ptxjit.streams.launches import LaunchSpec, pack_ranged
-from ptxjit.streams.scheduler import batches_for
 
 
 def shared_bytes_of(t: Translation, dyn_smem: int) -> int:
@@ -54,7 +53,8 @@ def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation
     nctas = grid[0] * grid[1] * grid[2]
     nthreads = block[0] * block[1] * block[2]
     nworkers = max(1, min(_launch.worker_count() - spare, nctas))
-    batch = batches_for(nctas, nworkers, None)
+    # finer than a plain launch's batches (16 per worker, not 4): the swap can only happen between two
+    batch = max(1, min(64, nctas // (nworkers * 16) or 1))
     nbatches = -(-nctas // batch)
     spec = LaunchSpec(t0, kernel, grid, block, plan, values, None, patches, gaddr, gsize, dyn_smem, None,
                       [], None, keep, None)

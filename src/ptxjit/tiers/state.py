@@ -2,11 +2,12 @@
 
 * Tier 0 (`level` 0): the generic translation (no block shape: much smaller code for barrier-heavy
   kernels, whose block-specialized region code is unrolled per barrier) at LLVM level 1 with the
-  code generator at level 0: fast to produce.  It is also what runs a launch whose guard fails.
+  code generator at level 0: fast to produce.
 * Tier 1 (`level` 1): the block-specialized translation at LLVM level 3 (today's code) with the
   profile's invariant scalar parameters and grid folded in as constants (specialize.py), built in a
-  background thread.  A version is only ever replaced by another tier-1 version built from a newer
-  profile, never by tier 0 (tier 0 only runs launches that tier 1's guard refuses).
+  background thread, then the same code without constants ("plain": today's translation), which runs
+  the launches whose guard fails (tier 0 does until it exists) and which a new specialization races
+  (policy.py, trial).  A version is only ever replaced by another tier-1 version, never by tier 0.
 * A launch long enough (policy.min_batches_for_swap batches per worker) that starts while tier 1 is
   being built runs in batches (runner.py) and moves to tier 1 between batches once it is ready.
 """
@@ -154,15 +155,16 @@ class KernelTiers:
                 self.window = {}
                 self.recent.clear()
                 self.failed_bytes.clear()
-            if (spec.params or spec.grid is not None) and POLICY.trial_launches:
-                # the unspecialized O3 code (today's translation) to race it against: constants can
-                # also make LLVM's choices worse, and tier 1 must never be slower (built after tier 1
-                # is in use: the race starts when both are there)
+            if spec.params or spec.grid is not None:
+                # the unspecialized O3 code (today's translation): what runs a launch whose guard
+                # fails once it exists (tier 0's generic code can be much slower), and what a new
+                # specialization races against: constants can also make LLVM's choices worse, and
+                # tier 1 must never be slower (built after tier 1 is in use)
                 k = self.kernel
                 if self.plain is None:
                     self.plain = k.module.translation(k.fn, self.block, False)
                 with self.lock:
-                    if self.t1 is v:
+                    if self.t1 is v and POLICY.trial_launches:
                         self.trial = ([], [])
         except Exception as e:  # noqa: BLE001 - a failed build leaves the launches on tier 0
             self.stats.errors.append(f"{type(e).__name__}: {e}")
@@ -291,7 +293,7 @@ class KernelTiers:
             if not ok and long_launch and (self.building is not None or hold is not None):
                 self._run_swapping(t0, pb, g, b, plan, values, patches, gaddr, gsize, shared_mem, timeout, args, gb)
             else:
-                t = v1.tr if ok else t0.tr
+                t = v1.tr if ok else (self.plain or t0.tr)  # a guard failed: the generic code
                 self.stats.launches[1 if ok else 0] += 1
                 _launch.run_packed(t, k.name, g, b, plan, values, None, patches, gaddr, gsize, shared_mem,
                                    timeout, k._range_names, args, (args, gb))
