@@ -211,20 +211,27 @@ def _checker(mod: ll.Module, space: str, kind: int) -> ll.Function:
     return fn
 
 
-def _global_part(fn, b: ll.IRBuilder, ws, a, me, words, kind: int, done) -> None:
-    """Find the array holding a (a loop over the launch's few ranges), then check its words."""
-    ranges = b.inttoptr(b.load(b.gep(ws, [const_int(I32, S_RANGES)]), align=8), I64P)
-    n = b.load(b.gep(ws, [const_int(I32, S_NRANGES)]), align=8)
+def _loop_head(fn, b: ll.IRBuilder, name: str, more, done) -> ll.Value:
+    """A counted loop from 0: its counter (a phi in the loop's head block: the caller adds the back edge's
+    value and branches back to counter.parent); the builder is left in the body, entered while
+    more(counter), else on to `done`."""
     pre = b.block
-    head = fn.append_basic_block("range")
+    head = fn.append_basic_block(name)
     b.branch(head)
     b.position_at_end(head)
     i = b.phi(I64)
     i.add_incoming(const_int(I64, 0), pre)
-    more = b.icmp_signed("<", i, n)
-    body = fn.append_basic_block("range.body")
-    b.cbranch(more, body, done)
+    body = fn.append_basic_block(f"{name}.body")
+    b.cbranch(more(i), body, done)
     b.position_at_end(body)
+    return i
+
+
+def _global_part(fn, b: ll.IRBuilder, ws, a, me, words, kind: int, done) -> None:
+    """Find the array holding a (a loop over the launch's few ranges), then check its words."""
+    ranges = b.inttoptr(b.load(b.gep(ws, [const_int(I32, S_RANGES)]), align=8), I64P)
+    n = b.load(b.gep(ws, [const_int(I32, S_NRANGES)]), align=8)
+    i = _loop_head(fn, b, "range", lambda i: b.icmp_signed("<", i, n), done)
     row = b.mul(i, const_int(I64, 3))
     lo = b.load(b.gep(ranges, [row]))
     length = b.load(b.gep(ranges, [b.add(row, const_int(I64, 1))]))
@@ -235,7 +242,7 @@ def _global_part(fn, b: ll.IRBuilder, ws, a, me, words, kind: int, done) -> None
     b.cbranch(inside, found, nxt)
     b.position_at_end(nxt)
     i.add_incoming(b.add(i, const_int(I64, 1)), nxt)
-    b.branch(head)
+    b.branch(i.parent)
     b.position_at_end(found)
     shadow = b.inttoptr(b.load(b.gep(ranges, [b.add(row, const_int(I64, 2))])), I64P)
     nwords = b.lshr(b.add(length, const_int(I64, 3)), const_int(I64, 2))
@@ -244,17 +251,9 @@ def _global_part(fn, b: ll.IRBuilder, ws, a, me, words, kind: int, done) -> None
 
 def _words(fn, b: ll.IRBuilder, base, idx, nwords, words, me, kind: int, shared: bool, ws, done) -> None:
     """For each word idx .. idx + words - 1 (those inside the shadow): check it; count a hazard."""
-    pre = b.block
-    head = fn.append_basic_block("word")
-    b.branch(head)
-    b.position_at_end(head)
-    j = b.phi(I64)
-    j.add_incoming(const_int(I64, 0), pre)
+    j = _loop_head(fn, b, "word", lambda j: b.and_(b.icmp_unsigned("<", j, words),
+                                                      b.icmp_unsigned("<", b.add(idx, j), nwords)), done)
     w = b.add(idx, j)
-    more = b.and_(b.icmp_unsigned("<", j, words), b.icmp_unsigned("<", w, nwords))
-    body = fn.append_basic_block("word.body")
-    b.cbranch(more, body, done)
-    b.position_at_end(body)
     cell = b.gep(base, [b.mul(w, const_int(I64, 2))])
     haz = _check_word(b, cell, b.gep(cell, [const_int(I64, 1)]), me, kind, shared)
     count = fn.append_basic_block("word.hazard")
@@ -266,7 +265,7 @@ def _words(fn, b: ll.IRBuilder, base, idx, nwords, words, me, kind: int, shared:
     b.branch(nxt)
     b.position_at_end(nxt)
     j.add_incoming(b.add(j, const_int(I64, 1)), nxt)
-    b.branch(head)
+    b.branch(j.parent)
 
 
 def _check_word(b: ll.IRBuilder, wslot, rslot, me, kind: int, shared: bool) -> ll.Value:
