@@ -99,3 +99,18 @@ def test_mma_fp8_close_to_h100(case: str, dtype, exact_share: float, overflow_mi
     fin = np.isfinite(want) & np.isfinite(got)
     scale = np.max(np.abs(want[fin]))
     assert np.all(np.abs(got[fin] - want[fin]) <= 2.0**-9 * scale)
+
+
+def test_wgmma_gemm_two_warpgroups_matches_numpy() -> None:
+    """Two warpgroups per CTA, several k steps (scale-d 0, then 1) of wgmma m64n16k16 from shared memory
+    descriptors (tests/data/tc/wgmma_gemm.cu) against NumPy's product of the same f16 inputs."""
+    mod = ptxjit.Module.from_file(DATA.with_name("wgmma_gemm.ptx"))
+    m, k = 256, 64
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, 16)).astype(np.float16)
+    c = np.full((m, 16), np.nan, np.float32)
+    mod.get_function("wgmma_gemm")((m // 128,), (256,), [a, b, c, np.int32(k)])
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    assert np.all(np.abs(c - ref) <= mag * (k / 16 + 1) * 2.0**-22)
