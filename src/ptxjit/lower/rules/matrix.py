@@ -76,10 +76,8 @@ def _element_ptr(lw: FnLowering, ex: _Exchange, lane: ll.Value, byte_off: ll.Val
         if n % 32:
             exists = b.icmp_unsigned("<", b.add(b.and_(lw.tlin, const_int(I32, ~31)), lane), const_int(I32, n))
             row = b.select(exists, row, const_int(I64, 0))
-    off = b.sub(row, b.ptrtoint(lw.shared_ptr(), I64))
-    size = lw.worker_slot(abi.W_SHARED_SIZE)
-    fits = b.icmp_unsigned(">=", size, const_int(I64, ROW_BYTES))
-    inside = b.and_(fits, b.icmp_unsigned("<=", off, b.sub(size, const_int(I64, ROW_BYTES))))
+    base, limit = lw.once_in_entry("matrix_rows", lambda eb: _row_window(lw, eb))
+    inside = b.icmp_unsigned("<", b.sub(row, base), limit)
     row = b.select(inside, row, b.ptrtoint(lw.cg.scratch_area(store, ROW_BYTES), I64))
     return b.inttoptr(b.add(row, b.zext(byte_off, I64)), PTR)
 
@@ -95,6 +93,14 @@ def _fragment_sites(lw: FnLowering, i: int, trans: bool) -> list[tuple[ll.Value,
     base = b.add(const_int(I32, 8 * i), b.shl(quad, const_int(I32, 1)))
     off = b.shl(row, const_int(I32, 1))
     return [(base, off, 16), (b.add(base, const_int(I32, 1)), off, 16)]
+
+
+def _row_window(lw: FnLowering, b: ll.IRBuilder) -> tuple[ll.Value, ll.Value]:
+    """(shared memory's host address, how many row addresses from it hold a whole row): loaded once."""
+    size = b.load(b.gep(lw.worker, [const_int(I32, abi.W_SHARED_SIZE)]))
+    fits = b.icmp_unsigned(">=", size, const_int(I64, ROW_BYTES))
+    return (b.ptrtoint(lw.shared_ptr(), I64),
+            b.select(fits, b.sub(size, const_int(I64, ROW_BYTES - 1)), const_int(I64, 0)))
 
 
 @rule("ldmatrix", family="warp", check=_check, yields=True)
