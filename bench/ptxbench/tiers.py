@@ -103,11 +103,17 @@ def steady(name: str, mode: str, reps: int) -> dict:
             d = {kk: (v.copy() if isinstance(v, np.ndarray) else v) for kk, v in inputs.items()}
             run = case.ptxjit(_Unchecked(k), d, n)
             run()  # translations (tier 1 built from this launch's profile)
-            for _ in range(2 * tiers.POLICY.trial_launches + 1):  # past tier 1's race against the plain code
-                run()
             bad = case.check({o: d[o] for o in case.outputs}, expected)
             if bad:
                 problems[label] = "; ".join(bad)
+            for _ in range(2 * tiers.POLICY.trial_launches + 1):  # past tier 1's race against the plain code
+                run()
+            if on:  # and tier 1's (or the race winner's) outputs, on fresh inputs
+                d2 = {kk: (v.copy() if isinstance(v, np.ndarray) else v) for kk, v in inputs.items()}
+                case.ptxjit(_Unchecked(k), d2, n)()
+                bad = case.check({o: d2[o] for o in case.outputs}, expected)
+                if bad:
+                    problems["tier1"] = "; ".join(bad)
             runs[label] = (run, on, k)
         times: dict[str, list[float]] = {label: [] for label in runs}
         for _ in range(reps):
@@ -121,7 +127,9 @@ def steady(name: str, mode: str, reps: int) -> dict:
         tiers.HOOKS["synchronous"] = False
     med = {label: statistics.median(v) for label, v in times.items()}
     return {"n": n, "today_s": med["today"], "tier1_s": med["tier1"], "speedup": med["today"] / med["tier1"],
-            "tier": st.get("tier"), "spec": st.get("specializations", [{}])[-1] if st.get("specializations") else {},
+            "tier": st.get("tier"),
+            "spec": (st["trials"][-1]["spec"] if st.get("trials") else
+                     st["specializations"][-1] if st.get("specializations") else {}),
             "trial": (st.get("trials") or [{}])[-1].get("kept"),
             "problems": problems}
 
