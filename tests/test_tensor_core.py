@@ -114,3 +114,26 @@ def test_wgmma_gemm_two_warpgroups_matches_numpy() -> None:
     ref = a.astype(np.float64) @ b.astype(np.float64)
     mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
     assert np.all(np.abs(c - ref) <= mag * (k / 16 + 1) * 2.0**-22)
+
+
+@pytest.mark.parametrize("body,expected", [
+    ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32.sp {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, "
+     "{%f5,%f6,%f7,%f8};", None),
+    ("wmma.load.a.sync.aligned.row.m8n32k16.global.f16 {%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8}, [%rd1];",
+     "only the m16n16k16 and m16n16k8 shapes are supported"),
+    ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4,%f5,%f6,%f7,%f8}, {%r1,%r2}, {%r3,%r4}, "
+     "{%f9,%f10,%f11,%f12,%f13,%f14,%f15,%f16};", "is not supported"),
+])
+def test_unsupported_tensor_forms_refused_with_place(body: str, expected: str | None) -> None:
+    """Forms ptxjit does not run are refused at load, naming the line and the instruction (never an internal
+    error at launch)."""
+    from tests.ptxsnip import snippet_kernel
+
+    ptx = snippet_kernel(f"    {body}", [("u64", "out")])
+    with pytest.raises(ptxjit.UnsupportedInstructionError) as ei:
+        ptxjit.Module(ptx, "tc.ptx").get_function("k")
+    msg = str(ei.value)
+    line = next(i for i, t in enumerate(ptx.splitlines(), 1) if body in t)
+    assert f"tc.ptx:{line}:" in msg and body.split()[0].split(".")[0] in msg, msg
+    if expected:
+        assert expected in msg, msg
