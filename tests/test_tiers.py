@@ -322,3 +322,25 @@ def test_cli_info_and_run_show_tiers(tmp_path):
     assert "tiers saxpy: tier" in r.output and "launches per tier" in r.output
     x = np.load(xo)
     np.testing.assert_allclose(np.load(yo), 6 * x.astype(np.float64), rtol=1e-6)  # y += 2x, three times
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_trap_in_tiered_launch_names_block_thread_and_line(monkeypatch, swap):
+    """A trap in tier-0 or tier-1 code (a plain or a batched, swapping launch) raises KernelTrap with
+    the right CTA, thread and source line, and the kernel keeps working."""
+    if swap:
+        monkeypatch.setenv("PTXJIT_WORKERS", "2")
+        tiers.HOOKS["ready_after_batches"] = 1
+    k = ptxjit.Module.from_file(ROOT / "tests" / "data" / "errors.ptx").get_function("trap_at")
+    out = np.zeros(64 * 64, np.int32)
+    k(64, 64, (out, 99, 0), unchecked=True)  # no trap: tier 0, and tier 1 built for (99, 0)
+    assert (out == 1).all()
+    for cta, tid in ((40, 17), (1, 3), (63, 63)):  # guards fail (new values): generic code traps
+        with pytest.raises(ptxjit.KernelTrap) as ei:
+            k(64, 64, (out, cta, tid), unchecked=True)
+        e = ei.value
+        assert e.kernel == "trap_at" and e.cta == (cta, 0, 0) and e.thread == (tid, 0, 0)
+        assert "errors.cu:7:" in str(e)
+    out[:] = 0
+    k(64, 64, (out, 99, 0), unchecked=True)
+    np.testing.assert_array_equal(out, np.ones_like(out))
