@@ -308,6 +308,37 @@ def test_activemask_full_and_partial_warp():
     assert np.all(out[32:] == 0x0000FFFF)  # the second warp only has 16 threads
 
 
+@pytest.mark.parametrize("mask,divergent", [(0xFFFFFFFF, False), (0xAAAAAAAA, True)])
+def test_elect_sync(mask, divergent):
+    """elect.sync d|p, membermask (PTX ISA 8.0): the leader is one member lane -- the lowest -- and every
+    member learns its lane id; divergent: only the odd lanes reach it (and the mask names them), lane 1 leads."""
+    branch = """
+    and.b32 %r9, %r60, 1;
+    setp.eq.u32 %p3, %r9, 0;
+    @%p3 bra SKIP;
+""" if divergent else ""
+    body = GID + f"""
+    ld.param.u64 %rd40, [out];
+    mov.u32 %r1, 99;
+    mov.u32 %r2, 7;
+{branch}    elect.sync %r1|%p1, {mask};
+    selp.u32 %r2, 1, 0, %p1;
+SKIP:
+    mul.wide.u32 %rd42, %r63, 8;
+    add.s64 %rd44, %rd40, %rd42;
+    st.global.v2.u32 [%rd44], {{%r1, %r2}};
+"""
+    out = np.zeros((64, 2), dtype=np.uint32)
+    launch(body, [("u64", "out")], [out], block=64)
+    lanes = np.arange(64) % 32
+    active = (lanes % 2 == 1) if divergent else np.ones(64, bool)
+    members = active & ((mask >> lanes) & 1).astype(bool)
+    leader = 1 if divergent else (lanes[np.flatnonzero(members)[0]] if members.any() else 0)
+    np.testing.assert_array_equal(out[members, 0], leader)
+    np.testing.assert_array_equal(out[members, 1], (lanes[members] == leader).astype(np.uint32))
+    assert np.all(out[~active] == [99, 7])
+
+
 def test_bar_warp_sync_exchange_through_shared():
     body = """
     .shared .align 4 .u32 buf[64];

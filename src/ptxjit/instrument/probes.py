@@ -46,7 +46,7 @@ KINDS = ("load", "store", "atomic")
 KIND_LOAD, KIND_STORE, KIND_ATOMIC = 0, 1, 2
 BARRIER_KINDS = ("cta", "warp")  # a barrier site's kind: CTA barriers; warp barriers and collectives
 KIND_CTA, KIND_WARP = 0, 1
-WARP_COLLECTIVES = frozenset({"shfl", "vote", "match", "redux", "activemask"})
+WARP_COLLECTIVES = frozenset({"shfl", "vote", "match", "redux", "activemask", "elect"})
 SITE_LIMIT = 1 << 16  # a record's site field is 16 bits
 MARKERS = frozenset({"lockstep", "spinpoint"})  # scheduling pseudo-instructions (no PTX of their own)
 

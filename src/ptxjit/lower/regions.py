@@ -36,7 +36,8 @@ class RegionLowering:
         self.region_codes = codes
         # warp points whose instruction reads the set of lanes released together (shfl does not)
         self.mask_codes = {(self.yield_index[id(i)] << 1) | abi.WARP_POINT for i in self.fn.instructions
-                           if id(i) in self.yield_index and i.opcode in ("vote", "match", "redux", "activemask")}
+                           if id(i) in self.yield_index
+                           and i.opcode in ("vote", "match", "redux", "activemask", "elect")}
         self._collect_schedule_info()
         pcount = self.entry_record_ptr(abi.W_PCOUNT)
         heads = {}

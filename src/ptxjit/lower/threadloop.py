@@ -15,7 +15,7 @@ from ptxjit.lower.types import I1, I32, const_int
 
 # instructions that may not precede a hoisted entry guard (side effects, control, synchronization)
 _GUARD_PREFIX_BARS = frozenset({"st", "atom", "red", "call", "bar", "barrier", "trap", "exit", "ret", "brx",
-                                "cp", "membar", "fence", "vote", "shfl", "match", "redux", "activemask",
+                                "cp", "membar", "fence", "vote", "shfl", "match", "redux", "activemask", "elect",
                                 "prefetch", "prefetchu", "nanosleep", "pmevent", "brkpt", "mbarrier"})
 
 

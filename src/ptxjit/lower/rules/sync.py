@@ -316,3 +316,20 @@ def lower_activemask(lw: FnLowering, ins: Instr) -> None:
     ex = _Exchange(lw, None)
     lw.write(ins.operands[0], ex.arrived, "b32")
 
+
+
+@rule("elect", family="warp", yields=True)
+def lower_elect(lw: FnLowering, ins: Instr) -> None:
+    """elect.sync d|p, membermask: of the member lanes that reach this point together, the lowest is the
+    leader; d = its lane id (every member gets it), p = whether this thread is the leader."""
+    b = lw.b
+    ex = _Exchange(lw, None)
+    members = _members(lw, ex, ins, 1)
+    cttz = lw.cg.llmod.globals.get("llvm.cttz.i32") or ll.Function(
+        lw.cg.llmod, ll.FunctionType(I32, [I32, ll.IntType(1)]), name="llvm.cttz.i32")
+    leader = b.call(cttz, [members, const_int(ll.IntType(1), 0)])  # 32 when no member (d unspecified)
+    d, p = _dst(ins.operands[0])
+    if not (isinstance(d, ir.Reg) and d.name == "_"):
+        lw.write(d, leader, "b32")
+    if p is not None:
+        lw.write(p, b.icmp_unsigned("==", leader, lw.lane()), "pred")
