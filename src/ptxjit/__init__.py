@@ -18,6 +18,8 @@ from ptxjit.errors import (
 )
 from ptxjit.instrument.trace import Trace, TraceOverflow, trace
 from ptxjit.jit.translate import cache_stats
+from ptxjit.lower.rules.tma import encode_tensor_map
+from ptxjit.runtime.heap import heap_leaks, heap_size, set_heap_size
 from ptxjit.runtime.launch import set_workers, worker_count
 from ptxjit.runtime.memory import DeviceArray, Pointer, empty, to_device, zeros
 from ptxjit.streams import Event, Graph, Stream, copy_async, get_elapsed_time, synchronize
@@ -32,5 +34,6 @@ __all__ = [
     "PtxjitWarning", "RawKernel", "RawModule", "UnsupportedInstructionError", "cache_stats", "compile_cuda",
     "Trace", "TraceOverflow", "cuda", "empty", "numba", "set_workers", "to_device", "trace", "worker_count",
     "zeros",
-    "Event", "Graph", "Stream", "copy_async", "get_elapsed_time", "synchronize", "stats",
+    "heap_leaks", "heap_size", "set_heap_size",
+    "Event", "Graph", "Stream", "copy_async", "get_elapsed_time", "synchronize", "stats", "encode_tensor_map",
 ]

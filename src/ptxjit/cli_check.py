@@ -1,7 +1,7 @@
 """Command line: `ptxjit check` (compute-sanitizer's tools on one launch, ptxjit/checking).
 
     ptxjit check --tool memcheck --tool racecheck kernel.cu KERNEL --grid 4 --block 256 --arg ... \\
-        [--print-limit N] [--error-exitcode N]
+        [--print-limit N] [--error-exitcode N] [--leak-check full]
 
 The arguments are `ptxjit run`'s (cli.py's parsing, cli_trace.py's common options); the output is
 compute-sanitizer's: the reports, then `========= ERROR SUMMARY: N errors`.  The exit status is 0, or
@@ -42,8 +42,11 @@ def _common(f):
               help="Print at most N reports (0: all); the summary counts all.")
 @click.option("--error-exitcode", type=int, default=0, show_default=True,
               help="Exit status when there are reports.")
+@click.option("--leak-check", type=click.Choice(["full", "no"]), default="no", show_default=True,
+              help="memcheck: report device malloc'd memory not freed by the launch's end.")
 def check_cmd(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...], shared_mem: int,
-              workers: int | None, tool_values: tuple[str, ...], print_limit: int, error_exitcode: int) -> None:
+              workers: int | None, tool_values: tuple[str, ...], print_limit: int, error_exitcode: int,
+              leak_check: str = "no") -> None:
     """Run KERNEL from PTX_FILE (.ptx, or .cu through NVRTC) once under compute-sanitizer's tools, on the CPU:
     memcheck (out-of-bounds, misaligned), racecheck (shared and global memory, within and between blocks),
     synccheck (divergent barriers, barrier counts), initcheck (uninitialized shared, local memory).
@@ -70,7 +73,7 @@ def check_cmd(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str
         mod = ptxjit.Module(_ptx_text(ptx_file), ptx_file)
     k = mod.get_function(kernel)
     with console.status(f"checking {k.name} ({', '.join(tools)}) on {Path(ptx_file).name}"):
-        reports = check(k, g, b, values, shared_mem, tools)
+        reports = check(k, g, b, values, shared_mem, tools, leak_check=leak_check == "full")
     click.echo(f"{PREFIX}PTXJIT CHECK ({', '.join(tools)}): {k.name} grid={g} block={b}")
     click.echo(format_reports(reports, print_limit))
     if reports and error_exitcode:

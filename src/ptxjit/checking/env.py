@@ -65,6 +65,10 @@ def _print_limit() -> int | None:
 
 
 def _summary() -> None:
+    if "memcheck" in (_state["tools"] or ()):  # device malloc'd blocks never freed: the leaks at exit
+        from ptxjit.checking.memcheck import leak_reports
+
+        record(leak_reports())
     n = _state["errors"]
     if _state["printed"] < n:
         print(f"{PREFIX}Printing limit reached: {n - _state['printed']} more reports not printed",

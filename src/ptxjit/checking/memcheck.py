@@ -48,6 +48,12 @@ def fault_report(kernel, fault: KernelFault, block) -> Report:
         source = user_source(kernel.module, line) or source
     if fault.allocation in ("shared", "local"):
         space = fault.allocation
+    if fault.allocation == "device free":  # a refused device free (runtime/heap.py): no access, a call
+        why = str(fault).rsplit("): free of address ", 1)[-1].split(": ", 1)[-1]
+        tid = fault.thread[0] + block[0] * (fault.thread[1] + block[1] * fault.thread[2])
+        kind = "double free" if why.startswith("a double free") else "invalid free"
+        return Report(kind, "memcheck", kernel.name, tuple(fault.cta), tuple(fault.thread), tid // 32, tid % 32,
+                      line, source, int(fault.address), 0, "global", "free", None, 1, text, ptx_file, f"is {why}")
     detail = str(fault).split(": ", 1)[-1] if ": " in str(fault) else ""
     detail = detail.rsplit("): ", 1)[-1] if "): " in detail else detail
     # the fault's text names the address first; the report prints it itself
@@ -90,4 +96,20 @@ def misaligned(L: Launch) -> list[Report]:
     return out
 
 
-__all__ = ["fault_report", "misaligned", "unlinear"]
+def leak_reports() -> list[Report]:
+    """One report per live block of the device heap (runtime/heap.py): device malloc'd memory no device
+    free released, compute-sanitizer's --leak-check full.  The report's place is the malloc call's."""
+    from ptxjit.runtime.heap import live_blocks
+
+    out = []
+    for blk in live_blocks():
+        m = re.search(r"PTX (?P<file>.+):(?P<line>\d+):\d+\)$", blk.where)
+        head = blk.where.split(" (PTX ")[0] if m else ""
+        tid = blk.thread[0]  # the block's shape is not kept: the warp and lane of a 1-D block
+        out.append(Report("leak", "memcheck", blk.kernel, blk.cta, blk.thread, tid // 32, tid % 32,
+                          int(m.group("line")) if m else None, parse_source(head), blk.address, blk.size,
+                          "global", "", None, 1, "call.uni malloc", m.group("file") if m else "", ""))
+    return out
+
+
+__all__ = ["fault_report", "leak_reports", "misaligned", "unlinear"]

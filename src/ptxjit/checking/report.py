@@ -63,7 +63,7 @@ class Report:
     (shared) or in the thread's local memory (local)."""
     kind: str           # "out-of-bounds", "misaligned", "race RAW"/"race WAR"/"race WAW", "divergent barrier",
     #                     "barrier count mismatch", "warp collective mask",
-    #                     "uninitialized read", "deadlock"
+    #                     "uninitialized read", "deadlock", "double free", "invalid free", "leak"
     tool: str           # "memcheck", "racecheck", "synccheck" or "initcheck"
     kernel: str
     cta: tuple[int, int, int]
@@ -115,6 +115,12 @@ class Report:
             return "Barrier error detected. Invalid arguments (warp collective member mask)"
         if self.kind == "deadlock":
             return "Barrier error detected. The block deadlocked"
+        if self.kind == "double free":
+            return "Malloc/Free error encountered : Double free"
+        if self.kind == "invalid free":
+            return "Malloc/Free error encountered : Invalid pointer to free"
+        if self.kind == "leak":
+            return f"Leaked {self.size} bytes at {self.address:#x} allocated by device malloc"
         if self.kind == "uninitialized read":
             return f"Uninitialized {space} memory read of size {self.size} bytes"
         return self.kind
@@ -124,7 +130,8 @@ class Report:
         lines = [self.headline()]
         if not self.kind.startswith("race"):
             lines.append(f"    at {self.where()}")
-            lines.append(f"    by thread {_t(self.thread)} in block {_t(self.cta)}")
+            lines.append(f"    by thread {_t(self.thread)} in block {_t(self.cta)}" +
+                         (" (the device malloc call)" if self.kind == "leak" else ""))
         else:
             o = self.other
             if o is not None:

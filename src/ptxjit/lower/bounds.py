@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 ADDR_BITS = 48
 ID_MAX = (1 << 14) - 1
 KIND_HOST, KIND_SHARED, KIND_LOCAL = 0, 1, 2
+HEAP_RANGE = ("device heap",)  # stands for the live blocks of the device heap in a list of ranges
 
 
 def pack_fault(ins_id: int, kind: int) -> int:
@@ -196,6 +197,10 @@ class BoundsChecks:
 
     def _in(self, a: ll.Value, rng, size: int) -> ll.Value:
         b = self.lw.b
+        if rng is HEAP_RANGE:  # inside a live block of the device heap (a call: device malloc is rare)
+            from ptxjit.runtime import heap
+
+            return b.call(heap.function(self.lw.cg.llmod, "find"), [a, const_int(I64, size)])
         return b.icmp_unsigned("<", b.sub(a, rng[0]), self._limit(rng, size))
 
     def _local_ranges(self) -> list[tuple[ll.Value, ll.Value]]:
@@ -261,9 +266,9 @@ class BoundsChecks:
         k = self.prov.get(base.name) if isinstance(base, ir.Reg) else None
         if k is not None and k in self.table_index:
             return a, [self._table(self.table_index[k])], KIND_HOST
-        if self.lw.cg.uses_heap:  # device malloc: heap pointers have no known range
-            return None
         rs = [self._table(j) for j in range(self.nparam_ranges + 2)]
+        if self.lw.cg.uses_heap:  # device malloc: the live blocks of the heap too (runtime/heap.py)
+            rs.append(HEAP_RANGE)
         rs.append(self._worker_range(abi.W_SHARED, abi.W_SHARED_SIZE))
         rs.append(self._worker_range(abi.W_LOCAL, abi.W_LOCAL_SIZE))
         if not lw.is_kernel:

@@ -36,11 +36,11 @@ class ModuleCodegen:
         # instrumentation (ptxjit/instrument): an object that emits probes into the code (FnLowering's
         # `probes`) and the worker loop (worker_prologue, before_cta, after_cta); None: plain code
         self.probes = probes
-        # memory safety (lower/bounds.py); device malloc's heap has no known range: its pointers go unchecked
+        # memory safety (lower/bounds.py); kernels calling device malloc also accept the heap's live blocks
         self.checked = checked
+        # (a module that declares malloc or free: its kernels may reach blocks another launch allocated)
         self.uses_heap = checked and any(
-            ins.opcode == "call" and "malloc" in ins.text
-            for f in module.functions.values() if f.body is not None for ins in f.instructions)
+            name in module.functions and module.functions[name].body is None for name in ("malloc", "free"))
         # launch-time specialization: a known block shape makes %ntid, %tid and the thread loop's
         # trip count constants (None: generic code reading them from the launch record)
         self.block = block

@@ -102,6 +102,11 @@ def _fault_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, range
     if kind == KIND_LOCAL:
         return KernelFault(kernel, cta, tid, where, addr, "local",
                            f"address {addr:#x} outside the thread's local memory")
+    from ptxjit.runtime.heap import describe  # device malloc's blocks, and refused device frees
+
+    heap = describe(addr, where)
+    if heap is not None:
+        return KernelFault(kernel, cta, tid, where, addr, heap[0], heap[1])
     alloc, detail, best = "", f"address {addr:#x} is in no memory the kernel was given", None
     if ranges is not None:
         labels = [*names, ("globals", -1, None), ("parameter buffer", -1, None)]

@@ -143,14 +143,24 @@ def lower_call(lw: FnLowering, ins: Instr) -> None:
         lw.trap(abi.ERR_ASSERT, _load_u64(lw, arg_ptrs[0]))
         b.position_at_end(lw.llfn.append_basic_block("after_assert"))
         return
-    if name == "malloc":
-        fn = lw.cg.extern_function("malloc", PTR, [I64])
-        p = b.call(fn, [_load_u64(lw, arg_ptrs[0])])
+    if name == "malloc":  # the runtime's checked device heap (runtime/heap.py)
+        from ptxjit.runtime import heap
+
+        fn = heap.function(lw.cg.llmod, "malloc")
+        site = b.ptrtoint(heap.site_string(lw.cg.llmod, lw.cg.kernel.name, str(ins.pos)), I64)
+        cta = [lw.worker_slot(abi.W_CTA + i) for i in range(3)]
+        dims = [lw.launch_slot(abi.L_BLOCK + i) for i in range(2)]
+        p = b.call(fn, [_load_u64(lw, arg_ptrs[0]), site, *cta, b.zext(lw.tlin, I64), *dims])
         b.store(b.ptrtoint(p, I64), lw.typed_ptr(ret_ptrs[0], I64))
         return
-    if name == "free":
-        fn = lw.cg.extern_function("free", ll.VoidType(), [PTR])
-        b.call(fn, [b.inttoptr(_load_u64(lw, arg_ptrs[0]), PTR)])
+    if name == "free":  # a refused free (double, interior, not heap) is a fault at the call, never an abort
+        from ptxjit.lower.bounds import KIND_HOST
+        from ptxjit.runtime import heap
+
+        ptr = _load_u64(lw, arg_ptrs[0])
+        bad = b.call(heap.function(lw.cg.llmod, "free"), [ptr])
+        if lw.bounds.enabled:
+            lw.bounds._record_fault(b.icmp_unsigned("==", bad, const_int(I32, 0)), ptr, KIND_HOST)
         return
     if isinstance(target, ir.Reg):
         # indirect call: every device function has the same pointer-per-parameter signature
