@@ -245,6 +245,7 @@ class KernelTiers:
             # the steady state: tier 1's assumptions hold; as few steps as Kernel.__call__'s own path
             self.recent.append(False)
             self.stats.launches[1] += 1
+            _tr.note_memory_hit()  # served by a cached translation, as cache_stats() counts it
             gb, gaddr, gsize = k._globals
             if gb is not k.module.globals:
                 gb = k.module.globals
@@ -268,6 +269,8 @@ class KernelTiers:
             if sampled:
                 self._maybe_rebuild()
             return
+        if self.t0 is not None:
+            _tr.note_memory_hit()
         t0 = self.tier0()
         ok = v1 is not None and v1.spec.guard(pb, g)
         if v1 is not None:
