@@ -70,7 +70,17 @@ for name in names:
             times.append(time.perf_counter() - t0)
     ok, why = rec.compare(arrays, refs)
     out[name] = {"median_s": statistics.median(times), "ok": ok, "why": why}
-print("RESULT" + json.dumps(out))
+scaled = {}
+if len(sys.argv) > 4:
+    sys.path.insert(0, sys.argv[5])
+    from ptxbench.triton import scaled_case
+    for name in sys.argv[4].split(","):
+        c = scaled_case(name, int(sys.argv[6]))
+        args = [Arr(a) if isinstance(a, np.ndarray) else a for a in c["args"]]
+        t0 = time.perf_counter()
+        c["kernel"][c["grid"]](*args, **c["constexprs"])
+        scaled[name] = {"median_s": time.perf_counter() - t0, "ok": bool(c["check"]())}
+print("RESULT" + json.dumps({"corpus": out, "scaled": scaled}))
 """
 
 
@@ -114,6 +124,58 @@ NUMPY = {
     "row_sum": lambda a, s: a["x_ptr"][:, :s["n_cols"]].sum(axis=1),
     "atomics": _np_atomics,
 }
+
+
+SCALED = ["vector_add", "softmax", "row_sum", "atomics"]
+PROGRAMS = {"quick": 1024, "full": 4096}
+
+
+def scaled_case(name: str, programs: int) -> dict:
+    """Corpus kernel `name` on `programs` programs (the interpreter's cost grows with their number): the
+    kernel, its arguments (NumPy arrays and scalars), constexprs, grid, and check() against NumPy."""
+    from tools.triton_corpus import kernels as K
+
+    rng = np.random.default_rng(11)
+    P = programs
+    if name == "vector_add":
+        x, y = rng.standard_normal(256 * P, dtype=np.float32), rng.standard_normal(256 * P, dtype=np.float32)
+        out = np.zeros_like(x)
+        return {"kernel": K.vector_add, "args": [x, y, out, x.size], "constexprs": {"BLOCK": 256}, "grid": (P,),
+                "check": lambda: np.array_equal(out, x + y)}
+    if name == "softmax":
+        x = rng.standard_normal((P, 128), dtype=np.float32)
+        out = np.zeros_like(x)
+        return {"kernel": K.softmax, "args": [out, x, 128, 128, 100], "constexprs": {"BLOCK": 128}, "grid": (P,),
+                "check": lambda: np.allclose(out[:, :100], _np_softmax(x[:, :100].astype(np.float64)), atol=1e-6)}
+    if name == "row_sum":
+        x = rng.standard_normal((8 * P, 300), dtype=np.float32)
+        out = np.zeros(8 * P, np.float32)
+        return {"kernel": K.row_sum, "args": [x, out, 8 * P, 300, 300], "constexprs": {"BLOCK_R": 8, "BLOCK_C": 128},
+                "grid": (P,), "check": lambda: np.allclose(out, x.astype(np.float64).sum(axis=1), atol=1e-4)}
+    if name == "atomics":
+        n = 512 * P
+        x = rng.uniform(-1, 1, n).astype(np.float32)
+        bins = rng.integers(0, 37, n, dtype=np.int32)
+        total, wsum, hist = np.zeros(1, np.float32), np.zeros(37, np.float32), np.zeros(37, np.int32)
+        return {"kernel": K.atomics, "args": [x, bins, total, wsum, hist, n], "constexprs": {"BLOCK": 512},
+                "grid": (P,), "check": lambda: np.array_equal(hist, np.bincount(bins, minlength=37))}
+    raise KeyError(name)
+
+
+def _scaled_ptxjit(name: str, programs: int, arch: int, reps: int) -> dict:
+    import ptxjit.triton as pt
+
+    _corpus()
+    c = scaled_case(name, programs)
+    launch = pt.jit(c["kernel"], arch=arch)[c["grid"]]
+    launch(*c["args"], **c["constexprs"])
+    ok = bool(c["check"]())
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        launch(*c["args"], **c["constexprs"])
+        times.append(time.perf_counter() - t0)
+    return {"name": name, "programs": programs, "median_s": statistics.median(times), "ok": ok}
 
 
 def _corpus():
@@ -162,9 +224,10 @@ def _ptxjit_case(name: str, arch: int, reps: int) -> dict:
             "numpy_s": statistics.median(np_times)}
 
 
-def _interpreter(names: list[str], reps: int, timeout: float) -> dict:
+def _interpreter(names: list[str], reps: int, timeout: float, scaled: list[str] = (), programs: int = 0) -> dict:
     env = {**os.environ, "TRITON_INTERPRET": "1", "TRITON_DEFAULT_FP_FUSION": "1"}
-    r = subprocess.run([sys.executable, "-c", _INTERP, str(ROOT), ",".join(names), str(reps)], env=env,
+    extra = [",".join(scaled), str(Path(__file__).resolve().parents[1]), str(programs)] if scaled else []
+    r = subprocess.run([sys.executable, "-c", _INTERP, str(ROOT), ",".join(names), str(reps), *extra], env=env,
                        capture_output=True, text=True, timeout=timeout)
     line = next((x for x in r.stdout.splitlines() if x.startswith("RESULT")), None)
     if line is None:
@@ -217,11 +280,25 @@ def measure(mode: str = "quick", reps: int | None = None, arch: int = 80, log=pr
             rows.append({"name": name, "error": f"{type(e).__name__}: {str(e)[:160]}"})
         r = rows[-1]
         log(f"triton {name}: " + (r.get("error") or f"ptxjit {r['median_s'] * 1e3:.2f} ms ok={r['ok']}"))
+    programs = PROGRAMS.get(mode, 256)
+    scaled = []
+    for name in SCALED:
+        try:
+            scaled.append(_scaled_ptxjit(name, programs, arch, reps))
+        except Exception as e:  # noqa: BLE001
+            scaled.append({"name": name, "programs": programs, "error": f"{type(e).__name__}: {str(e)[:160]}"})
     try:
-        interp = _interpreter(KERNELS, 1 if mode == "quick" else 2, 1800)
+        res = _interpreter(KERNELS, 1 if mode == "quick" else 2, 1800, SCALED, programs)
+        interp, interp_scaled = res["corpus"], res["scaled"]
     except Exception as e:  # noqa: BLE001
-        interp, note = {}, f"{type(e).__name__}: {e}"
+        interp, interp_scaled, note = {}, {}, f"{type(e).__name__}: {e}"
         log(f"triton interpreter: {note}")
+    for r in scaled:
+        i = interp_scaled.get(r["name"])
+        if i and "median_s" in r:
+            r["interp_s"], r["interp_ok"], r["interp_x"] = i["median_s"], i["ok"], i["median_s"] / r["median_s"]
+        log(f"triton {r['name']} x{programs} programs: " + (r.get("error") or
+            f"ptxjit {r['median_s'] * 1e3:.2f} ms, interpreter / ptxjit {r.get('interp_x', 0):.0f}x"))
     for r in rows:
         i = interp.get(r["name"])
         if i:
@@ -236,8 +313,10 @@ def measure(mode: str = "quick", reps: int | None = None, arch: int = 80, log=pr
         mm = {"error": f"{type(e).__name__}: {str(e)[:160]}"}
     xs = [r["interp_x"] for r in rows if "interp_x" in r and r.get("ok")]
     geo = float(np.exp(np.mean(np.log(xs)))) if xs else None
-    return {"arch": arch, "kernels": rows, "matmul_blas": mm,
-            "summary": {"interp_x_geomean": geo, "interp_x_min": min(xs) if xs else None}}
+    sx = [r["interp_x"] for r in scaled if "interp_x" in r and r.get("ok")]
+    return {"arch": arch, "kernels": rows, "scaled": scaled, "matmul_blas": mm,
+            "summary": {"interp_x_geomean": geo, "interp_x_min": min(xs) if xs else None,
+                        "scaled_interp_x_geomean": float(np.exp(np.mean(np.log(sx)))) if sx else None}}
 
 
 def markdown(sec: dict) -> list[str]:
@@ -255,8 +334,18 @@ def markdown(sec: dict) -> list[str]:
                      f"{_x(r.get('interp_x'))} | {_ms(r['numpy_s'])} | {_x(r.get('numpy_x'), 2)} | "
                      f"{'yes' if r['ok'] else 'NO: ' + r['why'][:60]} |")
     s, mm = sec["summary"], sec.get("matmul_blas", {})
-    lines += ["", f"Interpreter / ptxjit: geometric mean {_x(s.get('interp_x_geomean'))}, "
-                  f"least {_x(s.get('interp_x_min'))} (goal: at least 1000x)."]
+    lines += ["", f"Interpreter / ptxjit at the corpus sizes (4 to 48 programs): geometric mean "
+                  f"{_x(s.get('interp_x_geomean'))}, least {_x(s.get('interp_x_min'))} (goal: at least 1000x)."]
+    if sec.get("scaled"):
+        lines += ["", "| kernel, more programs | programs | ptxjit | interpreter | interpreter / ptxjit |",
+                  "|---|---|---|---|---|"]
+        for r in sec["scaled"]:
+            if "error" in r:
+                lines.append(f"| {r['name']} | {r['programs']} | {r['error'][:80]} | — | — |")
+                continue
+            lines.append(f"| {r['name']} | {r['programs']} | {_ms(r.get('median_s'))} | {_ms(r.get('interp_s'))} | "
+                         f"{_x(r.get('interp_x'))} |")
+        lines.append(f"Geometric mean {_x(s.get('scaled_interp_x_geomean'))}.")
     if "ratio" in mm:
         lines.append(f"fp16 tl.dot matmul {mm['n']}^3: ptxjit {_ms(mm['ptxjit_s'])} ({mm['gflops']:.1f} GFLOP/s), "
                      f"NumPy BLAS (float32) {_ms(mm['blas_s'])}: {mm['ratio']:.1f}x BLAS's time; "
