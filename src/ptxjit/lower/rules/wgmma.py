@@ -127,13 +127,14 @@ def _descriptor_fill(lw: FnLowering, mm: M.Mma, base: ll.Value, desc: ll.Value, 
 
 
 def _all_published(lw: FnLowering, mm: M.Mma) -> ll.Value:
-    """Have all threads of this thread's warpgroup reached the sequence number this thread has?"""
+    """Have all threads of this thread's warpgroup reached the sequence number this thread has?  (A warp
+    released earlier may already be at the next wgmma, one number ahead: at least, not equal.)"""
     b = lw.b
     base = M.group_base(lw, mm)
     mine = b.load(M._slot(lw, base, 8, b.urem(lw.tlin, const_int(I32, mm.threads)), I64))
     lag = const_int(ll.IntType(1), 0)
     for m in range(mm.threads):
-        lag = b.or_(lag, b.icmp_unsigned("!=", b.load(M._slot(lw, base, 8, const_int(I32, m), I64)), mine))
+        lag = b.or_(lag, b.icmp_signed("<", b.load(M._slot(lw, base, 8, const_int(I32, m), I64)), mine))
     return b.not_(lag)
 
 
