@@ -137,3 +137,17 @@ def test_unsupported_tensor_forms_refused_with_place(body: str, expected: str | 
     assert f"tc.ptx:{line}:" in msg and body.split()[0].split(".")[0] in msg, msg
     if expected:
         assert expected in msg, msg
+
+
+def test_wgmma_back_to_back_matches_numpy() -> None:
+    """Two wgmma in a row without a barrier between them (one warp may reach the second while the others
+    still finish the first: the exchange must neither deadlock nor mix them up), against NumPy."""
+    mod = ptxjit.Module.from_file(DATA.with_name("wgmma_gemm.ptx"))
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((256, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 16)).astype(np.float16)
+    c = np.full((256, 16), np.nan, np.float32)
+    mod.get_function("wgmma_gemm_k32_back_to_back")((2,), (256,), [a, b, c], timeout=60)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    assert np.all(np.abs(c - ref) <= mag * 3 * 2.0**-22)
