@@ -260,11 +260,11 @@ def markdown(sec: dict) -> list[str]:
     s = sec["summary"]
 
     def f(x):
-        return "n/a" if x is None else f"{x:.2f}"
+        return "n/a" if x is None else f"{x:.2f}x"
 
-    out += ["", f"Geometric means: first launch {f(s['first_launch_geomean'])}x "
-                f"(barrier-heavy: {f(s['first_launch_geomean_barrier_heavy'])}x), steady state "
-                f"{f(s['steady_geomean'])}x (slowest kernel {f(s['steady_slowest'])}x)."]
+    out += ["", f"Geometric means: first launch {f(s['first_launch_geomean'])} "
+                f"(barrier-heavy: {f(s['first_launch_geomean_barrier_heavy'])}), steady state "
+                f"{f(s['steady_geomean'])} (slowest kernel {f(s['steady_slowest'])})."]
     sw = sec.get("swap") or {}
     if sw.get("batches"):
         out.append(f"Swap timeline: {sw['kernel']} n={sw['n']}, first launch {sw['seconds']:.2f} s, "
