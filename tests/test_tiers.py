@@ -182,6 +182,11 @@ def test_no_reoptimization_while_stable_then_one_when_moved():
         a = 10.0 + i
         np.testing.assert_allclose(_saxpy(k, a, x, y), np.float32(a) * x + y, rtol=1e-6)
     assert _stats(k.name)["reoptimizations"] == 1
+    for _ in range(140):  # a settles on one value: once a sampled window saw only it, tier 1 takes it again
+        np.testing.assert_allclose(_saxpy(k, 9.0, x, y), np.float32(9.0) * x + y, rtol=1e-6)
+    s = _stats(k.name)
+    assert s["reoptimizations"] == 2 and s["guard_failures"] == 2
+    assert any(n.endswith("param_1") and v == 9.0 for n, v in s["specializations"][-1].items())
 
 
 def test_trial_keeps_the_faster_code_and_never_rebuilds_the_loser(monkeypatch):

@@ -38,6 +38,8 @@ class Policy:
     min_batches_for_swap: int = 4  # a launch of at least this many batches per worker runs batched
     # a new specialized version races the plain O3 code for this many launches each (alternating);
     # it is kept unless the plain code's median is faster than its own by more than trial_margin
+    # without guard failures, the policy looks for settled values every this many launches only
+    settle_every: int = 64
     trial_launches: int = 3
     trial_margin: float = 1.03
 

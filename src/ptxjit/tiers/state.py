@@ -216,20 +216,30 @@ class KernelTiers:
             return
         cur = self.t1.spec
         assert cur is not None
-        why = POLICY.reoptimize(self.merged(self.window), cur, sum(self.recent), self.cands, len(self.versions))
+        n = self.nlaunches - 1  # this launch's index (a multiple of sample_every when sampled)
+        if not any(self.recent) and n > POLICY.dense and n % POLICY.settle_every:
+            return  # no guard failure: whether a value settled is looked at now and then (merging costs)
+        window = self.merged(self.window)
+        failures = sum(self.recent)
+        why = POLICY.reoptimize(window, cur, failures, self.cands, len(self.versions))
         if why is None:
+            if n > POLICY.dense and not failures:
+                self.window = {}  # the next look judges the launches since this one: a fresh window
             return
         self.excluded |= moved_params(cur, list(self.failed_bytes))
-        if cur.grid is not None and any(self.recent):
-            prof = self.merged(self.window)
-            grid_ok = prof.invariant_shape() is not None and prof.invariant_shape()[0] == cur.grid
+        if not failures and window.launches >= POLICY.stable_launches:
+            self.excluded -= set(window.invariant())  # parameters excluded once that have settled since
+        if cur.grid is not None and failures:
+            grid_ok = window.invariant_shape() is not None and window.invariant_shape()[0] == cur.grid
         else:
             grid_ok = True
-        spec = from_profile(self.merged(self.window), self.cands, self.excluded, shape=grid_ok)
+        spec = from_profile(window, self.cands, self.excluded, shape=grid_ok)
         if spec.key != cur.key and spec.key not in self.rejected:
             self.start_build(spec, why)
         else:  # the same assumptions again: nothing to gain; forget the failures counted
             self.recent.clear()
+            if n > POLICY.dense:
+                self.window = {}
 
     # ------------------------------------------------------------------ dispatch
     def launch(self, g, b, values: list, patches: list | None, shared_mem: int, timeout, args) -> None:
