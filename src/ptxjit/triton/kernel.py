@@ -50,6 +50,7 @@ def _arch(target: str | int | None, arch: int | None) -> int:
     if target is not None and arch is not None:
         raise TypeError("give either target= or arch=, not both")
     v: Any = arch if arch is not None else target
+    given = v
     if v is None:
         return DEFAULT_ARCH
     if isinstance(v, str):
@@ -58,7 +59,7 @@ def _arch(target: str | int | None, arch: int | None) -> int:
             raise ValueError(f"target {v!r}: expected 'sm_80', 'sm_90' (or arch=80/90)")
         v = int(s)
     if not isinstance(v, int) or v not in _ARCHS:
-        raise ValueError(f"target {v!r}: ptxjit.triton compiles for {', '.join(f'sm_{a}' for a in _ARCHS)}")
+        raise ValueError(f"target {given!r}: ptxjit.triton compiles for {', '.join(f'sm_{a}' for a in _ARCHS)}")
     return v
 
 
