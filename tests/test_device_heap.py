@@ -145,6 +145,10 @@ def test_leaks_reported_with_size():
 
 
 def test_null_beyond_the_heap_limit():
+    got = np.full(4, 7, np.int32)
+    k = kernel("heap_leak", "heap_free_null")
+    assert ptxjit.check(k, 1, 4, (got, np.uint64(9 << 20)), leak_check=True) == []  # free(NULL): a no-op
+    np.testing.assert_array_equal(got, np.zeros(4, np.int32))
     out = np.zeros(8, np.uint64)
     assert ptxjit.heap_size() == 8 << 20  # CUDA's default cudaLimitMallocHeapSize
     kernel("heap_leak", "heap_limit")(1, 8, (out, np.uint64(9 << 20)))  # one block larger than the heap
@@ -187,3 +191,18 @@ print('result', out.tolist())
     assert res.stdout.strip() == f"result {list(range(8))}"
     assert res.stderr.count("Leaked 24 bytes at 0x") == 4
     assert res.stderr.rstrip().endswith("========= ERROR SUMMARY: 4 errors")
+
+
+def test_argument_accesses_of_a_heap_module_still_checked():
+    a, b = np.zeros(256, np.float32), np.zeros(256, np.float32)
+    k = kernel("heap_persist", "heap_select")
+    k(2, 128, (a, b, np.int32(1), np.int32(256)))
+    np.testing.assert_array_equal(a, 2.0 * np.arange(256, dtype=np.float32))
+    assert not b.any()
+    k(2, 128, (a, b, np.int32(0), np.int32(200)))
+    np.testing.assert_array_equal(b[:200], 2.0 * np.arange(200, dtype=np.float32))
+    small = np.zeros(100, np.float32)
+    (r,) = ptxjit.check(k, 2, 128, (a, small, np.int32(0), np.int32(256)))
+    assert r.kind == "out-of-bounds" and r.thread == (100, 0, 0) and r.cta == (0, 0, 0)
+    assert r.source == ("heap_persist.cu", marker("heap_persist", "BUG: out-of-bounds when n exceeds the array"))
+    assert "0 bytes past the end of argument 1" in r.detail

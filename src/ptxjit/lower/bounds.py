@@ -473,7 +473,8 @@ class BoundsChecks:
         k = self.prov.get(addr.base.name)
         if k is not None and k in self.table_index:
             return [None]
-        return [None] * (self.nparam_ranges + 4 + (0 if self.lw.is_kernel else len(self._local_ranges())))
+        return [None] * (self.nparam_ranges + 4 + (0 if self.lw.is_kernel else len(self._local_ranges()))
+                         + (1 if self.lw.cg.uses_heap else 0))  # HEAP_RANGE
 
     def _loop_check(self, sites: list, order: dict, tag: str) -> ll.Value:
         """Every thread's addresses, by a loop over the CTA's threads."""

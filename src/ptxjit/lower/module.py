@@ -19,6 +19,7 @@ from ptxjit.lower.progress import spin_points
 from ptxjit.lower.scheduler import build_region_scheduler, finish_scheduler, stop_if_failed
 from ptxjit.lower.types import I1, I8, I32, I64, PTR, VOID, const_int
 from ptxjit.passes.lockstep import lockstep_loops
+from ptxjit.runtime import heap as _heap  # noqa: F401  (its symbol must exist before cached code is loaded)
 
 WORKER_SYMBOL = "ptxjit_worker"
 EXTERN_FUNCS = {"vprintf", "__assertfail", "malloc", "free", "__nv_assertfail"}

@@ -11,3 +11,10 @@ extern "C" __global__ void heap_limit(unsigned long long *out, unsigned long lon
     void *p = malloc(bytes);
     out[threadIdx.x] = (unsigned long long)p;
 }
+
+// malloc beyond the heap gives NULL, and free(NULL) is a no-op (as in CUDA): no report.
+extern "C" __global__ void heap_free_null(int *got, unsigned long long bytes) {
+    void *p = malloc(bytes);
+    got[threadIdx.x] = p != nullptr;
+    free(p);
+}
