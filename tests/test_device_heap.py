@@ -137,7 +137,7 @@ def test_leaks_reported_with_size():
     assert sorted(r.thread[0] for r in reports) == [1, 3, 5, 7]
     alloc = marker("heap_leak", "ALLOC")
     for r in reports:
-        assert r.size == 24 and r.source == ("heap_leak.cu", alloc)
+        assert r.size == 24 and r.source == ("heap_leak.cu", alloc) and (r.warp, r.lane) == (0, r.thread[0])
         assert r.format().splitlines()[0] == f"========= Leaked 24 bytes at {r.address:#x} allocated by device malloc"
     assert "ERROR SUMMARY: 4 errors" in format_reports(reports)
     assert sorted(b.address for b in ptxjit.heap_leaks()) == sorted(r.address for r in reports)

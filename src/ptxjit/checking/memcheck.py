@@ -105,7 +105,7 @@ def leak_reports() -> list[Report]:
     for blk in live_blocks():
         m = re.search(r"PTX (?P<file>.+):(?P<line>\d+):\d+\)$", blk.where)
         head = blk.where.split(" (PTX ")[0] if m else ""
-        tid = blk.thread[0]  # the block's shape is not kept: the warp and lane of a 1-D block
+        tid = blk.linear_thread
         out.append(Report("leak", "memcheck", blk.kernel, blk.cta, blk.thread, tid // 32, tid % 32,
                           int(m.group("line")) if m else None, parse_source(head), blk.address, blk.size,
                           "global", "", None, 1, "call.uni malloc", m.group("file") if m else "", ""))

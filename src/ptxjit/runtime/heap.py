@@ -63,6 +63,7 @@ class Block:
     where: str                   # "file.cu:LINE:COL (PTX file.ptx:LINE:COL)" of the malloc call
     cta: tuple[int, int, int]
     thread: tuple[int, int, int]
+    linear_thread: int = 0       # the thread's index in its block (x fastest): its warp and lane
 
     @property
     def source(self) -> str:
@@ -128,7 +129,7 @@ def _block(base: int, meta: np.ndarray, k: int) -> Block:
     bx, by = max(m[M_BX], 1), max(m[M_BY], 1)
     t = m[M_TID]
     return Block(base + k * GRANULE, m[M_SIZE], kernel, where, (m[M_CX], m[M_CY], m[M_CZ]),
-                 (t % bx, (t // bx) % by, t // (bx * by)))
+                 (t % bx, (t // bx) % by, t // (bx * by)), t)
 
 
 def live_blocks() -> list[Block]:
