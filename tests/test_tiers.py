@@ -101,7 +101,7 @@ def test_mid_launch_swap_is_bit_identical(monkeypatch):
 
 def test_swap_spare_worker_joins_with_tier1(monkeypatch):
     """While tier 1 builds a worker is left out; it joins (on tier 1's code and memory) at the swap."""
-    n = 1 << 15
+    n = 1 << 18  # batches of 16 CTAs: the spare worker's thread starts long before the grid is done
     monkeypatch.setenv("PTXJIT_WORKERS", "2")
     timeline: list = []
     tiers.HOOKS.update(timeline=timeline, ready_after_batches=2, spare=True)
