@@ -151,3 +151,42 @@ def test_wgmma_back_to_back_matches_numpy() -> None:
     ref = a.astype(np.float64) @ b.astype(np.float64)
     mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
     assert np.all(np.abs(c - ref) <= mag * 3 * 2.0**-22)
+
+
+_WGMMA_DESC_PTX = """.version 8.0
+.target sm_90a
+.address_size 64
+.shared .align 128 .b8 smem[4096];
+.visible .entry k(.param .u64 da, .param .u64 db, .param .u64 out)
+{
+    .reg .b64 %rd<4>;
+    .reg .f32 %f<4>;
+    ld.param.u64 %rd1, [da];
+    ld.param.u64 %rd2, [db];
+    ld.param.u64 %rd3, [out];
+    mov.f32 %f0, 0f3F800000;
+    mov.f32 %f1, 0f3F800000;
+    mov.f32 %f2, 0f3F800000;
+    mov.f32 %f3, 0f3F800000;
+    wgmma.fence.sync.aligned;
+    wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f0,%f1,%f2,%f3}, %rd1, %rd2, 1, 1, 1, 0, 0;
+    wgmma.commit_group.sync.aligned;
+    wgmma.wait_group.sync.aligned 0;
+    st.global.f32 [%rd3], %f0;
+    ret;
+}
+"""
+
+
+def test_wgmma_swizzled_descriptor_traps() -> None:
+    """A swizzled layout (descriptor bits 62-63) is not implemented: the launch stops with a trap naming the
+    wgmma, never a result computed from misplaced elements.  Zeroed shared memory with a plain descriptor
+    gives D = C."""
+    k = ptxjit.Module(_WGMMA_DESC_PTX, "wg.ptx").get_function("k")
+    out = np.zeros(1, np.float32)
+    k((1,), (128,), [np.uint64(0), np.uint64(0), out])
+    assert out[0] == 1.0
+    with pytest.raises(ptxjit.KernelError) as ei:
+        k((1,), (128,), [np.uint64(1 << 62), np.uint64(0), out])
+    line = next(i for i, t in enumerate(_WGMMA_DESC_PTX.splitlines(), 1) if "mma_async" in t)
+    assert f"wg.ptx:{line}:" in str(ei.value) and "wgmma" in str(ei.value), str(ei.value)

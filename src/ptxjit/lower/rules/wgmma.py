@@ -21,7 +21,8 @@ Layouts (PTX ISA §9.7.15.5; the H100 agrees on every golden case in shared/gpu-
   bytes per 16-byte core-matrix row, A (m, k) is at start + (m / 8) SBO + (k / e) LBO + (m % 8) 16 +
   (k % e) es, and B (k, n) at start + (n / 8) SBO + (k / e) LBO + (n % 8) 16 + (k % e) es.
 Supported: f16/bf16/tf32/e4m3/e5m2 into f32 (f16 also into f16), s8/u8 into s32 (.satfinite),
-scale-d, imm-scale-a/b = -1; not: swizzled descriptors' swizzle modes, transposed (MN-major) operands.
+scale-d, imm-scale-a/b = -1.  Not supported: transposed (MN-major) operands (refused at load) and
+swizzled layouts (descriptor bits 62-63, known only at run time: the launch traps at the wgmma).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
+from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules import mma as M
 from ptxjit.lower.rules.mma_numerics import _for
@@ -138,6 +140,21 @@ def _all_published(lw: FnLowering, mm: M.Mma) -> ll.Value:
     return b.not_(lag)
 
 
+def _trap_if_swizzled(lw: FnLowering, desc_ops: list) -> None:
+    """Swizzled shared-memory layouts (descriptor bits 62-63) are not implemented: such a launch stops
+    with a trap at this instruction instead of computing with misplaced elements."""
+    b = lw.b
+    mode = const_int(I64, 0)
+    for op in desc_ops:
+        mode = b.or_(mode, b.lshr(lw.read(op, "b64"), const_int(I64, 62)))
+    bad = lw.llfn.append_basic_block("wgmma_swizzled")
+    ok = lw.llfn.append_basic_block("wgmma_unswizzled")
+    b.cbranch(b.icmp_unsigned("!=", mode, const_int(I64, 0)), bad, ok)
+    b.position_at_end(bad)
+    lw.trap(abi.ERR_TRAP)
+    b.position_at_end(ok)
+
+
 def _lower_mma_async(lw: FnLowering, ins: Instr) -> None:
     b = lw.b
     mm = variant(ins)
@@ -149,6 +166,7 @@ def _lower_mma_async(lw: FnLowering, ins: Instr) -> None:
     float_ab = mm.kind == "float"
     neg_a = float_ab and _imm(ops[4]) == -1 if len(ops) > 4 else False
     neg_b = float_ab and _imm(ops[5]) == -1 if len(ops) > 5 else False
+    _trap_if_swizzled(lw, [ops[2]] if rs else [ops[1], ops[2]])
     # publish: C (zero when scale-d is false) and, for "rs", this thread's A registers
     c_vals = M._acc_elements(lw, d_ops, mm.ct)
     scale_d = ops[3]
