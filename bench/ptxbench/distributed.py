@@ -170,10 +170,7 @@ def add_to(run, log=print) -> None:
     log("distributed (ptxjit.distributed over Ray)")
     sec = run.guard("distributed", measure, run.mode, log)
     if sec:
-        run.res["distributed"] = sec
-        run.write()
-        md = run.out / "results.md"
-        md.write_text(md.read_text() + "\n".join(markdown(sec)) + "\n")
+        run.add_section("distributed", sec, markdown(sec))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -495,10 +495,18 @@ class Run:
         self.write()
         return self.res
 
+    def add_section(self, key: str, sec: dict, lines: list[str]) -> None:
+        """A section measured after the main run (streams, tiers, distributed, triton): its results under
+        res[key] and its markdown `lines` after the main tables; results written again."""
+        self.res[key] = sec
+        self.__dict__.setdefault("_extra_md", {})[key] = lines
+        self.write()
+
     def write(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "results.json").write_text(json.dumps(self.res, indent=1, default=_jsonable) + "\n")
-        (self.out / "results.md").write_text(report.markdown(self.res))
+        extra = "".join("\n".join(lines) + "\n" for lines in self.__dict__.get("_extra_md", {}).values())
+        (self.out / "results.md").write_text(report.markdown(self.res) + extra)
         try:
             report.chart(self.res, self.out / "results.png")
         except Exception as e:  # noqa: BLE001

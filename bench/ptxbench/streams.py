@@ -344,10 +344,7 @@ def add_to(run, log=print) -> None:
     png = run.out / "streams_timeline.png"
     sec = run.guard("streams", measure, peer, run.peers.get("pocl"), run.mode, png, log)
     if sec:
-        run.res["async_streams"] = sec
-        run.write()
-        md = run.out / "results.md"
-        md.write_text(md.read_text() + "\n".join(markdown(sec)) + "\n")
+        run.add_section("async_streams", sec, markdown(sec))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -283,10 +283,7 @@ def add_to(run, log=print) -> None:
     png = run.out / "tiers_swap.png"
     sec = run.guard("tiers", measure, run.mode, [k for k in run.kernel_names if k in KERNELS], None, png, log)
     if sec:
-        run.res["tiers"] = sec
-        run.write()
-        md = run.out / "results.md"
-        md.write_text(md.read_text() + "\n".join(markdown(sec)) + "\n")
+        run.add_section("tiers", sec, markdown(sec))
 
 
 def main(argv: list[str] | None = None) -> int:
