@@ -40,8 +40,8 @@ ARCHS = {"sm80": 80, "sm90": 90}
 PENDING: dict[tuple[str, str], str] = {
     ("matmul_fp16", "sm90"): "wgmma with a transposed (MN-major) operand is not supported yet",
     ("matmul_bf16", "sm90"): "wgmma with a transposed (MN-major) operand is not supported yet",
-    ("matmul_tf32", "sm90"): "wgmma results differ (swizzled shared-memory descriptors not implemented yet)",
-    ("matmul_int8", "sm90"): "wgmma results differ (swizzled shared-memory descriptors not implemented yet)",
+    ("matmul_tf32", "sm90"): "wgmma with swizzled shared-memory descriptors is not implemented yet",
+    ("matmul_int8", "sm90"): "wgmma with swizzled shared-memory descriptors is not implemented yet",
     ("attention", "sm90"): "wgmma with a transposed (MN-major) operand is not supported yet",
 }
 PENDING_TIMEOUT = "30"  # seconds: a pending kernel that hangs fails fast (PTXJIT_TIMEOUT; runs take < 5 s)
