@@ -10,20 +10,12 @@ import pytest
 
 import ptxjit
 from tests.ptxsnip import snippet_kernel
-from tests.unit.tcgolden import available, replay_tc, tc_cases, tc_test
+from tests.unit.tcgolden import tc_test
 
 DATA = Path(__file__).parent / "data" / "async" / "async_ops.ptx"
 
 test_async_copy_golden = tc_test(r"^(cp_async|mbarrier)_", "cp.async/cp.async.bulk/mbarrier")
-
-
-@pytest.mark.skipif(not available(), reason="shared/gpu-golden/tc is not beside this checkout")
-@pytest.mark.parametrize("case", tc_cases(r"^(cp_async|mbarrier)_") or ["none"])
-def test_async_copy_golden_unchecked(case, monkeypatch):
-    """The same launches without bounds checks (PTXJIT_UNCHECKED=1): the other lowering of each access."""
-    monkeypatch.setenv("PTXJIT_UNCHECKED", "1")
-    bad = replay_tc(case)
-    assert not bad, f"{case}:\n" + "\n".join(bad)
+test_async_copy_golden_unchecked = tc_test(r"^(cp_async|mbarrier)_", "cp.async/cp.async.bulk/mbarrier", unchecked=True)
 
 MODES = [pytest.param({"checked": True}, id="checked"), pytest.param({"unchecked": True}, id="unchecked")]
 

@@ -10,20 +10,13 @@ import numpy as np
 import pytest
 
 import ptxjit
-from tests.unit.tcgolden import available, replay_tc, tc_cases, tc_test
+from tests.unit.tcgolden import tc_test
 
 DATA = Path(__file__).parent / "data" / "async" / "matrix_ops.ptx"
 
 test_matrix_moves_golden = tc_test(r"^(ldmatrix|stmatrix|movmatrix)_", "ldmatrix/stmatrix/movmatrix")
-
-
-@pytest.mark.skipif(not available(), reason="shared/gpu-golden/tc is not beside this checkout")
-@pytest.mark.parametrize("case", tc_cases(r"^(ldmatrix|stmatrix|movmatrix)_") or ["none"])
-def test_matrix_moves_golden_unchecked(case, monkeypatch):
-    """The same launches without bounds checks (PTXJIT_UNCHECKED=1): the other lowering of each access."""
-    monkeypatch.setenv("PTXJIT_UNCHECKED", "1")
-    bad = replay_tc(case)
-    assert not bad, f"{case}:\n" + "\n".join(bad)
+test_matrix_moves_golden_unchecked = tc_test(r"^(ldmatrix|stmatrix|movmatrix)_", "ldmatrix/stmatrix/movmatrix",
+                                             unchecked=True)
 
 MODES = [pytest.param({"checked": True}, id="checked"), pytest.param({"unchecked": True}, id="unchecked")]
 

@@ -89,18 +89,22 @@ def replay_tc(case: str) -> list[str]:
     return bad
 
 
-def tc_test(pattern: str, what: str):
+def tc_test(pattern: str, what: str, unchecked: bool = False):
     """A pytest test function replaying every tc case matching `pattern`, each byte for byte against the H100;
-    skipped when the set is absent."""
+    skipped when the set is absent.  `unchecked`: without bounds checks (PTXJIT_UNCHECKED=1), the other
+    lowering of each access."""
     import pytest
 
     cases = tc_cases(pattern)
 
     @pytest.mark.skipif(not available(), reason="shared/gpu-golden/tc is not beside this checkout")
     @pytest.mark.parametrize("case", cases or ["none"])
-    def test(case: str) -> None:
+    def test(case: str, monkeypatch) -> None:
+        if unchecked:
+            monkeypatch.setenv("PTXJIT_UNCHECKED", "1")
         bad = replay_tc(case)
         assert not bad, f"{case}:\n" + "\n".join(bad)
 
-    test.__doc__ = f"Every golden {what} kernel, byte for byte as the H100 computed it."
+    test.__doc__ = f"Every golden {what} kernel, byte for byte as the H100 computed it" + \
+        (", without bounds checks." if unchecked else ".")
     return test
