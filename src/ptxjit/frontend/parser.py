@@ -4,36 +4,33 @@ Grammar coverage follows what nvcc, NVRTC, clang and Numba emit: module directiv
 .entry/.func with parameter lists, register/variable declarations (with <N> ranges, arrays,
 initializers), .loc/.file, performance directives, labels, guarded instructions, vector and
 address operands, call lists, and nested `{ }` scopes (whose declarations are renamed apart).
-Every error names file:line:col and what was expected.
+Every error names file:line:col and what was expected. Instruction and operand syntax lives in
+frontend/operands.py (`InstructionParser`, a mixin of `_Parser`).
 """
 
 from __future__ import annotations
-
-import dataclasses
-import re
 
 from ptxjit.errors import PTXSyntaxError, SourcePos
 from ptxjit.frontend import ir
 from ptxjit.frontend.initializers import parse_initializer
 from ptxjit.frontend.lexer import SourceText, Token, tokenize
-from ptxjit.frontend.literals import _DECIMAL, _MAX_LITERAL, _U64, _hexfloat, _int_literal, wrap64
+from ptxjit.frontend.literals import _DECIMAL, _MAX_LITERAL, _int_literal
+from ptxjit.frontend.operands import MAX_OPERAND_NESTING, InstructionParser
 from ptxjit.frontend.regparams import bind_reg_params, calls_through_params, reg_params
 
 _LINKAGE = {".visible", ".extern", ".weak", ".common"}
 _SPACES = {".global", ".const", ".shared", ".local", ".param", ".tex"}
-# video instruction operand selectors (.b0-.b3, .h0/.h1; SIMD .h10/.b3210 forms and .h1/.b20 masks)
-_VIDEO_SEL = re.compile(r"b[0-7]{1,4}|h[0-3]{1,2}")
-# Nesting limits: the parser recurses on `{` in operands and initializers; deeper nesting than any
-# real PTX uses is refused with a syntax error instead of a RecursionError.
-MAX_OPERAND_NESTING = 8
+# Nesting limit for array dimensions (operand nesting: frontend/operands.py)
 MAX_DIMS = 16
 # `.reg .b32 %r<N>` ranges larger than this are kept as ranges and only the registers the body names
 # are materialized (a 100-byte declaration must not cost gigabytes); smaller ranges are declared in
 # full, so that register counts (Module.kernels) stay what the PTX declares.
 LAZY_RANGE = 1024
-_VEC_COMPONENT = {"x": "x", "y": "y", "z": "z", "w": "w", "r": "x", "g": "y", "b": "z", "a": "w"}
 _PERF = {".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg", ".pragma", ".noreturn",
          ".explicitcluster", ".reqnctapercluster", ".maxclusterrank", ".blocksareclusters"}
+
+
+__all__ = ["MAX_DIMS", "MAX_OPERAND_NESTING", "LAZY_RANGE", "parse"]
 
 
 def parse(text: str, source_name: str = "<ptx>") -> ir.Module:
@@ -55,7 +52,7 @@ def _reg_names(ins: ir.Instr):
             todo += [op.first, op.second]
 
 
-class _Parser:
+class _Parser(InstructionParser):
     def __init__(self, src: SourceText) -> None:
         self.src = src
         self.toks: list[Token] = tokenize(src)
@@ -500,155 +497,3 @@ class _Parser:
             elif t[1] == "function_name":
                 self.next()
         self.cur_loc = (f, line, col)
-
-    # ------------------------------------------------------------ instructions
-    def parse_instruction(self) -> ir.Instr:
-        start = self.peek()
-        guard = None
-        if self.accept("@"):
-            neg = self.accept("!")
-            g = self.expect_kind("ident", "a predicate register after '@'")
-            guard = ir.Reg(self.resolve(g[1]), neg)
-        op_tok = self.expect_kind("ident", "an instruction")
-        parts = op_tok[1].split(".")
-        operands: list = []
-        if not self.at(";"):
-            operands.append(self.parse_operand())
-            while self.accept(","):
-                operands.append(self.parse_operand())
-        if not self.at(";"):
-            raise self.error("',' or ';' after an operand")
-        self.next()
-        return ir.Instr(parts[0], tuple(parts[1:]), operands, guard, self.pos(op_tok if guard is None else start),
-                        self.cur_loc)
-
-    def parse_operand(self):
-        self.depth += 1
-        try:
-            if self.depth > MAX_OPERAND_NESTING:
-                raise self.error(f"an operand (vectors and lists nest at most {MAX_OPERAND_NESTING} deep)")
-            return self.parse_operand1()
-        finally:
-            self.depth -= 1
-
-    def parse_operand1(self):
-        tok = self.peek()
-        t = tok[1]
-        kind = tok[0]
-        if t == "[":
-            return self.parse_address()
-        if t == "{":
-            self.next()
-            items = [self.parse_operand()]
-            while self.accept(","):
-                items.append(self.parse_operand())
-            self.expect("}")
-            return ir.Vec(tuple(items))
-        if t == "(":
-            self.next()
-            items = []
-            if not self.at(")"):
-                items.append(self.parse_operand())
-                while self.accept(","):
-                    items.append(self.parse_operand())
-            self.expect(")")
-            return ir.CallList(tuple(items))
-        if t == "!":
-            self.next()
-            r = self.expect_kind("ident", "a predicate register after '!'")
-            return ir.Reg(self.resolve(r[1]), True)
-        if t == "-" and self.peek(1)[0] == "ident":  # vmad's negated register operand: -%r1
-            self.next()
-            r = self.parse_operand()
-            if not isinstance(r, ir.Reg):
-                raise self.error("a register after '-'", tok)
-            return dataclasses.replace(r, minus=True)
-        if t == "-" or kind in ("int", "float", "hexfloat"):
-            return self.parse_number()
-        if kind == "ident":
-            self.next()
-            if t == "WARP_SZ":  # the warp size, a constant of the PTX language
-                return ir.Imm(32)
-            if self.vector_regs:
-                v = self.vector_operand(t)
-                if v is not None:
-                    return v
-            base, _, sel = t.partition(".")
-            if sel and _VIDEO_SEL.fullmatch(sel) and self.is_reg(self.resolve(base)):
-                return ir.Reg(self.resolve(base), sel=sel)  # video operand selector: %r1.b0, %r1.h10
-            name = self.resolve(t)
-            if self.accept("|"):
-                second = self.expect_kind("ident", "a predicate register after '|'")
-                return ir.Pair(ir.Reg(name), ir.Reg(self.resolve(second[1])))
-            if name.startswith("%") or name == "_" or self.is_reg(name):
-                return ir.Reg(name)
-            if self.at("+") and self.peek(1)[0] == "int":
-                self.next()
-                return ir.Sym(name, wrap64(self.expect_int()))
-            return ir.Sym(name)
-        raise self.error("an operand")
-
-    def vector_operand(self, t: str) -> ir.Reg | ir.Vec | None:
-        """A vector register as an operand: the whole `%v` (its elements as a vector operand) or one
-        element `%v.x`/`%v.r` (.r .g .b .a name .x .y .z .w); None if `t` is no vector register."""
-        base, _, sel = t.partition(".")
-        if sel:
-            c = _VEC_COMPONENT.get(sel)
-            if c is None:
-                return None
-            name = self.resolve(f"{base}.{c}")
-            return ir.Reg(name) if self.is_reg(name) else None
-        items = []
-        for c in "xyzw":
-            name = self.resolve(f"{t}.{c}")
-            if not self.is_reg(name):
-                break
-            items.append(ir.Reg(name))
-        return ir.Vec(tuple(items)) if items else None
-
-    def parse_number(self):
-        neg = self.accept("-")
-        tok = self.next()
-        if tok[0] == "int":
-            v = self.int_value(tok)
-            v = -v if neg else v
-            if not -(1 << 63) <= v < _U64:  # ptxas accepts wider literals; keep the low 64 bits
-                v %= _U64
-            return ir.Imm(v)
-        if tok[0] == "hexfloat":
-            f = _hexfloat(tok[1])
-            if neg:
-                sign = 1 << (f.width - 1)
-                return ir.FImm(-f.value, f.bits ^ sign, f.width)
-            return f
-        if tok[0] == "float":
-            v = float(tok[1])
-            return ir.FImm(-v if neg else v)
-        raise self.error("a number", tok)
-
-    def parse_address(self) -> ir.Addr:
-        self.expect("[")
-        base = None
-        offset = 0
-        tok = self.peek()
-        if tok[0] == "ident":
-            self.next()
-            name = self.resolve(tok[1])
-            base = ir.Reg(name) if name.startswith("%") or self.is_reg(name) else ir.Sym(name)
-        elif tok[0] == "int" or tok[1] == "-":
-            offset = self.expect_int()
-        else:
-            raise self.error("a register, variable or integer address")
-        while self.at("+") or self.at("-"):
-            sign = -1 if self.next()[1] == "-" else 1
-            offset += sign * self.expect_int()
-        offset = wrap64(offset)  # ptxas accepts any offset and computes addresses modulo 2**64
-        if self.accept(","):
-            # texture/surface operands: [tex, {coords}] - kept as a list for the rule to judge
-            items = [ir.Addr(base, offset), self.parse_operand()]
-            while self.accept(","):
-                items.append(self.parse_operand())
-            self.expect("]")
-            return ir.Vec(tuple(items))
-        self.expect("]")
-        return ir.Addr(base, offset)
