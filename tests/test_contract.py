@@ -30,7 +30,7 @@ def _ir_counts(mod: ptxjit.Module, kernel: str) -> dict[str, int]:
     fn = copy.copy(mod.ir.functions[kernel])
     while True:  # drop dead mul/mov/neg (what LLVM's dead-code elimination will do)
         _, live_after = liveness(fn)
-        body = [s for s in fn.body if not (isinstance(s, ir.Instr) and s.opcode in ("mul", "mov", "neg")
+        body = [s for s in fn.body if not (isinstance(s, ir.Instr) and s.opcode in ("mul", "mov", "neg", "div")
                                            and isinstance(s.operands[0], ir.Reg)
                                            and s.operands[0].name not in live_after[id(s)])]
         if len(body) == len(fn.body):
@@ -47,6 +47,10 @@ def _ir_counts(mod: ptxjit.Module, kernel: str) -> dict[str, int]:
             counts["add"] += 1
         elif ins.opcode == "mul":
             counts["mul"] += 1
+        elif ins.opcode == "div" and ins.has("approx", "full"):
+            # ptxas: FMUL a, MUFU.RCP(d), after predicated FMULs scaling a and d (by 1/4 for |d| > 2**126
+            # with .full; by 2**24 for subnormal d without .ftz)
+            counts["mul"] += 1 + 2 * ins.has("full") + 2 * (not ins.has("ftz"))
     return counts
 
 
@@ -119,3 +123,32 @@ def test_env_switch(monkeypatch) -> None:
     assert ptxjit.Module(PROBES, "probes.ptx").fmad is False
     monkeypatch.setenv("PTXJIT_FMAD", "1")
     assert ptxjit.Module(PROBES, "probes.ptx").fmad is True
+
+
+MUFU = Path(__file__).resolve().parents[1].parent / "shared" / "gpu-golden" / "mufu"
+
+
+def _h100_rcp_samples() -> tuple[np.ndarray, np.ndarray]:
+    """The H100's MUFU.RCP on [1, 2): inputs 0x3f800000 + 16 i (gpu-golden/README.md), outputs."""
+    for p in sorted(MUFU.glob("mufu_*.npz")):
+        z = np.load(p)
+        if "rcp_approx_ftz_f32_1_2" in z.files:
+            y = z["rcp_approx_ftz_f32_1_2"].view(np.uint32)
+            return (0x3F800000 + 16 * np.arange(len(y))).astype(np.uint32), y
+    pytest.skip("shared/gpu-golden/mufu is absent")
+
+
+def test_div_full_fused_with_add_is_a_times_h100_rcp_plus_c() -> None:
+    """`div.full` then `add`: one FFMA a * MUFU.RCP(d) + c, as ptxas emits (Triton's layer norm
+    `var / N + eps` needs it to match the H100), against the H100's own reciprocals."""
+    xs, ys = _h100_rcp_samples()
+    ieee = (1.0 / xs.view(np.float32).astype(np.float64)).astype(np.float32).view(np.uint32)
+    i = int(np.flatnonzero(ys != ieee)[7])  # a divisor whose MUFU reciprocal is not the IEEE one
+    d, r = xs[i].view(np.float32), ys[i].view(np.float32)
+    a = np.float32(1.2345678)
+    c = -np.float32(a * r)  # cancels the rounded product: only the fused residual is left
+    exact = Fraction(float(a)) * Fraction(float(r)) + Fraction(float(c))
+    got = _run("div_full_add", _inputs(a, d, c, 0.0), fmad=True)[:4].view(np.float32)[0]
+    assert got.view(np.uint32) == _f32(exact).view(np.uint32) and got != 0
+    unfused = _run("div_full_add", _inputs(a, d, c, 0.0), fmad=False)[:4].view(np.float32)[0]
+    assert unfused == 0  # separate rounding: a * rcp rounded, then + c

@@ -21,10 +21,18 @@ evidence with ptxas + nvdisasm and tests/test_contract.py checks the decisions a
 
 Rewrites use only ordinary PTX: `fma.rn[.ftz][.sat]` plus `neg` into fresh registers where an
 operand must be negated (negation is exact, so `c - a*b == fma(-a, b, c)` bit for bit).
+
+`div.approx.f32` and `div.full.f32` are products too: ptxas expands `a / d` to `a * MUFU.RCP(d)` (with
+`div.full`, a and d both scaled by 1/4 when |d| > 2**126; without `.ftz`, both by 2**24 when d is
+subnormal) and contracts that multiply with a following add under the same rules, e.g. Triton's
+layer norm `var / N + eps` is one FFMA on the GPU (its H100 outputs in tests/data/triton/golden need
+it).  The rewrite emits the same scaling in PTX (`abs`, `setp`, `mul.rn`, `selp`), then
+`rcp.approx.ftz.f32` and the fma.
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 from ptxjit.frontend import ir
@@ -52,6 +60,12 @@ def _ftype(ins: ir.Instr) -> str | None:
 def _is_mul(ins: ir.Instr) -> bool:
     return (ins.opcode == "mul" and ins.guard is None and _ftype(ins) is not None
             and not ROUNDING.intersection(ins.mods) and not ins.has("sat")
+            and isinstance(ins.operands[0], ir.Reg) and len(ins.operands) == 3) or _is_div(ins)
+
+
+def _is_div(ins: ir.Instr) -> bool:
+    """`div.approx/full(.ftz).f32`: a multiply by MUFU.RCP(d) once ptxas has expanded it."""
+    return (ins.opcode == "div" and ins.guard is None and _ftype(ins) == "f32" and ins.has("approx", "full")
             and isinstance(ins.operands[0], ir.Reg) and len(ins.operands) == 3)
 
 
@@ -144,7 +158,7 @@ def _rewrite(fn: ir.Function, chosen: dict[int, tuple[Product, int, bool]]) -> i
         while name in fn.regs:
             counter[0] += 1
             name = f"%__fmad{counter[0]}"
-        fn.regs[name] = FUSABLE_TYPES[t]
+        fn.regs[name] = FUSABLE_TYPES.get(t, t)
         return ir.Reg(name)
 
     # a mul operand redefined between the product and its add: copy it at the mul, fuse the copy
@@ -160,9 +174,16 @@ def _rewrite(fn: ir.Function, chosen: dict[int, tuple[Product, int, bool]]) -> i
         if any(isinstance(o, ir.Reg) and o.name in written for o in p.mul.operands[1:3]):
             copies.add(id(p.mul))
     copy_regs: dict[int, list] = {}
+    fused_divs = {id(p.mul) for p, _pos, _neg in chosen.values() if _is_div(p.mul)}
+    copies -= fused_divs  # their factors are computed at the div, from the values it sees
+    div_regs: dict[int, list] = {}
     n = 0
     for st in body:
         if not isinstance(st, ir.Instr):
+            out.append(st)
+            continue
+        if _is_div(st) and id(st) in fused_divs:
+            div_regs[id(st)] = _div_factors(st, out, fresh)
             out.append(st)
             continue
         if id(st) in copies:
@@ -184,7 +205,7 @@ def _rewrite(fn: ir.Function, chosen: dict[int, tuple[Product, int, bool]]) -> i
             continue
         p, pos, neg = pick
         t = _ftype(p.mul)
-        a, b = copy_regs.get(id(p.mul), p.mul.operands[1:3])
+        a, b = div_regs.get(id(p.mul)) or copy_regs.get(id(p.mul), p.mul.operands[1:3])
         c = st.operands[3 - pos]
         neg_product = neg ^ (st.opcode == "sub" and pos == 2)
         neg_c = st.opcode == "sub" and pos == 1
@@ -204,3 +225,35 @@ def _negated(op, t: str, at: ir.Instr, out: list, fresh) -> ir.Reg:
     r = fresh(t)
     out.append(ir.Instr("neg", (t,), [r, op], None, at.pos, at.src_loc))
     return r
+
+
+F32_QUARTER, F32_TWO24, F32_TWO126, F32_MIN_NORMAL = 0x3E800000, 0x4B800000, 0x7E800000, 0x00800000
+
+
+def _f32_imm(bits: int) -> ir.FImm:
+    return ir.FImm(struct.unpack("<f", struct.pack("<I", bits))[0], bits, 32)
+
+
+def _div_factors(div: ir.Instr, out: list, fresh) -> list:
+    """[a', MUFU.RCP(d')] of `div.approx/full(.ftz).f32 q, a, d` as ptxas computes them (q = a' * rcp):
+    emitted before the div into fresh registers (read by the fmas that absorb the quotient)."""
+    a, d = div.operands[1:3]
+    ftz = ("ftz",) if div.has("ftz") else ()
+
+    def emit(op: str, mods: tuple, *ops) -> ir.Reg:
+        r = fresh("pred" if op == "setp" else "f32")
+        out.append(ir.Instr(op, mods, [r, *ops], None, div.pos, div.src_loc))
+        return r
+
+    def scaled(cond: ir.Reg, factor: int) -> None:
+        nonlocal a, d
+        k = _f32_imm(factor)
+        a = emit("selp", ("f32",), emit("mul", ("rn", *ftz, "f32"), a, k), a, cond)
+        d = emit("selp", ("f32",), emit("mul", ("rn", *ftz, "f32"), d, k), d, cond)
+
+    mag = emit("abs", (*ftz, "f32"), d)
+    if div.has("full"):  # FSETP.GT |d| > 2**126: both scaled by 1/4
+        scaled(emit("setp", ("gt", *ftz, "f32"), mag, _f32_imm(F32_TWO126)), F32_QUARTER)
+    if not ftz:  # FSETP.GEU |d| >= 2**-126 false (subnormal or zero, not NaN): both scaled by 2**24
+        scaled(emit("setp", ("lt", "f32"), mag, _f32_imm(F32_MIN_NORMAL)), F32_TWO24)
+    return [a, emit("rcp", ("approx", "ftz", "f32"), d)]

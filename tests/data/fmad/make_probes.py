@@ -67,6 +67,19 @@ CASES = {
     "f16_rn": ("mul.rn.f16 %h5, %h1, %h2; add.f16 %h7, %h5, %h3;", "h"),
     "bf16": ("mul.bf16 %h5, %h1, %h2; add.bf16 %h7, %h5, %h3;", "h"),
     "f16x2": ("mul.f16x2 %r8, %r5, %r6; add.f16x2 %r9, %r8, %r7;", "r"),
+    # div.approx/full.f32 is a * MUFU.RCP(d) to ptxas (plus predicated scaling FMULs): the multiply fuses
+    "div_full": ("div.full.f32 %f7, %f1, %f2;", "f"),
+    "div_full_add": ("div.full.f32 %f5, %f1, %f2; add.f32 %f7, %f3, %f5;", "f"),
+    "div_full_ftz_add": ("div.full.ftz.f32 %f5, %f1, %f2; add.ftz.f32 %f7, %f5, %f3;", "f"),
+    "div_full_ftz_mismatch": ("div.full.f32 %f5, %f1, %f2; add.ftz.f32 %f7, %f5, %f3;", "f"),
+    "div_approx_add": ("div.approx.f32 %f5, %f1, %f2; add.f32 %f7, %f5, %f3;", "f"),
+    "div_approx_ftz_sub": ("div.approx.ftz.f32 %f5, %f1, %f2; sub.ftz.f32 %f7, %f3, %f5;", "f"),
+    "div_full_also_stored": ("div.full.f32 %f5, %f1, %f2; add.f32 %f7, %f5, %f3; st.global.f32 [%rd2+4], %f5;",
+                             "f"),
+    "div_full_neg": ("div.full.f32 %f5, %f1, %f2; neg.f32 %f6, %f5; add.f32 %f7, %f6, %f3;", "f"),
+    "div_full_two_adds": ("div.full.f32 %f5, %f1, %f2; add.f32 %f6, %f5, %f3; add.f32 %f8, %f5, %f4; "
+                          "add.f32 %f7, %f8, %f6;", "f"),
+    "div_then_mul": ("div.full.f32 %f5, %f1, %f2; mul.f32 %f6, %f3, %f3; add.f32 %f7, %f5, %f6;", "f"),
 }
 
 STORE = {"f": "st.global.f32 [%rd2], %f7;", "d": "st.global.f64 [%rd2], %fd7;",
