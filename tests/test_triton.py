@@ -187,14 +187,8 @@ def _golden_case(rid: str) -> str:
 
 
 GOLDEN_PENDING = {f"{n}.{a}": why for (n, a), why in PENDING.items()}
-# layer_norm: rstd = div.full(1, sqrt.approx.ftz(var + eps)) is 1 ulp off in one row (0.50248694 vs the H100's
-# 0.502487), so y = (x - mean) * rstd * w + b is too, up to 129 ulps where y is near 0 (+ b cancels).  Row 29's
-# var + eps = 0x407d78e5 lies 5/16 of the way between two dense samples of the H100's sqrt.approx.ftz (0x3ffebba2
-# at 0x407d78e0, 0x3ffebbaa at 0x407d78f0, both matched); interpolated, 0x...a4.5 is a tie: ptxjit gives 0x3ffebba5,
-# and 1/0x3ffebba4 = 0x3f00a2fd is the H100's rstd, so the H100 gives 0x3ffebba4 (lower/rules/approx.py's model)
-for _a in ARCHS:
-    GOLDEN_PENDING[f"layer_norm.{_a}"] = ("sqrt.approx.ftz.f32 between the dense H100 samples: a rounding tie of "
-                                          "the interpolation goes up in ptxjit, down on the H100 (rstd 1 ulp)")
+# layer_norm: `var / N + eps` is one FFMA on the GPU (ptxas contracts div.full's multiply by MUFU.RCP(N)
+# with the add; passes/contract.py): without it row 29's rstd was 1 ulp off.
 
 
 @pytest.mark.parametrize("rid", _golden_records() or ["none"], ids=lambda r: _golden_case(r) if r != "none" else r)
