@@ -273,7 +273,8 @@ class Kernel:
         return self.module._info(self.fn)
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, timeout: float | None = None,
-                 checked: bool | None = None, unchecked: bool = False, probes=None, stream=None) -> None:
+                 checked: bool | None = None, unchecked: bool = False, probes=None, stream=None,
+                 cooperative: bool = False) -> None:
         """Launch: `grid` blocks of `block` threads on `args`.  `timeout` (seconds; default
         PTXJIT_TIMEOUT, else none) stops the launch and raises KernelTimeout when it runs longer.
 
@@ -287,7 +288,12 @@ class Kernel:
         ptxjit/instrument/probes.py) and `table` (its buffers for this launch, instrument/buffers.py).
 
         `stream` (a ptxjit.Stream): enqueue the launch there and return at once (ptxjit/streams); the
-        arguments are kept until it completes, its errors are raised at the stream's synchronization."""
+        arguments are kept until it completes, its errors are raised at the stream's synchronization.
+
+        `cooperative=True` (cudaLaunchCooperativeKernel): every block runs at once, so grid.sync()
+        works; a grid larger than `max_cooperative_grid_blocks(block)` is refused (runtime/cooperative.py)."""
+        if cooperative and (probes is not None or _BACKEND == "ray"):
+            raise ValueError(f"kernel '{self.name}': cooperative launches cannot be instrumented or distributed")
         if _BACKEND == "ray" and stream is None and probes is None:  # ptxjit.distributed: across a Ray cluster
             from ptxjit.distributed.driver import launch as _distributed
 
@@ -297,7 +303,8 @@ class Kernel:
                 raise ValueError(f"kernel '{self.name}': instrumented launches cannot go on a stream")
             stream.synchronize()
             stream = None
-        if _CHECK_TOOLS and probes is None:  # PTXJIT_CHECK, read once at import: ptxjit.check runs the launch
+        # PTXJIT_CHECK, read once at import: ptxjit.check runs the launch
+        if _CHECK_TOOLS and probes is None and not cooperative:
             from ptxjit.checking.env import checked_launch
 
             if checked_launch(self, _CHECK_TOOLS, grid, block, args, shared_mem, timeout, checked, unchecked):
@@ -325,6 +332,10 @@ class Kernel:
             checked = _checked(None, False)
         else:
             checked = bool(checked)
+        if cooperative:
+            from ptxjit.runtime.cooperative import launch_cooperative
+
+            return launch_cooperative(self, g, b, args, shared_mem, timeout, checked, stream)
         values, ranges, patches = self._packer.pack(args, checked)
         if not checked and stream is None and _tiers_on():  # PTXJIT_TIERS (ptxjit/tiers): off by default
             return _tiers.launch(self, g, b, values, patches, shared_mem, timeout, args)
@@ -354,6 +365,12 @@ class Kernel:
         else:
             launch.run_packed(t, self.name, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem,
                               timeout, self._range_names, args, (args, gb))
+
+    def max_cooperative_grid_blocks(self, block, shared_mem: int = 0) -> int:
+        """The most blocks a cooperative launch with this block accepts (runtime/cooperative.py)."""
+        from ptxjit.runtime.cooperative import max_cooperative_grid_blocks
+
+        return max_cooperative_grid_blocks(self, block, shared_mem)
 
     def _check_ntid(self, b: tuple[int, int, int]) -> None:
         """The block shapes the kernel's .reqntid / .maxntid allow."""

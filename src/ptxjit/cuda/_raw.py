@@ -133,10 +133,12 @@ class RawKernel:
             "num_instructions": info.num_instructions,
         }
 
-    def __call__(self, grid, block, args=(), shared_mem: int = 0, stream=None) -> None:
+    def __call__(self, grid, block, args=(), shared_mem: int = 0, stream=None,
+                 enable_cooperative_groups: bool = False) -> None:
         """Launch as CuPy's RawKernel: `kernel(grid, block, args, shared_mem=0, stream=None)`;
-        with a ptxjit.Stream the launch is asynchronous (ptxjit.Kernel.__call__)."""
-        self.kernel(grid, block, args, shared_mem=shared_mem, stream=stream)
+        with a ptxjit.Stream the launch is asynchronous (ptxjit.Kernel.__call__).
+        `enable_cooperative_groups=True` (CuPy's spelling) is a cooperative launch (grid.sync())."""
+        self.kernel(grid, block, args, shared_mem=shared_mem, stream=stream, cooperative=enable_cooperative_groups)
 
     def __repr__(self) -> str:
         return f"<RawKernel {self.name!r} ({self.kernel.name})>"

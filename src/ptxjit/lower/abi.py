@@ -33,6 +33,8 @@ L_RANGES = 25         # checked code: int64 [lo, len) pairs of the legal address
 L_PROBE = 26          # instrumented code: the probe table (ptxjit/instrument/buffers.py)
 L_RANGED = 27         # nonzero: a native call runs the CTAs [W_BSTART, W_BEND) once and returns (the
                       # stream scheduler hands out batches itself: ptxjit/streams/scheduler.py)
+L_COOP = 28           # cooperative launch: address of the zeroed grid workspace that nvcc's grid.sync()
+                      # reads as %envreg1:%envreg2 (0: not cooperative; runtime/cooperative.py)
 L_SIZE = 32
 
 # ---- error codes

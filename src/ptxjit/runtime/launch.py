@@ -582,7 +582,12 @@ def launch_exception(tr: Translation, kernel_name: str, L, grid, block, elapsed:
     if L[abi.L_ERROR] == abi.ERR_FAULT:
         ranges, names = fault_info[0](*fault_info[1:])
         return _fault_error(tr, kernel_name, L, grid, block, ranges, names or [], shared_bytes)
-    return _launch_error(tr, kernel_name, L, grid, block, elapsed, limit)
+    err = _launch_error(tr, kernel_name, L, grid, block, elapsed, limit)
+    if L[abi.L_ERROR] == abi.ERR_TRAP and tr.locations:  # grid.sync() outside a cooperative launch?
+        from ptxjit.runtime.cooperative import explain_trap
+
+        err = explain_trap(tr, L, err)
+    return err
 
 
 def _wait_workers(futures: list[Future]) -> None:

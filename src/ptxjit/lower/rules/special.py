@@ -76,6 +76,27 @@ def special_register(lw, name: str) -> ll.Value:
         return launch32(abi.L_DYN_SMEM)
     if base in ("%total_smem_size", "%aggr_smem_size"):
         return b.trunc(lw.worker_slot(abi.W_SHARED_SIZE), I32)
+    if base in ("%envreg1", "%envreg2"):
+        # the grid workspace of a cooperative launch (runtime/cooperative.py): nvcc's grid.sync()
+        # builds its address as %envreg1 << 32 | %envreg2, and traps where it is 0 (not cooperative)
+        _mark_grid_workspace(lw)
+        ws = lw.launch_slot(abi.L_COOP)
+        return b.trunc(b.lshr(ws, const_int(I64, 32)) if base == "%envreg1" else ws, I32)
     if base.startswith("%envreg"):
         return const_int(I32, 0)
     raise lw.unsupported(f"special register {name}")
+
+
+GRID_WORKSPACE_MARK = "%envreg"
+
+
+def _mark_grid_workspace(lw) -> None:
+    """List a marker in the translation's location table: the kernel reads the grid workspace, so a
+    trap in a non-cooperative launch gets a hint (runtime/cooperative.py: explain_trap)."""
+    from ptxjit.frontend import ir
+
+    cg = lw.cg
+    mark = cg.__dict__.get("_grid_workspace_mark")
+    if mark is None:
+        mark = cg.__dict__["_grid_workspace_mark"] = ir.Instr(GRID_WORKSPACE_MARK, (), [], None, lw.cur.pos)
+    cg.location_id(mark)

@@ -1,0 +1,252 @@
+"""Cooperative launches and grid.sync() (runtime/cooperative.py).  Kernels: tests/data/coop/coop.cu,
+nvcc 13's PTX next to it (regen.sh); results checked against NumPy, occupancy limits against the
+H100's published per-SM limits (2048 threads, 32 blocks, 228 KB shared memory, 1 KB reserved per block)."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxjit
+from ptxjit.errors import KernelDeadlock, KernelTimeout, KernelTrap
+from ptxjit.runtime.cooperative import CooperativeLaunchTooLarge, max_active_blocks_per_multiprocessor
+
+DATA = Path(__file__).parent / "data" / "coop" / "coop.ptx"
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return ptxjit.Module.from_file(DATA)
+
+
+@pytest.fixture
+def workers():
+    """Set the worker count (ptxjit's multiprocessors) for one test, restoring the default after it."""
+    yield ptxjit.set_workers
+    ptxjit.set_workers(None)
+
+
+@pytest.mark.parametrize("grid,block,checked", [((8, 1), (64, 1), True), ((3, 2), (16, 4), True),
+                                                ((8, 1), (64, 1), False)])
+def test_two_phase_reads_other_blocks_data(mod, workers, grid, block, checked):
+    workers(2)
+    k = mod.get_function("two_phase")
+    nthreads = block[0] * block[1]
+    n = grid[0] * grid[1] * nthreads - 5  # a partial last block
+    x = np.random.default_rng(1).standard_normal(n).astype(np.float32)
+    tmp = np.zeros(n, np.float32)
+    out = np.zeros(n, np.float32)
+    k(grid, block, (x, tmp, out, np.int32(n)), cooperative=True, checked=checked)
+    want = (x * np.float32(2))[(np.arange(n) + nthreads) % n] + np.float32(1)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_persistent_reduction_with_many_grid_syncs(mod, workers):
+    workers(2)
+    k = mod.get_function("persistent_sum")
+    g = k.max_cooperative_grid_blocks(256)  # the persistent-kernel idiom: blocks per SM x SMs
+    assert g == 2 * 8  # 2048 threads per SM / 256
+    n = 100_003
+    x = (np.arange(n, dtype=np.int64) * 7919 % 1000 - 500).astype(np.int32)
+    partial = np.zeros(g, np.int64)
+    trace = np.zeros(8, np.int64)
+    total = np.zeros(1, np.int64)
+    k(g, 256, (x, partial, trace, total, np.int32(n)), cooperative=True)
+    assert total[0] == x.astype(np.int64).sum()
+    # the schedule: after round r, partial[0] sums the first 2**(r+1) blocks' grid-stride shares
+    idx = np.arange(n)
+    want = [x[(idx // 256) % g < min(2 ** (r + 1), g)].astype(np.int64).sum() for r in range(4)]
+    np.testing.assert_array_equal(trace[:4], want)
+
+
+def test_stencil_steps_one_grid_sync_each(mod, workers):
+    workers(1)  # more blocks than workers' cores: blocks waiting at grid.sync() must yield
+    k = mod.get_function("stencil_steps")
+    n, steps = 2000, 9
+    a = (np.arange(n, dtype=np.int32) * 31) % 1000
+    ref = a.astype(np.int64)
+    b = np.zeros_like(a)
+    k((n + 255) // 256, 256, (a, b, np.int32(n), np.int32(steps)), cooperative=True)
+    for _ in range(steps):
+        ref = (np.roll(ref, 1) + 2 * ref + np.roll(ref, -1)) % 1000003
+    np.testing.assert_array_equal(b if steps % 2 else a, ref)
+
+
+def _grid_info_expect(grid, block, valid: int) -> np.ndarray:
+    nb, nt = grid[0] * grid[1], block
+    rank = np.arange(nb * nt)
+    return np.stack([np.full_like(rank, valid), np.full_like(rank, nb), rank // nt, rank,
+                     np.full_like(rank, nb * nt)], axis=1).astype(np.uint64)
+
+
+def test_grid_group_queries(mod, workers):
+    workers(2)
+    k = mod.get_function("grid_info")
+    out = np.zeros((6 * 64, 5), np.uint64)
+    k((3, 2), 64, (out,), cooperative=True)
+    np.testing.assert_array_equal(out, _grid_info_expect((3, 2), 64, 1))
+    # outside a cooperative launch only sync() traps: is_valid() is false, as on a GPU
+    out[:] = 7
+    k((3, 2), 64, (out,))
+    np.testing.assert_array_equal(out, _grid_info_expect((3, 2), 64, 0))
+
+
+def test_too_large_grid_is_refused(mod, workers):
+    workers(2)
+    k = mod.get_function("two_phase")
+    x = np.zeros(4, np.float32)
+    limit = k.max_cooperative_grid_blocks(128)
+    assert limit == 2 * 16
+    k(limit, 128, (x, x.copy(), x.copy(), np.int32(4)), cooperative=True)  # the limit itself runs
+    with pytest.raises(CooperativeLaunchTooLarge, match=r"cudaErrorCooperativeLaunchTooLarge: too many "
+                       r"blocks in cooperative launch: grid \(33, 1, 1\) has 33 blocks, but at most 32"):
+        k(limit + 1, 128, (x, x.copy(), x.copy(), np.int32(4)), cooperative=True)
+
+
+def test_occupancy_follows_h100_limits(mod, workers):
+    workers(3)
+    k = mod.get_function("persistent_sum")  # 2 KB of static shared memory
+    assert [max_active_blocks_per_multiprocessor(k, b) for b in (32, 100, 256, 1024)] == [32, 16, 8, 2]
+    # shared memory: 228 KB per SM, each block 2 KB static + dynamic + 1 KB reserved
+    assert max_active_blocks_per_multiprocessor(k, 32, 60 * 1024) == 228 // 63
+    assert k.max_cooperative_grid_blocks(256) == 3 * 8
+
+
+def test_grid_sync_without_cooperative_launch_traps_with_hint(mod):
+    k = mod.get_function("two_phase")
+    x = np.zeros(256, np.float32)
+    with pytest.raises(KernelTrap, match=r"grid.sync\(\) needs a cooperative launch .*cooperative=True.*coop.ptx:"):
+        k(4, 64, (x, x.copy(), x.copy(), np.int32(256)))
+
+
+def test_block_exiting_before_grid_sync_is_a_deadlock(mod, workers):
+    workers(2)
+    k = mod.get_function("early_exit")
+    out = np.zeros(8 * 64, np.int32)
+    t0 = time.monotonic()
+    with pytest.raises(KernelDeadlock, match=r"grid.sync\(\).* 7 of 8 blocks wait at the grid barrier and the "
+                       r"other 1 exited"):
+        k(8, 64, (out, np.int32(3)), cooperative=True, timeout=60)
+    assert time.monotonic() - t0 < 30
+    out[:] = 0
+    k(8, 64, (out, np.int32(99)), cooperative=True)  # nobody quits: the module still works
+    assert (out == 2).all()
+
+
+def test_trap_in_one_block_stops_the_waiting_ones(mod, workers):
+    workers(2)
+    k = mod.get_function("trap_before_sync")
+    out = np.zeros(8 * 64, np.int32)
+    with pytest.raises(KernelTrap, match=r"block \(5, 0, 0\) thread \(0, 0, 0\) at .*coop.cu:"):
+        k(8, 64, (out, np.int32(5)), cooperative=True, timeout=60)
+    assert not out.any()
+
+
+def test_timeout_stops_a_cooperative_launch(mod, workers):
+    workers(2)
+    k = mod.get_function("wait_flag")
+    flag = np.ones(1, np.int32)
+    out = np.zeros(8 * 64, np.int32)
+    with pytest.raises(KernelTimeout, match="0 of 8 blocks had completed"):
+        k(8, 64, (flag, out), cooperative=True, timeout=0.5)
+    flag[0] = 0
+    k(8, 64, (flag, out), cooperative=True)
+    assert (out == 1).all()
+
+
+def test_cooperative_launch_on_a_stream_runs_in_order(mod, workers):
+    workers(2)
+    k = mod.get_function("two_phase")
+    n = 4 * 64
+    x = np.arange(n, dtype=np.float32)
+    tmp, out = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    s = ptxjit.Stream()
+    k(4, 64, (x, tmp, out, np.int32(n)), cooperative=True, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(out, (2 * x)[(np.arange(n) + 64) % n] + 1)
+
+
+_CHILD = r"""
+import sys, time
+import numpy as np
+import ptxjit
+
+ptxjit.set_workers(2)
+m = ptxjit.Module.from_file(sys.argv[1])
+k = m.get_function("wait_flag")
+flag = np.zeros(1, np.int32)
+out = np.zeros(8 * 64, np.int32)
+k(8, 64, (flag, out), cooperative=True)  # compiles; the flag is clear, so it returns at once
+flag[0] = 1
+print("READY", flush=True)
+try:
+    k(8, 64, (flag, out), cooperative=True)
+    print("RETURNED", flush=True)
+except KeyboardInterrupt:
+    print("INTERRUPTED", time.monotonic(), flush=True)
+flag[0] = 0
+out[:] = 0
+k(8, 64, (flag, out), cooperative=True)
+assert (out == 1).all()
+print("OK", flush=True)
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT delivery to a child process")
+def test_ctrl_c_stops_a_cooperative_launch():
+    p = subprocess.Popen([sys.executable, "-c", _CHILD, str(DATA)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([p.stdout], [], [], 180)
+        assert ready, "child produced no output"
+        line = p.stdout.readline()
+        assert line.strip() == "READY", (line, p.stderr.read() if p.poll() is not None else "")
+        time.sleep(0.3)
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, f"child failed ({p.returncode}):\n{out}\n{err}"
+    got = [ln for ln in out.split("\n") if ln.startswith("INTERRUPTED")]
+    assert got, f"no KeyboardInterrupt:\n{out}\n{err}"
+    assert float(got[0].split()[1]) - sent < 1.0
+    assert "OK" in out.split("\n")
+
+
+def test_rawkernel_enable_cooperative_groups():
+    from ptxjit.cuda import _nvrtc
+
+    if not _nvrtc.nvrtc_available():
+        pytest.skip("no NVRTC")
+    src = r"""
+    #include <cooperative_groups.h>
+    extern "C" __global__ void shift(const int* a, int* b, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        b[i] = a[i] * 3;
+        cooperative_groups::this_grid().sync();
+        b[n + i] = b[(i + blockDim.x) % n];
+    }"""
+    try:
+        # the wheel's headers lack some of cooperative_groups' includes: a local CUDA toolkit has them
+        inc = Path("/usr/local/cuda/include")
+        opts = (f"-I{inc}", f"-I{inc / 'cccl'}") if (inc / "nv" / "target").exists() else ()
+        k = ptxjit.RawKernel(src, "shift", options=opts)
+    except ptxjit.CudaCompileError as e:
+        if "cannot open source file" in str(e):  # the wheel's headers lack cooperative_groups' includes
+            pytest.skip(f"NVRTC lacks the cooperative_groups headers: {str(e).splitlines()[1][:120]}")
+        raise
+    n = 4 * 32
+    a = np.arange(n, dtype=np.int32)
+    b = np.zeros(2 * n, np.int32)
+    k((4,), (32,), (a, b, np.int32(n)), enable_cooperative_groups=True)
+    np.testing.assert_array_equal(b[n:], (3 * a)[(np.arange(n) + 32) % n])
