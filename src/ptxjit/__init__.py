@@ -1,6 +1,6 @@
 """ptxjit: run NVIDIA PTX kernels on multi-core CPUs through LLVM."""
 
-from ptxjit import cuda, numba  # front doors: CUDA C++ via NVRTC, Numba kernels (numba imported on first use)
+from ptxjit import cuda, numba, texture  # front doors: CUDA C++ via NVRTC, Numba kernels (numba imported on first use)
 from ptxjit.api import Kernel, KernelInfo, Module, ParamInfo
 from ptxjit.checking import check
 from ptxjit.cuda import CompiledCuda, CudaCompileError, RawKernel, RawModule, compile_cuda
@@ -32,7 +32,7 @@ __all__ = [
     "KernelInfo", "KernelTimeout", "KernelTrap", "Module", "PTXError", "PTXSyntaxError", "PTXValidationError",
     "ParamInfo", "Pointer", "check",
     "PtxjitWarning", "RawKernel", "RawModule", "UnsupportedInstructionError", "cache_stats", "compile_cuda",
-    "Trace", "TraceOverflow", "cuda", "empty", "numba", "set_workers", "to_device", "trace", "worker_count",
+    "Trace", "TraceOverflow", "cuda", "empty", "numba", "texture", "set_workers", "to_device", "trace", "worker_count",
     "zeros",
     "heap_leaks", "heap_size", "set_heap_size",
     "Event", "Graph", "Stream", "copy_async", "get_elapsed_time", "synchronize", "stats", "encode_tensor_map",

@@ -10,11 +10,24 @@ float) gets one InstrSpec with the forms of all of them.  `lookup(opcode)` retur
 
 from __future__ import annotations
 
-from ptxjit.isa import compare, control, convert, copy, floating, integer, memory, misc, sync, tensor, video
+from ptxjit.isa import (
+    compare,
+    control,
+    convert,
+    copy,
+    floating,
+    integer,
+    memory,
+    misc,
+    sync,
+    tensor,
+    texture,
+    video,
+)
 from ptxjit.isa.match import Context, Verdict, check, fmt_instr
 from ptxjit.isa.spec import InstrSpec
 
-_MODULES = (integer, floating, compare, convert, memory, copy, sync, control, video, tensor, misc)
+_MODULES = (integer, floating, compare, convert, memory, copy, sync, control, video, tensor, texture, misc)
 
 
 def _build() -> dict[str, InstrSpec]:

@@ -1,4 +1,4 @@
-"""Instructions described loosely: textures and surfaces (§9.7.10-11), multimem, tensormap,
+"""Instructions described loosely: sured (tex/tld4/txq/suld/sust/suq: isa/texture.py), multimem, tensormap,
 istypep, cluster launch control and the sm_100 tcgen05 family.  ptxjit has no rules for any of them;
 the table knows their modifier vocabulary and operand counts, enough to tell a typo (an unknown
 modifier) from valid PTX that ptxjit does not run."""
@@ -8,20 +8,10 @@ from __future__ import annotations
 from ptxjit.isa.spec import loose
 
 GEOM = "1d 2d 3d a1d a2d cube acube 2dms a2dms"
-TEXTYPES = "u32 s32 f16 f16x2 f32 b8 b16 b32 b64"
 SURF = "b trap clamp zero v2 v4 b8 b16 b32 b64 p"
 
 SPECS = [
-    loose("tex", "texture", f"{GEOM} v4 v2 base level grad clamp_to_edge {TEXTYPES}", 2, 6),
-    loose("tld4", "texture", f"r g b a 2d a2d cube acube v4 {TEXTYPES}", 2, 5),
-    loose("txq", "texture", "level width height depth channel_data_type channel_order normalized_coords "
-          "filter_mode addr_mode_0 addr_mode_1 addr_mode_2 force_unnormalized_coords array_size "
-          "num_mipmap_levels num_samples b32", 2, 3),
-    loose("suld", "surface", f"{GEOM} {SURF} ca cg cs cv", 2, 2),
-    loose("sust", "surface", f"{GEOM} {SURF} wb cg cs wt", 2, 2),
     loose("sured", "surface", f"{GEOM} {SURF} add min max and or u32 u64 s32 s64", 2, 2),
-    loose("suq", "surface", "width height depth channel_data_type channel_order array_size memory_layout b32",
-          2, 2),
     loose("istypep", "texture", "texref samplerref surfref", 2, 2),
     loose("multimem", "memory", "ld_reduce st red global weak relaxed release acquire cta cluster gpu sys "
           "min max add and or xor acc::f32 v2 v4 v8 noftz u32 s32 u64 s64 f32 f64 f16 f16x2 bf16 bf16x2 "

@@ -36,6 +36,7 @@ class ParamAccess:
     may_write: bool = False
     pointer: bool = False
     widths: dict[int, set[str]] = field(default_factory=dict)  # element bytes -> PTX types seen
+    texture: int = 0  # ptxjit.texture.KIND_TEXTURE/KIND_SURFACE: the value is used as that handle
 
 
 @dataclass
@@ -210,6 +211,10 @@ def analyze(module: ir.Module, fn: ir.Function) -> KernelAccess:
     if sound.address_taken:
         for a in acc:
             a.may_write = True
+    from ptxjit.texture import handle_params  # (textures and surfaces: ptxjit/texture.py)
+
+    for name, kind in handle_params(fn).items():
+        acc[index[name]].texture = kind
 
     funcs = _reachable(module, fn)
     extern = {v.name: v for v in [*module.globals, *(v for f in funcs for v in f.vars)]

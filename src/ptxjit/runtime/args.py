@@ -21,6 +21,7 @@ from ptxjit.frontend import ir
 from ptxjit.lower.layout import param_layout
 from ptxjit.runtime.access import KernelAccess
 from ptxjit.runtime.memory import DeviceArray, Pointer
+from ptxjit.texture import encode_argument, is_handle_object
 
 MAX_GRID = (2 ** 31 - 1, 65535, 65535)
 MAX_BLOCK = (1024, 1024, 64)
@@ -106,6 +107,9 @@ def _encode(kernel: str, i: int, p: ir.VarDecl, v: object, keep: list, pa) -> by
             raise TypeError(f"{where()}: expected {p.size} bytes (bytes, ctypes structure or numpy record), "
                             f"got {_describe(v)}" + (f" of {len(raw)} bytes" if raw is not None else ""))
         return raw
+    if pa is not None and pa.texture or is_handle_object(v):  # ptxjit/texture.py
+        keep.append(v)
+        return encode_argument(where(), pa.texture if pa is not None else 0, v, ir.type_size(p.type))
     t = p.type
     size = ir.type_size(t)
     ptr = pointer_of(v)
@@ -268,7 +272,8 @@ class ArgPacker:
             elif size in (1, 2, 4, 8):  # as _encode: every other type takes an integer
                 kind, ch = (_WIDE if size == 8 else _NARROW), {1: "B", 2: "H", 4: "I", 8: "Q"}[size]
                 mask = (1 << (8 * size)) - 1
-                if not (pa.pointer and wide):  # an int for a dereferenced pointer is refused (slow path)
+                if not (pa.pointer and wide or pa.texture):  # an int for a dereferenced pointer or a
+                    # texture/surface handle is refused (slow path)
                     lo, hi = (0, 1) if t == "pred" else (-(2 ** (8 * size - 1)), mask)
             if off > pos:
                 fmt.append(f"{off - pos}x")

@@ -13,6 +13,7 @@ from ptxjit.lower.rules import (  # noqa: F401  (imported for their registration
     memory,
     mma,
     sync,
+    texture,
     video,
     wgmma,
     wmma,
