@@ -252,6 +252,19 @@ def test_texture_sees_the_array_at_each_launch_and_pitch2d(mod):
     assert out[:, 0].tolist() == [0, 11]
 
 
+def test_lod_and_grad_without_mipmaps_sample_level_0(mod):
+    rng = np.random.default_rng(11)
+    data = rng.standard_normal((4, 5)).astype(np.float16)  # 16-bit float channels
+    tex, _ = array_texture(data, F32, 16, [CLAMP, WRAP], linear=True, norm=True)
+    x, y = coords_for(32, 5, rng, True), coords_for(32, 4, rng, True)
+    out = np.zeros((32, 2), f32)
+    mod.get_function("sample2d_lod")(1, 32, (tex, x, y, out, 32))
+    want = ref_fetch(as_texels(data[..., None], 1, F32, 16, False)[None, None], [x, y], [CLAMP, WRAP], True,
+                     True)[:, 0]
+    np.testing.assert_allclose(out[:, 0], want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(out[:, 1], want, rtol=1e-6, atol=1e-6)
+
+
 # ---------------------------------------------------------------- surfaces
 def surface(data: np.ndarray, bits: int, kind: int, channels: int = 1):
     desc = T.ChannelFormatDescriptor(*([bits] * channels + [0] * (4 - channels)), kind)
@@ -302,6 +315,24 @@ def test_surf1d_boundary_modes(mod):
     mod.get_function("surf1d_read_zero")(1, 32, (s, out, n))  # reads element i - 2
     i = np.arange(n) - 2
     np.testing.assert_array_equal(out, np.where((i >= 0) & (i < w), i + 100, 0))
+
+
+def test_texture_over_a_surface_written_array_sees_the_writes(mod):
+    """A texture copies its CUDAarray only when it may have changed: a live surface over the array
+    (kernels may write it) makes every launch refresh."""
+    src = np.arange(12, dtype=f32).reshape(3, 4)
+    s_in, _ = surface(src, 32, F32)
+    s_out, arr = surface(np.zeros((3, 4), f32), 32, F32)
+    td = T.TextureDescriptor((CLAMP, CLAMP))
+    tex = T.TextureObject(T.ResourceDescriptor(T.cudaResourceTypeArray, cuArr=arr), td)
+    x, y = np.array([0.5, 3.5], f32), np.array([0.5, 2.5], f32)
+    out = np.zeros((2, 4), f32)
+    k = mod.get_function("sample2d")
+    k(1, 32, (tex, x, y, out, 2))
+    assert out[:, 0].tolist() == [0, 0]
+    mod.get_function("surf2d_scale")((1, 1), (8, 8), (s_in, s_out, 4, 3))
+    k(1, 32, (tex, x, y, out, 2))
+    assert out[:, 0].tolist() == [0, 22]
 
 
 def test_txq_suq(mod):
@@ -379,6 +410,7 @@ def test_unsupported_forms_are_refused_at_load():
 {{
     .reg .b64 %rd<2>;
     .reg .f32 %f<9>;
+    .reg .b32 %r<4>;
     ld.param.u64 %rd1, [hp];
     {body}
     ret;
@@ -388,3 +420,13 @@ def test_unsupported_forms_are_refused_at_load():
         ptxjit.Module(base.format(body="tex.cube.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f7, %f8}];"))
     with pytest.raises(ptxjit.PTXValidationError, match="takes 2 coordinates"):
         ptxjit.Module(base.format(body="tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5}];"))
+    with pytest.raises(ptxjit.PTXValidationError, match="destination must be a vector of 4"):
+        ptxjit.Module(base.format(body="tex.2d.v4.f32.f32 {%f1, %f2}, [%rd1, {%f5, %f6}];"))
+    with pytest.raises(ptxjit.PTXValidationError, match="needs one of .trap, .clamp, .zero"):
+        ptxjit.Module(base.format(body="suld.b.1d.b32 {%r2}, [%rd1, {%r1}];"))
+    with pytest.raises(ptxjit.PTXValidationError, match="coordinates: %f5 is .f32"):
+        ptxjit.Module(base.format(body="sust.b.1d.b32.trap [%rd1, {%f5}], {%f1};"))
+    with pytest.raises(ptxjit.UnsupportedInstructionError, match="formatted surface stores"):
+        ptxjit.Module(base.format(body="sust.p.1d.b32.trap [%rd1, {%r1}], {%r2};"))
+    with pytest.raises(ptxjit.UnsupportedInstructionError, match="only the queries"):
+        ptxjit.Module(base.format(body="txq.num_samples.b32 %r1, [%rd1];"))

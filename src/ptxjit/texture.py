@@ -125,6 +125,10 @@ class CUDAarray:
         self.layers = max(depth, 1) if self.layered else 1
         shape = (self.layers if self.layered else max(depth, 1), max(height, 1), width, desc.channels)
         self._data = np.zeros(shape, desc.dtype)  # (layers or depth, height, width, channels)
+        # what textures over this array need to know to skip refreshing their copy: the contents change
+        # only by copy_from (the version) or by kernels through a live SurfaceObject (the count)
+        self._version = 0
+        self._surfaces = 0
 
     @property
     def nbytes(self) -> int:
@@ -140,6 +144,7 @@ class CUDAarray:
         a = np.asarray(in_arr.array if isinstance(in_arr, DeviceArray) else in_arr)
         self._check(a, "copy_from")
         self._data.reshape(-1)[...] = a.reshape(-1)
+        self._version += 1
 
     def copy_to(self, out_arr: np.ndarray | DeviceArray, stream: object = None) -> None:
         a = out_arr.array if isinstance(out_arr, DeviceArray) else out_arr
@@ -327,13 +332,19 @@ class TextureObject(_Handle):
                   np.array([int(v) for v in border], np.int64).astype(np.int32))
         self._border = [int(v) & 0xFFFFFFFF for v in bwords]
         self._texels = np.zeros(0, np.float32)
+        self._seen = -1  # the CUDAarray version the copy was made from
         self.refresh()
 
     def refresh(self) -> None:
         """Copy the resource's current contents into the texel copy the kernels read (done by every
-        launch that receives this object)."""
+        launch that receives this object; skipped for a CUDAarray that provably did not change)."""
         if not self._alive:
             return
+        a = self.ResDesc.cuArr
+        if a is not None:
+            if a._surfaces == 0 and a._version == self._seen:
+                return
+            self._seen = a._version
         w, h, d, layers, dims, layered = self.ResDesc.shape()
         texels = np.ascontiguousarray(_canonical(self.ResDesc, self._normalized))
         if texels.shape == self._texels.shape and texels.dtype == self._texels.dtype:
@@ -369,6 +380,7 @@ class SurfaceObject(_Handle):
             raise TextureError("SurfaceObject: layered surfaces are not supported")
         super().__init__()
         self.ResDesc = ResDesc
+        a._surfaces += 1  # kernels may now write the array: textures over it refresh at every launch
         data = a._data
         esize = a.desc.channels * a.desc.bits // 8
         self._publish({W_DATA: data.ctypes.data, W_WIDTH: a.width, W_HEIGHT: max(a.height, 1),
@@ -378,6 +390,11 @@ class SurfaceObject(_Handle):
 
     def refresh(self) -> None:
         """Nothing to copy: a surface works on the array's own bytes."""
+
+    def free(self) -> None:
+        if self._alive and self.ResDesc.cuArr is not None:
+            self.ResDesc.cuArr._surfaces -= 1
+        super().free()
 
     def GetResourceDesc(self) -> ResourceDescriptor:  # noqa: N802
         return self.ResDesc

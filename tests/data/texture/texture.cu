@@ -105,3 +105,12 @@ extern "C" __global__ void query(cudaTextureObject_t t, cudaSurfaceObject_t s, i
     asm("suq.height.b32 %0, [%1];" : "=r"(sh) : "l"(s));
     out[0] = w; out[1] = h; out[2] = d; out[3] = sw; out[4] = sh;
 }
+
+// tex2DLod / tex2DGrad on a texture without mipmaps: level 0.
+extern "C" __global__ void sample2d_lod(cudaTextureObject_t t, const float *x, const float *y, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[2 * i] = tex2DLod<float>(t, x[i], y[i], 1.5f);
+        out[2 * i + 1] = tex2DGrad<float>(t, x[i], y[i], make_float2(2.0f, 0.0f), make_float2(0.0f, 2.0f));
+    }
+}

@@ -89,12 +89,12 @@ def _check_query(ins: Instr) -> str | None:
 
 
 def _check_surface(ins: Instr) -> str | None:
+    if ins.opcode == "sust" and ins.has("p"):
+        return "formatted surface stores (sust.p) are not supported"
     if not ins.has("b"):
         return "only unformatted (.b) surface accesses are supported"
     if _geom(ins, SURF_GEOMS) is None:
         return "only the 1d, 2d and 3d surface geometries are supported (no layered surfaces)"
-    if ins.opcode == "sust" and ins.has("p"):
-        return "formatted surface stores (sust.p) are not supported"
     return _handle_shape(ins, 1 if ins.opcode == "suld" else 0)
 
 
