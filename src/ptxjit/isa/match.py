@@ -129,9 +129,12 @@ def _match_form(f: Form, tys: tuple[str, ...], others: list[str], loose: bool = 
     chosen: dict[str, str] = {}
     seen: dict[str, int] = {}
     for m in others:
-        g = f.group_of(m)
-        if g is None:
+        # a modifier of several groups (createpolicy's primary and secondary eviction priority) goes
+        # to the first one that still has room: `.L2::evict_last.L2::evict_first` is primary, secondary
+        cands = [g for g in f.groups if m in g.values]
+        if not cands:
             return 2, f"modifier .{m} is not allowed here"
+        g = next((c for c in cands if seen.get(c.name, 0) < c.repeat), cands[0])
         if len(g.values) == 1 and chosen.get(g.name) == m:
             continue  # ptxas accepts a repeated flag (mul.sat.rn.sat.f32), not a repeated rounding mode
         seen[g.name] = seen.get(g.name, 0) + 1

@@ -135,6 +135,19 @@ def _with_policy(*forms: Form) -> list[Form]:
         out.append(Form(f.types, (*f.groups, req("hint", "L2::cache_hint")), (*f.operands, POLICY), f.check))
     return out
 _VAL = s("b", "T", "reg imm vec", vec="V")
+_ASYNC_GROUPS = [mods("sem", "weak relaxed"), mods("scope", "cluster"), req("space", "shared::cluster"),
+                 req("completion", "mbarrier::complete_tx::bytes")]
+_RED_ASYNC_TYPES = {"inc": "u32", "dec": "u32", "min": "u32 s32", "max": "u32 s32", "add": "u32 s32 u64",
+                    "and": "b32", "or": "b32", "xor": "b32"}
+
+
+def _red_async_check(m: Match) -> str | None:
+    o, t = m.get("op") or "", m.types[0]
+    if t not in _RED_ASYNC_TYPES[o].split():
+        return f"red.async .{o} takes {' '.join('.' + x for x in _RED_ASYNC_TYPES[o].split())}, not .{t}"
+    if m.get("sem") == "weak":
+        return "red.async takes .relaxed (not .weak)"
+    return None
 
 SPECS = [
     spec("ld", "memory",
@@ -173,6 +186,15 @@ SPECS = [
     spec("red", "atomic", *_with_policy(
          form(types("b32 b64 u32 u64 s32 s64 f32 f64 f16 f16x2 bf16 bf16x2"),
               [*_ATOM_GROUPS, req("op", "and or xor add inc dec min max")], (ADDR, _VAL), check=_atom_check))),
+    # st.async / red.async (sm_90, §9.7.9.12 and §9.7.13.6): to another CTA's shared memory of the
+    # cluster, completing bytes on an mbarrier there ([a], b, [mbar])
+    spec("st", "memory",
+         form(types("b32 b64 u32 u64 s32 s64 f32 f64"), [req("async", "async"), *_ASYNC_GROUPS, VEC_MOD],
+              (ADDR, s("b", "T", "reg imm vec", vec="V"), op("mbar", "addr", None)), check=_vec_size)),
+    spec("red", "atomic",
+         form(types("b32 u32 s32 u64"), [req("async", "async"), *_ASYNC_GROUPS,
+                                         req("op", "inc dec min max add and or xor")],
+              (ADDR, s("b"), op("mbar", "addr", None)), check=_red_async_check)),
     spec("applypriority", "memory",
          form((), [mods("space", "global"), req("level", "L2::evict_normal")], (ADDR, s("size", "u32", "imm")))),
     spec("discard", "memory",
@@ -191,7 +213,8 @@ SPECS = [
          form(types("u32 u64"), [mods("space", "shared::cluster")], (d("u32"), s("a", "T", "reg sym")))),
     spec("mapa", "memory",
          form(types("u32 u64"), [mods("space", "shared::cluster")], (d(), s("a", "T", "reg sym"), s("b", "u32")))),
-    spec("alloca", "memory", form(types("u32 u64"), [mods("space", "local")],
+    # ptxas: "No state space qualifier expected for instruction 'alloca'" (the ISA's .local is implied)
+    spec("alloca", "memory", form(types("u32 u64"), [],
                                   (d(), s("size", "u32"), s("align", "u32", "imm", optional=True)))),
     spec("stacksave", "memory", form(types("u32 u64"), [], (d(),))),
     spec("stackrestore", "memory", form(types("u32 u64"), [], (s("a", "T", "reg"),))),

@@ -22,6 +22,7 @@ The rules follow ptxas (CUDA 13.0, sm_90), probed with small kernels (tools/isa_
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -136,16 +137,32 @@ _SREG_TYPES = {
     "%clock64": "u64", "%globaltimer": "u64", "%gridid": "u64",
     "%is_explicit_cluster": "pred", "%current_graph_exec": "u64",
 }
+# Every special register of PTX ISA 8.x (§10) besides those the lowering knows (lower/function.py:
+# SPECIAL_REGS): valid PTX, so the table accepts them, and the mov/cvt rules refuse at load the ones
+# ptxjit cannot read yet (unsupported_special).
+_PTX_SREGS = re.compile(r"%(cluster_ctarank|cluster_nctarank|cluster_ctaid|cluster_nctaid|clusterid|nclusterid"
+                        r"|is_explicit_cluster|current_graph_exec|pm[0-7](_64)?|envreg\d+"
+                        r"|reserved_smem_offset_(begin|end|cap|[01])|lanemask_(eq|le|lt|ge|gt))")
 
 
 def special_type(name: str) -> str | None:
     """The type of a special register, or None if `name` is not one."""
     from ptxjit.lower.function import is_special
 
-    if not is_special(name):
-        return None
     base = name.split(".")[0]
-    return _SREG_TYPES.get(base, "u32")
+    if not is_special(name) and not _PTX_SREGS.fullmatch(base):
+        return None
+    return _SREG_TYPES.get(base, "u64" if base.endswith("_64") else "u32")
+
+
+def unsupported_special(ins: ir.Instr) -> str | None:
+    """Why a mov/cvt reading a special register ptxjit does not implement is refused, or None."""
+    from ptxjit.lower.function import is_special
+
+    for x in ins.operands[1:]:
+        if isinstance(x, ir.Reg) and not is_special(x.name) and _PTX_SREGS.fullmatch(x.name.split(".")[0]):
+            return f"special register {x.name} is not supported"
+    return None
 
 
 # ---------------------------------------------------------------- the table's records

@@ -115,6 +115,12 @@ SPECS = [
               [req("op", "mma_async"), mods("sp", "sp"), *WG_SYNC, req("shape", WGMMA_SHAPES),
                mods("satfinite", "satfinite"), mods("bitop", "and"), mods("popc", "popc")],
               _WG_OPS, operand_check=_wgmma_sizes)),
+    # wgmma.mma_async.sp (§9.7.15.5.3): the sparse form adds the sp-meta and sp-sel operands after b-desc
+    spec("wgmma", "tensor",
+         form(types("f16 f32 s32", "f16 bf16 tf32 e4m3 e5m2 s8 u8", "f16 bf16 tf32 e4m3 e5m2 s8 u8"),
+              [req("op", "mma_async"), req("sp", "sp"), *WG_SYNC, req("shape", WGMMA_SHAPES),
+               mods("satfinite", "satfinite")],
+              (*_WG_OPS[:3], s("sp-meta", "b32", "reg"), s("sp-sel", "u32", "imm"), *_WG_OPS[3:]))),
     spec("ldmatrix", "tensor",
          form(types("b16 b8"), [*SYNC_ALIGNED, req("shape", "m8n8 m16n16 m8n16"), req("num", "x1 x2 x4"),
                                 mods("trans", "trans"), mods("space", "shared shared::cta")],

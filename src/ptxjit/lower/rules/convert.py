@@ -9,6 +9,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from ptxjit.frontend.ir import TYPE_NAMES, Instr, is_float_type, type_size
+from ptxjit.isa.spec import unsupported_special
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules.floating import arith_nan, canon_nan, directed, ftz, intr
 from ptxjit.lower.rules.fp8 import FP8_TYPES, check_cvt_fp8, lower_cvt_fp8
@@ -31,6 +32,8 @@ def cvt_types(ins: Instr) -> list[str]:
 
 
 def _check_cvt(ins: Instr) -> str | None:
+    if (why := unsupported_special(ins)) is not None:  # a special register ptxjit cannot read (%pm0)
+        return why
     ts = cvt_types(ins)
     if ins.has("pack"):
         return _check_pack(ins, ts)

@@ -6,6 +6,7 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr, type_size
+from ptxjit.isa.spec import unsupported_special
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules.registry import rule
@@ -36,6 +37,8 @@ def _check_ldst(ins: Instr) -> str | None:
         return "missing type"
     if ts[-1] == "b128":
         return ".b128 loads/stores are not supported"
+    if ins.has("async"):  # the mbarrier complete_tx half is not lowered (a plain st would drop it)
+        return "st.async (a store completing bytes on an mbarrier) is not supported"
     return None
 
 
@@ -148,7 +151,7 @@ def lower_st(lw: FnLowering, ins: Instr) -> None:
         b.store(vec, lw.typed_ptr(base, vt), align=size), space_of(ins)), None)[1])
 
 
-@rule("mov", family="memory")
+@rule("mov", family="memory", check=unsupported_special)
 def lower_mov(lw: FnLowering, ins: Instr) -> None:
     """mov: registers, immediates, addresses of variables, and vector pack/unpack."""
     b = lw.b
@@ -223,6 +226,14 @@ def lower_isspacep(lw: FnLowering, ins: Instr) -> None:
       "griddepcontrol", "setmaxnreg", family="hint")
 def lower_hint(lw: FnLowering, ins: Instr) -> None:
     """Hints with no effect on results on a CPU: emit nothing."""
+
+
+@rule("createpolicy", family="hint")
+def lower_createpolicy(lw: FnLowering, ins: Instr) -> None:
+    """createpolicy: an L2 cache-eviction policy is an opaque value that only .L2::cache_hint accesses
+    read, and they ignore it on a CPU: 0 (createpolicy.cvt keeps the value it converts)."""
+    v = lw.read(ins.operands[1], "b64") if ins.has("cvt") else const_int(I64, 0)
+    lw.write(ins.operands[0], v, "b64")
 
 
 @rule("membar", "fence", family="memory")
