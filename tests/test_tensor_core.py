@@ -178,15 +178,15 @@ _WGMMA_DESC_PTX = """.version 8.0
 """
 
 
-def test_wgmma_swizzled_descriptor_traps() -> None:
-    """A swizzled layout (descriptor bits 62-63) is not implemented: the launch stops with a trap naming the
-    wgmma, never a result computed from misplaced elements.  Zeroed shared memory with a plain descriptor
-    gives D = C."""
+def test_wgmma_descriptor_past_shared_memory_faults() -> None:
+    """A descriptor reaching past the CTA's shared memory (here a 128B-swizzled one starting at 255 KiB) stops
+    the launch with a fault naming the wgmma, never a read outside the window.  Zeroed shared memory with a
+    plain descriptor gives D = C.  (Swizzled layouts themselves: tests/test_wgmma_layouts.py.)"""
     k = ptxjit.Module(_WGMMA_DESC_PTX, "wg.ptx").get_function("k")
     out = np.zeros(1, np.float32)
     k((1,), (128,), [np.uint64(0), np.uint64(0), out])
     assert out[0] == 1.0
     with pytest.raises(ptxjit.KernelError) as ei:
-        k((1,), (128,), [np.uint64(1 << 62), np.uint64(0), out])
+        k((1,), (128,), [np.uint64(1 << 62 | 0x3FF0), np.uint64(0), out])
     line = next(i for i, t in enumerate(_WGMMA_DESC_PTX.splitlines(), 1) if "mma_async" in t)
     assert f"wg.ptx:{line}:" in str(ei.value) and "wgmma" in str(ei.value), str(ei.value)

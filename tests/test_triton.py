@@ -37,13 +37,8 @@ GOLDEN = ROOT / "tests" / "data" / "triton" / "golden"
 ARCHS = {"sm80": 80, "sm90": 90}
 
 # kernels whose instructions ptxjit does not run (or not yet exactly): other work lands them, so not strict
-PENDING: dict[tuple[str, str], str] = {
-    ("matmul_fp16", "sm90"): "wgmma with a transposed (MN-major) operand is not supported yet",
-    ("matmul_bf16", "sm90"): "wgmma with a transposed (MN-major) operand is not supported yet",
-    ("matmul_tf32", "sm90"): "wgmma with swizzled shared-memory descriptors is not implemented yet",
-    ("matmul_int8", "sm90"): "wgmma with swizzled shared-memory descriptors is not implemented yet",
-    ("attention", "sm90"): "wgmma with a transposed (MN-major) operand is not supported yet",
-}
+# (the sm_90 tl.dot kernels run since wgmma takes swizzled and MN-major descriptors: none pending now)
+PENDING: dict[tuple[str, str], str] = {}
 PENDING_TIMEOUT = "30"  # seconds: a pending kernel that hangs fails fast (PTXJIT_TIMEOUT; runs take < 5 s)
 
 

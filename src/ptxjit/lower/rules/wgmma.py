@@ -16,13 +16,15 @@ Layouts (PTX ISA §9.7.15.5; the H100 agrees on every golden case in shared/gpu-
 - D/C: thread tid of the warpgroup, w = tid >> 5, g = lane >> 2, t = lane & 3: element i is row
   16w + g + 8 ((i % 4) / 2), col 8 (i / 4) + 2t + i % 2 (f16: register j holds elements 2j, 2j + 1);
 - A in registers: warp w holds rows 16w .. 16w + 15 in mma.sync's m16n8kK A-fragment layout;
-- descriptors (no swizzle, K-major): start address bits 0-13 (<< 4, a shared-window offset), leading
-  byte offset LBO bits 16-29 (<< 4), stride byte offset SBO bits 32-45 (<< 4); with e elements of es
-  bytes per 16-byte core-matrix row, A (m, k) is at start + (m / 8) SBO + (k / e) LBO + (m % 8) 16 +
-  (k % e) es, and B (k, n) at start + (n / 8) SBO + (k / e) LBO + (n % 8) 16 + (k % e) es.
+- descriptors: wgmma_desc.py, the ISA's full matrix-descriptor semantics: start address, leading and
+  stride byte offsets, matrix base offset, swizzle none / 32B / 64B / 128B (run-time data: the address
+  of every element is computed, and swizzled, in the generated code), K-major and MN-major (imm-trans-a/b
+  = 1, f16/bf16 only) operands; an element past the CTA's shared memory faults (KernelFault naming the
+  wgmma and the offset) instead of being read.
 Supported: f16/bf16/tf32/e4m3/e5m2 into f32 (f16 also into f16), s8/u8 into s32 (.satfinite),
-scale-d, imm-scale-a/b = -1.  Not supported: transposed (MN-major) operands (refused at load) and
-swizzled layouts (descriptor bits 62-63, known only at run time: the launch traps at the wgmma).
+scale-d, imm-scale-a/b = -1, imm-trans-a/b for f16/bf16 (tests/test_wgmma_layouts.py; Triton's sm_90
+tl.dot matmuls and attention match the H100 byte for byte).  Refused at load: sparse wgmma, imm-trans on
+tf32/fp8 operands and imm operands on the integer form (the ISA has neither), imm-trans other than 0/1.
 """
 
 from __future__ import annotations
@@ -34,10 +36,12 @@ from llvmlite import ir as ll
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower import abi
+from ptxjit.lower.bounds import ADDR_BITS, KIND_SHARED, pack_fault
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules import mma as M
 from ptxjit.lower.rules.mma_numerics import _for
 from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.rules.wgmma_desc import Descriptor
 from ptxjit.lower.types import F64, I8, I16, I32, I64, const_int
 
 _SHAPE = re.compile(r"m64n(\d+)k(\d+)$")
@@ -79,14 +83,32 @@ def _check(ins: Instr) -> str | None:
     if isinstance(mm, str):
         return mm
     extra = ins.operands[4:]
-    float_ab = mm.at in ("f16", "bf16", "tf32", "e4m3", "e5m2")
-    if float_ab:
-        for o in extra[:2]:
-            if _imm(o) not in (1, -1):
-                return "wgmma imm-scale-a/b must be 1 or -1"
-        if any(_imm(o) not in (0, None) for o in extra[2:4]):
-            return "wgmma with transposed (MN-major) A or B is not supported"
+    if mm.at in ("s8", "u8"):
+        # the integer form is `d, a, b-desc, scale-d`: no imm-scale, no imm-trans (ptxas refuses them)
+        if extra:
+            return f"wgmma .{mm.at} takes no imm-scale-a/b or imm-trans-a/b operands (d, a, b-desc, scale-d)"
+        return None
+    for o in extra[:2]:
+        if _imm(o) not in (1, -1):
+            return "wgmma imm-scale-a/b must be 1 or -1"
+    trans = extra[2:]
+    if len(trans) > (1 if _a_from_regs(ins) else 2):
+        return "wgmma has too many operands: imm-trans-a (with A in shared memory) and imm-trans-b at most"
+    if trans and mm.at not in ("f16", "bf16"):
+        # the ISA's tf32 and fp8 forms end at imm-scale-b: only 16-bit operands may be transposed
+        return (f"wgmma .{mm.at} takes no imm-trans-a/b operands: only .f16/.bf16 operands may be MN-major "
+                "(transposed); tf32 and fp8 operands are K-major")
+    if any(_imm(o) not in (0, 1) for o in trans):
+        return "wgmma imm-trans-a/b must be the immediate 0 (K-major) or 1 (MN-major, transposed)"
     return None
+
+
+def _transposed(ins: Instr) -> tuple[bool, bool]:
+    """(A is MN-major, B is MN-major): imm-trans-a and imm-trans-b, or imm-trans-b alone with A in registers."""
+    trans = [_imm(o) == 1 for o in ins.operands[6:]]
+    if _a_from_regs(ins):
+        return False, bool(trans and trans[0])
+    return bool(trans and trans[0]), len(trans) > 1 and trans[1]
 
 
 def _a_from_regs(ins: Instr) -> bool:
@@ -94,27 +116,26 @@ def _a_from_regs(ins: Instr) -> bool:
 
 
 def _descriptor_fill(lw: FnLowering, mm: M.Mma, base: ll.Value, desc: ll.Value, which: str,
-                     negate: bool) -> None:
-    """Copy matrix A (64 x K) or B (K x N) from shared memory, as described by `desc`, into the dense
-    matrix of the warpgroup's scratch (decoded like the register fragments)."""
+                     negate: bool, mn_major: bool, bad: ll.Value) -> None:
+    """Copy matrix A (64 x K) or B (K x N) from shared memory, as described by `desc` (wgmma_desc.py), into
+    the dense matrix of the warpgroup's scratch (decoded like the register fragments).  An element outside
+    the shared window is read as the window's first bytes and its offset noted in `bad` (the caller faults)."""
     b = lw.b
     oa, ob, _oc, _ = mm.offsets()
     t = mm.at if which == "a" else mm.bt
     es = _ESIZE[t]
-    epc = 16 // es
-    start = b.shl(b.and_(desc, const_int(I64, 0x3FFF)), const_int(I64, 4))
-    lbo = b.shl(b.and_(b.lshr(desc, const_int(I64, 16)), const_int(I64, 0x3FFF)), const_int(I64, 4))
-    sbo = b.shl(b.and_(b.lshr(desc, const_int(I64, 32)), const_int(I64, 0x3FFF)), const_int(I64, 4))
+    d = Descriptor(b, desc)
+    size = b.load(b.gep(lw.worker, [const_int(I32, abi.W_SHARED_SIZE)]))
     rows = mm.M if which == "a" else mm.N  # the strided dimension: m of A, n of B
     store_t = F64 if mm.kind == "float" else I64
     with _for(b, rows * mm.K, "wg_" + which) as idx:
         r = b.zext(b.udiv(idx, const_int(I32, mm.K)), I64)
         k = b.zext(b.urem(idx, const_int(I32, mm.K)), I64)
-        off = b.add(start, b.add(b.mul(b.lshr(r, const_int(I64, 3)), sbo),
-                                 b.mul(b.udiv(k, const_int(I64, epc)), lbo)))
-        off = b.add(off, b.add(b.mul(b.and_(r, const_int(I64, 7)), const_int(I64, 16)),
-                               b.mul(b.urem(k, const_int(I64, epc)), const_int(I64, es))))
-        p = lw.typed_ptr(b.gep(lw.shared_ptr(), [off]), _ETYPE[es])
+        off = d.offset(r, k, es, mn_major)
+        ok = b.icmp_unsigned("<=", b.add(off, const_int(I64, es)), size)
+        with b.if_then(b.not_(ok)):
+            b.store(off, bad)
+        p = lw.typed_ptr(b.gep(lw.shared_ptr(), [b.select(ok, off, const_int(I64, 0))]), _ETYPE[es])
         raw = b.load(p, align=1)
         word = b.zext(raw, I32) if es < 4 else raw
         v = M._element(lw, word, t, 0)
@@ -140,21 +161,6 @@ def _all_published(lw: FnLowering, mm: M.Mma) -> ll.Value:
     return b.not_(lag)
 
 
-def _trap_if_swizzled(lw: FnLowering, desc_ops: list) -> None:
-    """Swizzled shared-memory layouts (descriptor bits 62-63) are not implemented: such a launch stops
-    with a trap at this instruction instead of computing with misplaced elements."""
-    b = lw.b
-    mode = const_int(I64, 0)
-    for op in desc_ops:
-        mode = b.or_(mode, b.lshr(lw.read(op, "b64"), const_int(I64, 62)))
-    bad = lw.llfn.append_basic_block("wgmma_swizzled")
-    ok = lw.llfn.append_basic_block("wgmma_unswizzled")
-    b.cbranch(b.icmp_unsigned("!=", mode, const_int(I64, 0)), bad, ok)
-    b.position_at_end(bad)
-    lw.trap(abi.ERR_TRAP)
-    b.position_at_end(ok)
-
-
 def _lower_mma_async(lw: FnLowering, ins: Instr) -> None:
     b = lw.b
     mm = variant(ins)
@@ -166,7 +172,7 @@ def _lower_mma_async(lw: FnLowering, ins: Instr) -> None:
     float_ab = mm.kind == "float"
     neg_a = float_ab and _imm(ops[4]) == -1 if len(ops) > 4 else False
     neg_b = float_ab and _imm(ops[5]) == -1 if len(ops) > 5 else False
-    _trap_if_swizzled(lw, [ops[2]] if rs else [ops[1], ops[2]])
+    trans_a, trans_b = _transposed(ins)
     # publish: C (zero when scale-d is false) and, for "rs", this thread's A registers
     c_vals = M._acc_elements(lw, d_ops, mm.ct)
     scale_d = ops[3]
@@ -188,12 +194,23 @@ def _lower_mma_async(lw: FnLowering, ins: Instr) -> None:
     b.cbranch(_all_published(lw, mm), ready, head)
     b.position_at_end(ready)
 
+    with b.goto_entry_block():
+        bad = b.alloca(I64, name="wgmma_bad_offset")
+    none = const_int(I64, -1)
+    b.store(none, bad)
+
     def fill(base: ll.Value) -> None:
         if not rs:
-            _descriptor_fill(lw, mm, base, lw.read(ops[1], "b64"), "a", neg_a)
-        _descriptor_fill(lw, mm, base, lw.read(ops[2], "b64"), "b", neg_b)
+            _descriptor_fill(lw, mm, base, lw.read(ops[1], "b64"), "a", neg_a, trans_a, bad)
+        _descriptor_fill(lw, mm, base, lw.read(ops[2], "b64"), "b", neg_b, trans_b, bad)
 
     base = M.compute_once(lw, mm, fill)
+    off = b.load(bad)
+    with b.if_then(b.icmp_unsigned("!=", off, none), likely=False):
+        # a descriptor reaching past the shared window: the fault names the wgmma and the offset
+        word = pack_fault(lw.cg.location_id(ins), KIND_SHARED)
+        lw.trap(abi.ERR_FAULT, b.or_(const_int(I64, word), b.and_(off, const_int(I64, (1 << ADDR_BITS) - 1))))
+        b.position_at_end(lw.llfn.append_basic_block("wgmma_after_fault"))
     M._write_acc(lw, mm, base, d_ops)
 
 
