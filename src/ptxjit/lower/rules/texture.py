@@ -169,62 +169,91 @@ def _texel(lw, word: Word, idx: list[ll.Value], layer: ll.Value, border: list[ll
     return [b.select(ok, b.extract_element(vec, const_int(I32, c)), border[c]) for c in range(4)]
 
 
-def _sample(lw, ins: Instr, word: Word, coords: list, int_coords: bool, layer: ll.Value,
-            gather: int | None) -> list[ll.Value]:
+def _coords(lw, word: Word, coords: list, sizes: list[ll.Value], shift: bool) -> tuple[list, list]:
+    """Float coordinates -> (first texel index, 8-bit fixed-point weight) per dimension."""
+    b = lw.b
+    norm = b.icmp_unsigned("!=", word(T.W_NORM), const_int(I64, 0))
+    i0, alpha = [], []
+    for c, n in zip(coords, sizes, strict=True):
+        x = lw.read(c, "f32")
+        x = b.select(norm, b.fmul(x, b.sitofp(n, F32)), x)
+        if shift:
+            x = b.fsub(x, ll.Constant(F32, 0.5))
+        # keep the index representable (and NaN out of fptosi): far outside is as good as 2**30
+        x = _intrinsic(lw, "llvm.maxnum", x, ll.Constant(F32, -2.0 ** 30))
+        x = _intrinsic(lw, "llvm.minnum", x, ll.Constant(F32, 2.0 ** 30))
+        f = _intrinsic(lw, "llvm.floor", x)
+        i0.append(b.fptosi(f, I32))
+        if shift:  # the weight in 9-bit fixed point, 8 fractional bits (CUDA Programming Guide)
+            q = _intrinsic(lw, "llvm.floor", b.fadd(b.fmul(b.fsub(x, f), ll.Constant(F32, 256.0)),
+                                                    ll.Constant(F32, 0.5)))
+            alpha.append(b.fmul(q, ll.Constant(F32, 1.0 / 256)))
+    return i0, alpha
+
+
+def _corners(lw, word: Word, i0: list, sizes: list, modes: list, border: list, layer: ll.Value,
+             n: int) -> list[list[ll.Value]]:
+    """The first n texels of the footprint (corner c: +1 in dimension k where bit k of c is set)."""
+    b = lw.b
+    out = []
+    for c in range(n):
+        idx, ok = [], const_int(I1, 1)
+        for k in range(len(i0)):
+            i = b.add(i0[k], const_int(I32, 1)) if c >> k & 1 else i0[k]
+            j, inr = _address(lw, i, modes[k], sizes[k])
+            idx.append(j)
+            ok = b.and_(ok, inr)
+        out.append(_texel(lw, word, idx, layer, border, ok))
+    return out
+
+
+def _blend(lw, corners: list[list[ll.Value]], alpha: list[ll.Value]) -> list[ll.Value]:
+    """sum over corners of (product over dimensions of a or 1 - a) * texel, per channel (f32 bits)."""
+    b = lw.b
+    one = ll.Constant(F32, 1.0)
+    out = []
+    for ch in range(4):
+        acc = None
+        for c, texel in enumerate(corners):
+            wgt = None
+            for k in range(len(alpha)):
+                f = alpha[k] if c >> k & 1 else b.fsub(one, alpha[k])
+                wgt = f if wgt is None else b.fmul(wgt, f)
+            term = b.fmul(wgt, b.bitcast(texel[ch], F32))
+            acc = term if acc is None else b.fadd(acc, term)
+        out.append(b.bitcast(acc, I32))
+    return out
+
+
+def _sample(lw, word: Word, coords: list, int_coords: bool, layer: ll.Value, gather: int | None) -> list[ll.Value]:
     b = lw.b
     ndim = len(coords)
     sizes = [_i32(lw, word(k)) for k in (T.W_WIDTH, T.W_HEIGHT, T.W_DEPTH)[:ndim]]
     modes = [_i32(lw, word(T.W_ADDR0 + k)) for k in range(ndim)]
     border = [_i32(lw, word(T.W_BORDER + c)) for c in range(4)]
-    floats = b.icmp_unsigned("!=", word(T.W_FLOATS), const_int(I64, 0))
-    i0: list[ll.Value] = []
-    alpha: list[ll.Value] = []
     if int_coords:
-        i0 = [lw.read(c, "s32") for c in coords]
-        filt: ll.Value = const_int(I1, 0)
-    else:
-        filt = b.and_(b.icmp_unsigned("!=", word(T.W_FILTER), const_int(I64, 0)), floats)
-        shift = const_int(I1, 1) if gather is not None else filt
-        norm = b.icmp_unsigned("!=", word(T.W_NORM), const_int(I64, 0))
-        for c, n in zip(coords, sizes, strict=True):
-            x = lw.read(c, "f32")
-            x = b.select(norm, b.fmul(x, b.sitofp(n, F32)), x)
-            xb = b.select(shift, b.fsub(x, ll.Constant(F32, 0.5)), x)
-            # keep the index representable (and NaN out of fptosi): far outside is as good as 2**30
-            xb = _intrinsic(lw, "llvm.maxnum", xb, ll.Constant(F32, -2.0 ** 30))
-            xb = _intrinsic(lw, "llvm.minnum", xb, ll.Constant(F32, 2.0 ** 30))
-            f = _intrinsic(lw, "llvm.floor", xb)
-            i0.append(b.fptosi(f, I32))
-            # the weight in 9-bit fixed point, 8 fractional bits (CUDA Programming Guide)
-            q = _intrinsic(lw, "llvm.floor", b.fadd(b.fmul(b.fsub(xb, f), ll.Constant(F32, 256.0)),
-                                                    ll.Constant(F32, 0.5)))
-            alpha.append(b.fmul(q, ll.Constant(F32, 1.0 / 256)))
-    ncorner = 1 if int_coords else 1 << ndim
-    corners = []
-    for c in range(ncorner):
-        idx, ok = [], const_int(I1, 1)
-        for k in range(ndim):
-            i = b.add(i0[k], const_int(I32, 1)) if c >> k & 1 else i0[k]
-            j, inr = _address(lw, i, modes[k], sizes[k])
-            idx.append(j)
-            ok = b.and_(ok, inr)
-        corners.append(_texel(lw, word, idx, layer, border, ok))
+        return _corners(lw, word, [lw.read(c, "s32") for c in coords], sizes, modes, border, layer, 1)[0]
     if gather is not None:  # counter-clockwise from the lower left: (i,j+1), (i+1,j+1), (i+1,j), (i,j)
+        i0, _ = _coords(lw, word, coords, sizes, True)
+        corners = _corners(lw, word, i0, sizes, modes, border, layer, 4)
         return [corners[c][gather] for c in (2, 3, 1, 0)]
-    if int_coords:
-        return corners[0]
+    filt = b.and_(b.icmp_unsigned("!=", word(T.W_FILTER), const_int(I64, 0)),
+                  b.icmp_unsigned("!=", word(T.W_FLOATS), const_int(I64, 0)))
+    with b.if_else(filt) as (linear, point):  # a branch, not selects: point sampling reads one texel
+        with linear:
+            i0, alpha = _coords(lw, word, coords, sizes, True)
+            lin = _blend(lw, _corners(lw, word, i0, sizes, modes, border, layer, 1 << ndim), alpha)
+            lin_end = b.block
+        with point:
+            i0, _ = _coords(lw, word, coords, sizes, False)
+            pt = _corners(lw, word, i0, sizes, modes, border, layer, 1)[0]
+            pt_end = b.block
     out = []
-    one = ll.Constant(F32, 1.0)
-    for ch in range(4):
-        acc = None
-        for c, texel in enumerate(corners):
-            wgt = None
-            for k in range(ndim):
-                f = alpha[k] if c >> k & 1 else b.fsub(one, alpha[k])
-                wgt = f if wgt is None else b.fmul(wgt, f)
-            term = b.fmul(wgt, b.bitcast(texel[ch], F32))
-            acc = term if acc is None else b.fadd(acc, term)
-        out.append(b.select(filt, b.bitcast(acc, I32), corners[0][ch]))
+    for v_lin, v_pt in zip(lin, pt, strict=True):
+        phi = b.phi(I32)
+        phi.add_incoming(v_lin, lin_end)
+        phi.add_incoming(v_pt, pt_end)
+        out.append(phi)
     return out
 
 
@@ -252,7 +281,7 @@ def lower_tex(lw, ins: Instr) -> None:
     word = _row(lw, handle, T.KIND_TEXTURE)
     layer_op = coords.pop(0) if geom.startswith("a") else None
     layer = _layer(lw, word, layer_op)
-    vals = _sample(lw, ins, word, coords[:TEX_GEOMS[geom]], ins.types()[1] == "s32", layer, None)
+    vals = _sample(lw, word, coords[:TEX_GEOMS[geom]], ins.types()[1] == "s32", layer, None)
     _write4(lw, ins.operands[0], vals)
 
 
@@ -262,7 +291,7 @@ def lower_tld4(lw, ins: Instr) -> None:
     handle, coords = _handle_and_coords(ins, 1)
     word = _row(lw, handle, T.KIND_TEXTURE)
     comp = next(i for i, c in enumerate("rgba") if ins.has(c))
-    vals = _sample(lw, ins, word, coords[:2], False, const_int(I32, 0), comp)
+    vals = _sample(lw, word, coords[:2], False, const_int(I32, 0), comp)
     _write4(lw, ins.operands[0], vals)
 
 
