@@ -53,8 +53,25 @@ def form_info(path: Path) -> tuple[str, int, int, str]:
     raise SystemExit(f"{path}: no line ends with '{MARK}'")
 
 
+def handle_object(desc: str) -> object:
+    """The texture/surface object a `// handle: kind geometry CxBITS kind` line describes: a 16 (x 8)
+    CUDA array of zeros with C channels of BITS bits (f float, u unsigned), point sampling, clamp."""
+    from ptxjit import texture as tx
+
+    kind, geom, fmt, fk = desc.split()
+    chans, bits = (int(x) for x in fmt.split("x"))
+    widths = [bits] * chans + [0] * (4 - chans)
+    ch = tx.ChannelFormatDescriptor(*widths, tx.cudaChannelFormatKindFloat if fk == "f"
+                                    else tx.cudaChannelFormatKindUnsigned)
+    arr = tx.CUDAarray(ch, 16, 8 if geom == "2d" else 0)
+    res = tx.ResourceDescriptor(tx.cudaResourceTypeArray, cuArr=arr)
+    if kind == "surface":
+        return tx.SurfaceObject(res)
+    return tx.TextureObject(res, tx.TextureDescriptor((tx.cudaAddressModeClamp,) * arr.ndim))
+
+
 def opcode_of(instr: str) -> str:
-    return re.sub(r"^@!?%\w+\s+", "", instr).split()[0].split(".")[0]
+    return re.sub(r"^@!?%\w+\s+", "", instr).split()[0].rstrip(";").split(".")[0]
 
 
 def classify(path: Path) -> Verdict:
@@ -99,8 +116,10 @@ def classify(path: Path) -> Verdict:
         tm = encode_tensor_map(keep, [16] + [2] * (rank - 1))
         buf[:128] = np.frombuffer(bytes(tm.raw), dtype=np.uint8)
     try:
-        m.get_function("k")(1, block, (buf,), timeout=TIMEOUT)
-        del keep
+        handle = re.search(r"^// handle: (.+)$", path.read_text(), re.M)
+        args = (buf, handle_object(handle.group(1))) if handle else (buf,)
+        m.get_function("k")(1, block, args, timeout=TIMEOUT)
+        del keep, args
     except UnsupportedInstructionError as e:
         v.detail = f"refused only at launch: {str(e)[:300]}"
         return v

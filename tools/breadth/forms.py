@@ -5,20 +5,21 @@ manipulation), one entry per opcode and its main type/modifier forms: (name, bod
 is the kernel's instruction text; its subject line (the form) is the single line, or the line that
 starts with "> " when the form needs set-up lines (mbarrier.init before a wait, ...).  `block` is
 the launch's block size: 1, or the warp (32) / warpgroup (128) that .sync/.aligned collectives need.
+`handle` (texture and surface forms) describes the object the launch passes as the handle `%th`.
 
 The kernel around every body (tools/breadth/gen.py) declares %p<8> (.pred), %h<16> (.b16),
 %r<64> (.b32), %rd<16> (.b64), %f<64> (.f32), %fd<8> (.f64), %q<4> (.b128); %rd1 holds the global
 address of the 4 KiB launch buffer, %r20/%rd4 the shared address of `sbuf` (4 KiB, 128-aligned),
-%rd5 its generic address; `gvar` is a .global .u32, `cvar` a .const .u32, `lbuf` a .local array.
+%rd5 its generic address, %r0 is 0; `gvar` is a .global .u32, `cvar` a .const .u32, `lbuf` a .local array.
 """
 
 from __future__ import annotations
 
-FORMS: list[tuple[str, str, int]] = []
+FORMS: list[tuple[str, str, int, str]] = []
 
 
-def f(name: str, body: str, block: int = 1) -> None:
-    FORMS.append((name, body.strip("\n"), block))
+def f(name: str, body: str, block: int = 1, handle: str = "") -> None:
+    FORMS.append((name, body.strip("\n"), block, handle))
 
 
 # ---------------------------------------------------------------- §9.7.1 integer arithmetic
@@ -268,14 +269,17 @@ f("cp.reduce.async.bulk.tensor", "cp.reduce.async.bulk.tensor.1d.global.shared::
 f("cp.async.bulk.prefetch.tensor", "cp.async.bulk.prefetch.tensor.1d.L2.global.tile [%rd1, {%r1}];")
 
 # ---------------------------------------------------------------- §9.7.10-11 texture and surface
-f("tex.1d.v4.f32.s32", "tex.1d.v4.f32.s32 {%f4, %f5, %f6, %f7}, [%rd2, {%r1}];")
-f("tex.2d.v4.u32.f32", "tex.2d.v4.u32.f32 {%r4, %r5, %r6, %r7}, [%rd2, {%f1, %f2}];")
-f("tld4.r.2d.v4.f32.f32", "tld4.r.2d.v4.f32.f32 {%f4, %f5, %f6, %f7}, [%rd2, {%f1, %f2}];")
-f("txq.width.b32", "txq.width.b32 %r4, [%rd2];")
-f("suld.b.1d.b32.trap", "suld.b.1d.b32.trap {%r4}, [%rd2, {%r1}];")
-f("sust.b.2d.v2.b32.clamp", "sust.b.2d.v2.b32.clamp [%rd2, {%r1, %r2}], {%r4, %r5};")
-f("sured.b.add.1d.u32", "sured.b.add.1d.u32.trap [%rd2, {%r1}], %r4;")
-f("suq.width.b32", "suq.width.b32 %r4, [%rd2];")
+# The handle comes from the kernel's second parameter `h` (%th; tools/breadth/gen.py) and the check
+# passes a texture/surface object of the `handle` description: kind, geometry, channels x bits, kind.
+f("tex.1d.v4.f32.s32", "tex.1d.v4.f32.s32 {%f4, %f5, %f6, %f7}, [%th, {%r1}];", handle="texture 1d 1x32 f")
+f("tex.2d.v4.u32.f32", "tex.2d.v4.u32.f32 {%r4, %r5, %r6, %r7}, [%th, {%f1, %f2}];", handle="texture 2d 1x32 u")
+f("tld4.r.2d.v4.f32.f32", "tld4.r.2d.v4.f32.f32 {%f4, %f5, %f6, %f7}, [%th, {%f1, %f2}];",
+  handle="texture 2d 1x32 f")
+f("txq.width.b32", "txq.width.b32 %r4, [%th];", handle="texture 2d 1x32 f")
+f("suld.b.1d.b32.trap", "suld.b.1d.b32.trap {%r4}, [%th, {%r0}];", handle="surface 1d 1x32 u")
+f("sust.b.2d.v2.b32.clamp", "sust.b.2d.v2.b32.clamp [%th, {%r0, %r1}], {%r4, %r5};", handle="surface 2d 2x32 u")
+f("sured.b.add.1d.u32", "sured.b.add.1d.u32.trap [%th, {%r0}], %r4;", handle="surface 1d 1x32 u")
+f("suq.width.b32", "suq.width.b32 %r4, [%th];", handle="surface 1d 1x32 u")
 f("istypep.texref", "istypep.texref %p2, %rd2;")
 
 # ---------------------------------------------------------------- §9.7.12 control flow

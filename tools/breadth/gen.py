@@ -45,6 +45,7 @@ _PROLOGUE = """\
   mov.u32 %r20, sbuf;
   mov.u64 %rd4, sbuf;
   cvta.shared.u64 %rd5, %rd4;
+  mov.u32 %r0, 0;
   mov.u32 %r1, 1;
   mov.u32 %r2, 2;
   mov.u32 %r3, 3;
@@ -67,7 +68,7 @@ def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name.replace("::", "_"))
 
 
-def kernel(name: str, body: str, block: int) -> str:
+def kernel(name: str, body: str, block: int, handle: str = "") -> str:
     lines = body.split("\n")
     marked = [i for i, ln in enumerate(lines) if ln.startswith("> ")]
     subject = marked[0] if marked else 0
@@ -81,12 +82,17 @@ def kernel(name: str, body: str, block: int) -> str:
         else:
             out.append("  " + ln + (f"  {MARK}" if i == subject else ""))
     helper = ""
+    params, head = ".param .u64 p", f"// breadth form: {name}\n// block: {block}\n"
+    if handle:  # the texture/surface handle: a parameter the launch passes an object for
+        params += ", .param .u64 h"
+        head += f"// handle: {handle}\n"
+        out.insert(0, "  ld.param.u64 %rd9, [h];")
+        out = [ln.replace("%th", "%rd9") for ln in out]
     if "fn1" in body:
         helper = (".func (.reg .b32 r) fn1(.reg .b32 a)\n{\n  add.u32 r, a, 1;\n  ret;\n}\n\n")
-    return (f"// breadth form: {name}\n// block: {block}\n"
-            ".version 8.5\n.target sm_90a\n.address_size 64\n\n"
+    return (f"{head}.version 8.5\n.target sm_90a\n.address_size 64\n\n"
             ".global .align 4 .u32 gvar;\n.const .align 4 .u32 cvar = 7;\n\n"
-            f"{helper}.visible .entry k(.param .u64 p)\n{{\n{_PROLOGUE}" + "\n".join(out) + "\n  ret;\n}\n")
+            f"{helper}.visible .entry k({params})\n{{\n{_PROLOGUE}" + "\n".join(out) + "\n  ret;\n}\n")
 
 
 def ptxas_path() -> str:
@@ -112,11 +118,11 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="validate only, write nothing")
     ap.add_argument("-j", type=int, default=2, help="parallel ptxas runs")
     a = ap.parse_args()
-    names = [n for n, _, _ in FORMS]
+    names = [n for n, *_ in FORMS]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise SystemExit(f"forms.py: duplicate form names {sorted(dup)}")
-    texts = {slug(n): kernel(n, b, blk) for n, b, blk in FORMS}
+    texts = {slug(form[0]): kernel(*form) for form in FORMS}
     ptxas = ptxas_path()
     with cf.ThreadPoolExecutor(a.j) as ex:
         verdicts = dict(zip(texts, ex.map(lambda t: ptxas_ok(ptxas, t), texts.values()), strict=True))
