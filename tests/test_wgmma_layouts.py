@@ -257,7 +257,7 @@ _TMA_PTX = """.version 8.0
     .reg .pred %p<4>;
     .reg .b32 %r<32>;
     .reg .b64 %rd<40>;
-    .reg .f32 %acc<32>;
+    .reg .f32 %acc<NACC>;
     mov.u32 %r2, %tid.x;
     mov.u32 %r3, bar;
     setp.ne.u32 %p1, %r2, 0;
@@ -267,7 +267,7 @@ _TMA_PTX = """.version 8.0
 INITED:
     bar.sync 0;
     @%p1 bra WAIT;
-    mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r3], 16384;
+    mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r3], TXBYTES;
     mov.b64 %rd1, ma;
     cvta.param.u64 %rd1, %rd1;
     mov.b64 %rd2, mb;
@@ -280,16 +280,14 @@ INITED:
 WAIT:
     mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;
     @!%p2 bra WAIT;
-    // A: K-major, 128B swizzle, SBO 1024 (8 rows of 128 bytes); each k step of 16 moves the start 32 bytes
-    // B: N-major, 128B swizzle, SBO 1024 (8 k rows), LBO 8192 (unused: N = 64 is one atom); a k step: 2048 bytes
     mov.u32 %r7, ta;
     cvt.u64.u32 %rd3, %r7;
     shr.u64 %rd3, %rd3, 4;
-    or.b64 %rd3, %rd3, 4611686293305360384;
+    or.b64 %rd3, %rd3, DESC_A;
     mov.u32 %r8, tb;
     cvt.u64.u32 %rd4, %r8;
     shr.u64 %rd4, %rd4, 4;
-    or.b64 %rd4, %rd4, 4611686293338849280;
+    or.b64 %rd4, %rd4, DESC_B;
 BODY
     ld.param.u64 %rd5, [out];
     shr.u32 %r9, %r2, 5;
@@ -299,7 +297,7 @@ BODY
     shl.b32 %r13, %r9, 4;
     add.u32 %r13, %r13, %r11;
     shl.b32 %r14, %r12, 1;
-    mad.lo.u32 %r15, %r13, 64, %r14;
+    mad.lo.u32 %r15, %r13, NCOLS, %r14;
     mul.wide.u32 %rd6, %r15, 4;
     add.u64 %rd6, %rd5, %rd6;
 STORES
@@ -308,30 +306,38 @@ STORES
 """
 
 
-def test_wgmma_reads_what_tma_swizzled() -> None:
-    """Triton's sm_90 matmul in small: TMA loads a 64 x 64 f16 A (K contiguous) and a 64 x 64 B (N
-    contiguous) with 128-byte swizzles; four wgmma m64n64k16 step the descriptors along K (A K-major, B
-    MN-major).  D = A @ B exactly (small integers)."""
-    acc = ",".join(f"%acc{i}" for i in range(32))
-    body = [f"    mov.f32 %acc{i}, 0f00000000;" for i in range(32)]
+@pytest.mark.parametrize("swz", [32, 64, 128])
+def test_wgmma_reads_what_tma_swizzled(swz: int) -> None:
+    """Triton's sm_90 matmul in small: TMA loads A (64 x Kt f16, K contiguous) and B (Kt x N, N contiguous)
+    with `swz`-byte swizzles (rows of swz bytes: Kt = N = swz / 2); Kt / 16 wgmma m64nNk16 step the
+    descriptors along K (A K-major: SBO 8 rows, start + 32 bytes a step; B MN-major: SBO 8 k rows, start +
+    16 rows a step).  D = A @ B exactly (small integers): TMA's swizzle and wgmma's agree."""
+    n = kt = swz // 2
+    nacc = n // 2
+    acc = ",".join(f"%acc{i}" for i in range(nacc))
+    body = [f"    mov.f32 %acc{i}, 0f00000000;" for i in range(nacc)]
     body += ["    fence.proxy.async.shared::cta;", "    wgmma.fence.sync.aligned;"]
-    for s in range(4):
-        body += [f"    add.u64 %rd{10 + s}, %rd3, {2 * s};", f"    add.u64 %rd{20 + s}, %rd4, {128 * s};",
-                 f"    wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{acc}}}, %rd{10 + s}, %rd{20 + s}, "
+    for s in range(kt // 16):
+        body += [f"    add.u64 %rd{10 + s}, %rd3, {32 * s >> 4};",
+                 f"    add.u64 %rd{20 + s}, %rd4, {16 * swz * s >> 4};",
+                 f"    wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 {{{acc}}}, %rd{10 + s}, %rd{20 + s}, "
                  "1, 1, 1, 0, 1;"]
     body += ["    wgmma.commit_group.sync.aligned;", "    wgmma.wait_group.sync.aligned 0;"]
-    stores = [f"    st.global.f32 [%rd6+{4 * (8 * ((i % 4) // 2) * 64 + 8 * (i // 4) + i % 2)}], %acc{i};"
-              for i in range(32)]
-    # the constant high bits: A: LBO 16 (1 << 16), SBO 1024 (64 << 32), 128B (1 << 62); B: LBO 8192 (512 << 16)
-    assert (1 << 62 | 64 << 32 | 1 << 16) == 4611686293305360384
-    assert (1 << 62 | 64 << 32 | 512 << 16) == 4611686293338849280
-    ptx = _TMA_PTX.replace("BODY", "\n".join(body)).replace("STORES", "\n".join(stores))
-    rng = np.random.default_rng(7)
-    a = rng.integers(-4, 5, (64, 64))
-    b = rng.integers(-4, 5, (64, 64))
-    ma = encode_tensor_map(a.astype(np.float16), (64, 64), swizzle=128)
-    mb = encode_tensor_map(b.astype(np.float16), (64, 64), swizzle=128)
-    out = np.full((64, 64), np.nan, np.float32)
+    stores = [f"    st.global.f32 [%rd6+{4 * (8 * ((i % 4) // 2) * n + 8 * (i // 4) + i % 2)}], %acc{i};"
+              for i in range(nacc)]
+    # start addresses 0 here (the tiles' own are or-ed in by the kernel); B's LBO (between 64-element atoms
+    # along N) is unused with one atom: a junk value that must not matter
+    desc_a = descriptor(0, 16, 8 * swz, swz)
+    desc_b = descriptor(0, 8192, 8 * swz, swz)
+    ptx = (_TMA_PTX.replace("BODY", "\n".join(body)).replace("STORES", "\n".join(stores))
+           .replace("NACC", str(nacc)).replace("NCOLS", str(n)).replace("TXBYTES", str((64 + kt) * swz))
+           .replace("DESC_A", str(desc_a)).replace("DESC_B", str(desc_b)))
+    rng = np.random.default_rng(swz)
+    a = rng.integers(-4, 5, (64, kt))
+    b = rng.integers(-4, 5, (kt, n))
+    ma = encode_tensor_map(a.astype(np.float16), (kt, 64), swizzle=swz)
+    mb = encode_tensor_map(b.astype(np.float16), (n, kt), swizzle=swz)
+    out = np.full((64, n), np.nan, np.float32)
     ptxjit.Module(ptx, "tma_wgmma.ptx").get_function("tma_wg")((1,), (128,), [ma, mb, out], timeout=120)
     assert np.array_equal(out, (a @ b).astype(np.float32))
 
