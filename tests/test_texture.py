@@ -430,3 +430,65 @@ def test_unsupported_forms_are_refused_at_load():
         ptxjit.Module(base.format(body="sust.p.1d.b32.trap [%rd1, {%r1}], {%r2};"))
     with pytest.raises(ptxjit.UnsupportedInstructionError, match="only the queries"):
         ptxjit.Module(base.format(body="txq.num_samples.b32 %r1, [%rd1];"))
+
+
+# Verdicts of ptxas 13.0 (sm_90) on texture/surface forms, recorded by assembling each one: the ISA
+# table (isa/texture.py) must agree (True: ptxas accepts).
+PTXAS_VERDICTS = [
+    ("tex.1d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5}];", True),
+    ("tex.1d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];", True),
+    ("tex.1d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f7}];", False),
+    ("tex.3d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f7}];", False),
+    ("tex.a1d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%r5, %f6, %f7}];", False),
+    ("tex.a2d.v4.s32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r5, %f6, %f7, %f8}];", True),
+    ("tex.cube.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r5, %r6, %r7, %r8}];", False),
+    ("tex.2dms.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%r5, %f6, %f7, %f8}];", False),
+    ("tex.2dms.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r5, %r6, %r7, %r8}];", True),
+    ("tex.2d.v2.f32.f32 {%f1, %f2}, [%rd1, {%f5, %f6}];", False),
+    ("tex.2d.v2.f16x2.f32 {%r1, %r2}, [%rd1, {%f5, %f6}];", True),
+    ("tex.2d.v4.f16x2.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%f5, %f6}];", False),
+    ("tex.level.2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r5, %r6}], %f7;", False),
+    ("tex.grad.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}], {%f7, %f8}, {%f9, %f10};", True),
+    ("tex.2d.v4.f32.f32 {%f1, %f2}, [%rd1, {%f5, %f6}];", False),
+    ("tld4.a.a2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%r5, %f6, %f7, %f8}];", True),
+    ("tld4.r.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5}];", False),
+    ("txq.level.width.b32 %r1, [%rd1], %r2;", True),
+    ("txq.width.b32 %rd2, [%rd1];", False),
+    ("suq.memory_layout.b32 %r1, [%rd1];", True),
+    ("suld.b.1d.v2.b64.zero {%rd2, %rd3}, [%rd1, {%r5, %r6}];", True),
+    ("suld.b.3d.b32.trap {%r1}, [%rd1, {%r5, %r6, %r7}];", False),
+    ("suld.b.a2d.b32.trap {%r1}, [%rd1, {%r5, %r6, %r7, %r8}];", True),
+    ("suld.b.2d.b32.trap {%f1}, [%rd1, {%r5, %r6}];", True),
+    ("suld.b.2d.b32.trap {%r1}, [%rd1, {%f5, %f6}];", False),
+    ("sust.b.2d.v4.b8.zero [%rd1, {%r5, %r6}], {%rs1, %rs2, %rs3, %rs4};", True),
+    ("sust.p.2d.v4.b32.trap [%rd1, {%r5, %r6}], {%r1, %r2, %r3, %r4};", True),
+    ("sust.p.2d.f32.trap [%rd1, {%r5, %r6}], {%f1};", False),
+    ("sust.p.2d.b8.trap [%rd1, {%r5, %r6}], {%rs1};", False),
+]
+
+
+@pytest.mark.parametrize("body,valid", PTXAS_VERDICTS, ids=[b.split()[0] + f"-{i}" for i, (b, _) in
+                                                             enumerate(PTXAS_VERDICTS)])
+def test_isa_table_agrees_with_ptxas(body, valid):
+    from ptxjit.frontend.parser import parse
+    from ptxjit.isa import Context, check, lookup
+
+    text = f""".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 hp)
+{{
+    .reg .b64 %rd<4>;
+    .reg .f32 %f<12>;
+    .reg .b32 %r<12>;
+    .reg .b16 %rs<6>;
+    ld.param.u64 %rd1, [hp];
+    {body}
+    ret;
+}}
+"""
+    m = parse(text, "t.ptx")
+    fn = m.functions["k"]
+    ins = fn.instructions[1]
+    v = check(lookup(ins.opcode), ins, Context.for_function(m, fn))
+    assert v.ok == valid, v.reason

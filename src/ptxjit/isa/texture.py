@@ -15,7 +15,9 @@ from ptxjit.isa.match import ANY
 from ptxjit.isa.spec import Match, OperandSpec, form, mods, reg_fits, req, spec, types
 
 GEOMS = "1d 2d 3d a1d a2d cube acube 2dms a2dms"
-COORDS = {"1d": 1, "2d": 2, "3d": 4, "a1d": 2, "a2d": 4, "cube": 4, "acube": 4, "2dms": 4, "a2dms": 4}
+# (ptxas also takes a second, unused coordinate for 1d)
+COORDS = {"1d": (1, 2), "2d": (2,), "3d": (4,), "a1d": (2,), "a2d": (4,), "cube": (4,), "acube": (4,), "2dms": (4,),
+          "a2dms": (4,)}
 # geometries whose first coordinate is an integer index (the layer, or the sample)
 INDEXED = frozenset({"a1d", "a2d", "acube", "2dms", "a2dms"})
 SURF_GEOMS = "1d 2d 3d a1d a2d"
@@ -52,8 +54,8 @@ def _handle_coords(x, geom: str, ctype: str, ctx) -> str | None:
         return "the texture operand must be [handle, {coordinates}] or [texture, sampler, {coordinates}]"
     c = list(x.items[-1].items)
     want = COORDS[geom]
-    if len(c) != want:
-        return f".{geom} takes {want} coordinate{'s' if want > 1 else ''}, got {len(c)}"
+    if len(c) not in want:
+        return f".{geom} takes {' or '.join(map(str, want))} coordinate{'s' if want[-1] > 1 else ''}, got {len(c)}"
     if ctx.lenient:
         return None
     if geom in INDEXED:
@@ -62,6 +64,20 @@ def _handle_coords(x, geom: str, ctype: str, ctx) -> str | None:
             return why
         c = c[1:]
     return _regs_fit(c, ctype, ctx, "the coordinates")
+
+
+def _tex_types(m: Match) -> str | None:
+    """Type combinations ptxas refuses (probed with ptxas 13.0, sm_90)."""
+    dt, ct, geom = m.types[0], m.types[1], m.get("geom")
+    if (dt == "f16x2") != (m.get("vec") == "v2"):
+        return ".f16x2 results need .v2, every other result type .v4"
+    if geom in ("cube", "acube") and ct != "f32":
+        return "cube maps take .f32 coordinates (ptxas: Floating-point coordinates required)"
+    if geom in ("2dms", "a2dms") and ct != "s32":
+        return "multisample textures take .s32 coordinates"
+    if m.get("mip") in ("level", "grad") and ct != "f32":
+        return ".level/.grad take .f32 coordinates"
+    return None
 
 
 def _tex_check(m: Match, ops: list, ctx) -> str | None:
@@ -105,7 +121,7 @@ SPECS = [
          form(TEX_TYPES, [req("geom", GEOMS), req("vec", "v4 v2"), mods("mip", "base level grad"),
                           mods("edge", "clamp_to_edge")],
               (_op("d", dst=True), _op("a"), *(_op("x", optional=True) for _ in range(4))),
-              operand_check=_tex_check),
+              check=_tex_types, operand_check=_tex_check),
          summary="texture fetch: tex.geom.v4.dtype.ctype d, [tex, {coords}]"),
     spec("tld4", "texture",
          form(types("u32 s32 f32", "f32"), [req("comp", "r g b a"), req("geom", "2d a2d cube acube"),
@@ -130,7 +146,7 @@ SPECS = [
          form(types("b8 b16 b32 b64"), [req("mode", "b"), req("geom", SURF_GEOMS), SVEC, CLAMP,
                                         mods("cache", "wb cg cs wt")],
               (_op("a"), _op("b")), operand_check=_sust_check),
-         form(types("b32 u32 s32 f32"), [req("mode", "p"), req("geom", SURF_GEOMS), SVEC, CLAMP,
+         form(types("b32"), [req("mode", "p"), req("geom", SURF_GEOMS), SVEC, CLAMP,
                                          mods("cache", "wb cg cs wt")],
               (_op("a"), _op("b")), operand_check=_sust_check),
          summary="surface store: sust.b.2d.b32.trap [surf, {x, y}], b (x in bytes)"),
