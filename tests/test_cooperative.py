@@ -250,3 +250,82 @@ def test_rawkernel_enable_cooperative_groups():
     b = np.zeros(2 * n, np.int32)
     k((4,), (32,), (a, b, np.int32(n)), enable_cooperative_groups=True)
     np.testing.assert_array_equal(b[n:], (3 * a)[(np.arange(n) + 32) % n])
+
+
+# ---------------------------------------------------------------- thread-block clusters (sm_90)
+
+CLUSTER = Path(__file__).parent / "data" / "coop" / "cluster.ptx"
+
+
+@pytest.fixture(scope="module")
+def cmod():
+    return ptxjit.Module.from_file(CLUSTER)
+
+
+def test_cluster_dims_kernel_reads_neighbour_shared_memory(cmod, workers):
+    workers(2)
+    k = cmod.get_function("rotate_tiles")  # __cluster_dims__(2, 1, 1): every launch is a cluster launch
+    a = (np.arange(6 * 128, dtype=np.int32) * 3) ^ 0x55
+    out = np.zeros_like(a)
+    k(6, 128, (a, out))
+    np.testing.assert_array_equal(out, a.reshape(3, 2, 128)[:, ::-1].reshape(-1))
+
+
+@pytest.mark.parametrize("nworkers,grid", [(2, 8), (1, 64)])
+def test_distributed_shared_memory_histogram(cmod, workers, nworkers, grid):
+    """(1, 64): 16 clusters of 4 on one worker (4 co-resident clusters): groups of threads take
+    clusters one after another."""
+    workers(nworkers)
+    k = cmod.get_function("cluster_histogram")
+    nbins, cs = 1000, 4
+    per_block = nbins // cs
+    x = np.random.default_rng(2).integers(-10, 1010, 30_000).astype(np.int32)
+    bins = np.zeros(nbins, np.int32)
+    k(grid, 128, (bins, np.int32(nbins), np.int32(per_block), x, np.int32(len(x))), shared_mem=per_block * 4,
+      cluster=cs)
+    np.testing.assert_array_equal(bins, np.bincount(np.clip(x, 0, nbins - 1), minlength=nbins))
+
+
+def _cluster_info_expect(grid, k) -> np.ndarray:
+    y, x = np.divmod(np.arange(grid[0] * grid[1]), grid[0])
+    bx, by = x % k[0], y % k[1]
+    return np.stack([bx + k[0] * by, np.full_like(x, k[0] * k[1]), bx, by, np.full_like(x, k[0]),
+                     np.full_like(x, k[1]), x // k[0], y // k[1]], axis=1).astype(np.uint32)
+
+
+def test_cluster_special_registers(cmod, workers):
+    workers(2)
+    k = cmod.get_function("cluster_info")
+    out = np.zeros((4 * 6, 8), np.uint32)
+    k((4, 6), 32, (out,), cluster=(2, 3))
+    np.testing.assert_array_equal(out, _cluster_info_expect((4, 6), (2, 3)))
+    k((4, 6), 32, (out,))  # no cluster launch: every block is a cluster of one, as on a GPU
+    np.testing.assert_array_equal(out, _cluster_info_expect((4, 6), (1, 1)))
+
+
+def test_cluster_launches_cuda_refuses(cmod):
+    from ptxjit.runtime.clusters import ClusterLaunchError
+
+    k = cmod.get_function("cluster_info")
+    out = np.zeros((32, 8), np.uint32)
+    with pytest.raises(ClusterLaunchError, match=r"grid \(4, 8, 1\) is not a multiple of the cluster dims \(3, 1, 1\)"):
+        k((4, 8), 32, (out,), cluster=3)
+    with pytest.raises(ClusterLaunchError, match="16 blocks; CUDA's portable limit is 8"):
+        k((16, 2), 32, (out,), cluster=16)
+    a = np.zeros(6 * 128, np.int32)
+    with pytest.raises(ClusterLaunchError, match=r"declares cluster dims \(2, 1, 1\).*cluster=\(3, 1, 1\)"):
+        cmod.get_function("rotate_tiles")(6, 128, (a, a.copy()), cluster=3)
+    with pytest.raises(ValueError, match="cooperative cluster launches are not supported"):
+        cmod.get_function("rotate_tiles")(6, 128, (a, a.copy()), cooperative=True)
+
+
+def test_timeout_stops_a_cluster_launch(cmod, workers):
+    workers(2)
+    k = cmod.get_function("cluster_wait_flag")
+    flag = np.ones(1, np.int32)
+    out = np.zeros(4 * 32, np.int32)
+    with pytest.raises(KernelTimeout):
+        k(4, 32, (flag, out), timeout=0.5)
+    flag[0] = 0
+    k(4, 32, (flag, out))
+    assert (out == 1).all()

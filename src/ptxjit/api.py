@@ -131,6 +131,9 @@ class Module:
             attach_source_lines(self.ir)
             inline_suspending_calls(self.ir, _suspends)
             validate(self.ir)
+            from ptxjit.lower.rules.cluster import rewrite_cluster_barriers
+
+            rewrite_cluster_barriers(self.ir)  # barrier.cluster.* -> CTA barriers + clusterwait
             self.preprocess_reports = {f.name: preprocess(f) for f in self.ir.functions.values()
                                        if f.body is not None}
             self.contracted = {f.name: contract_fma(f) for f in self.ir.functions.values()
@@ -267,6 +270,7 @@ class Kernel:
         self._no_shared_check = (self._static_shared <= MAX_SHARED_PER_BLOCK
                                  and not self._access.dynamic_shared)  # shared_mem=0 needs no check
         self._globals: tuple = (None, 0, 0)  # the module's globals buffer, its address and size
+        self._declared_cluster = bool(fn.perf.get("reqnctapercluster"))  # __cluster_dims__: a cluster launch
 
     @property
     def info(self) -> KernelInfo:
@@ -274,7 +278,7 @@ class Kernel:
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, timeout: float | None = None,
                  checked: bool | None = None, unchecked: bool = False, probes=None, stream=None,
-                 cooperative: bool = False) -> None:
+                 cooperative: bool = False, cluster=None) -> None:
         """Launch: `grid` blocks of `block` threads on `args`.  `timeout` (seconds; default
         PTXJIT_TIMEOUT, else none) stops the launch and raises KernelTimeout when it runs longer.
 
@@ -291,9 +295,12 @@ class Kernel:
         arguments are kept until it completes, its errors are raised at the stream's synchronization.
 
         `cooperative=True` (cudaLaunchCooperativeKernel): every block runs at once, so grid.sync()
-        works; a grid larger than `max_cooperative_grid_blocks(block)` is refused (runtime/cooperative.py)."""
-        if cooperative and (probes is not None or _BACKEND == "ray"):
-            raise ValueError(f"kernel '{self.name}': cooperative launches cannot be instrumented or distributed")
+        works; a grid larger than `max_cooperative_grid_blocks(block)` is refused (runtime/cooperative.py).
+        `cluster=(x, y, z)` (or a kernel declaring `__cluster_dims__`): a thread-block cluster launch
+        (runtime/clusters.py)."""
+        if (cooperative or cluster is not None) and (probes is not None or _BACKEND == "ray"):
+            raise ValueError(f"kernel '{self.name}': cooperative and cluster launches cannot be instrumented or "
+                             "distributed")
         if _BACKEND == "ray" and stream is None and probes is None:  # ptxjit.distributed: across a Ray cluster
             from ptxjit.distributed.driver import launch as _distributed
 
@@ -332,10 +339,8 @@ class Kernel:
             checked = _checked(None, False)
         else:
             checked = bool(checked)
-        if cooperative:
-            from ptxjit.runtime.cooperative import launch_cooperative
-
-            return launch_cooperative(self, g, b, args, shared_mem, timeout, checked, stream)
+        if cooperative or cluster is not None or self._declared_cluster:
+            return self._launch_special(g, b, args, shared_mem, timeout, checked, stream, cooperative, cluster)
         values, ranges, patches = self._packer.pack(args, checked)
         if not checked and stream is None and _tiers_on():  # PTXJIT_TIERS (ptxjit/tiers): off by default
             return _tiers.launch(self, g, b, values, patches, shared_mem, timeout, args)
@@ -365,6 +370,19 @@ class Kernel:
         else:
             launch.run_packed(t, self.name, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem,
                               timeout, self._range_names, args, (args, gb))
+
+    def _launch_special(self, g, b, args, shared_mem: int, timeout, checked: bool, stream, cooperative: bool,
+                        cluster) -> None:
+        """A cooperative or cluster launch (runtime/cooperative.py, runtime/clusters.py)."""
+        if cooperative and (cluster is not None or self._declared_cluster):
+            raise ValueError(f"kernel '{self.name}': cooperative cluster launches are not supported")
+        if cooperative:
+            from ptxjit.runtime.cooperative import launch_cooperative
+
+            return launch_cooperative(self, g, b, args, shared_mem, timeout, checked, stream)
+        from ptxjit.runtime.clusters import launch_clusters
+
+        return launch_clusters(self, g, b, args, shared_mem, timeout, checked, cluster, stream)
 
     def max_cooperative_grid_blocks(self, block, shared_mem: int = 0) -> int:
         """The most blocks a cooperative launch with this block accepts (runtime/cooperative.py)."""

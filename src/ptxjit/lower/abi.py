@@ -35,6 +35,7 @@ L_RANGED = 27         # nonzero: a native call runs the CTAs [W_BSTART, W_BEND) 
                       # stream scheduler hands out batches itself: ptxjit/streams/scheduler.py)
 L_COOP = 28           # cooperative launch: address of the zeroed grid workspace that nvcc's grid.sync()
                       # reads as %envreg1:%envreg2 (0: not cooperative; runtime/cooperative.py)
+L_CLUSTER = 29        # cluster launch: address of its cluster workspace (0: none; lower/rules/cluster.py)
 L_SIZE = 32
 
 # ---- error codes

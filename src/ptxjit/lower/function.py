@@ -32,6 +32,9 @@ SPECIAL_REGS = {
     "%gridid", "%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi",
     "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge",
     "%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size", "%warpsize", "%envreg",
+    # thread-block clusters (lower/rules/cluster.py)
+    "%cluster_ctarank", "%cluster_nctarank", "%cluster_ctaid", "%cluster_nctaid", "%clusterid", "%nclusterid",
+    "%is_explicit_cluster",
 }
 
 

@@ -203,15 +203,12 @@ def launch_cooperative(kernel: Kernel, grid: tuple[int, int, int], block: tuple[
         _run(kernel, t, grid, block, checked, values, ranges, patches, gaddr, gsize, shared_mem, timeout, args, keep)
 
 
-def _run(kernel: Kernel, tr: Translation, grid, block, checked: bool, values, ranges, patches, gaddr: int,
-         gsize: int, dyn_smem: int, timeout: float | None, args, keep) -> None:
-    plan, ws_off = _plan(kernel, checked)
-    limit = launch._timeout_seconds(timeout)
+def pack_record(plan: RecordPlan, grid, block, checked: bool, values, ranges, patches, gaddr: int, gsize: int,
+                dyn_smem: int, nworkers: int, batch: int):
+    """A launch record laid out by `plan` (launch.run_packed's layout): (L, its address, the
+    parameters' address)."""
     nthreads = block[0] * block[1] * block[2]
     nctas = grid[0] * grid[1] * grid[2]
-    # one worker per block, one block each (batch 1): no worker can finish its block before every
-    # block has reached the first grid.sync(), so every block gets a worker of its own
-    nworkers, batch = nctas, 1
     launch._grid_counter += 1
     L = plan.type()
     base = ctypes.addressof(L)
@@ -226,6 +223,19 @@ def _run(kernel: Kernel, tr: Translation, grid, block, checked: bool, values, ra
         plan.structs[1 if shift else 0].pack_into(L, 0, *head, 0, *values)
     for off, data in patches or ():
         ctypes.memmove(params_addr + off, data, len(data))
+    return L, base, params_addr
+
+
+def _run(kernel: Kernel, tr: Translation, grid, block, checked: bool, values, ranges, patches, gaddr: int,
+         gsize: int, dyn_smem: int, timeout: float | None, args, keep) -> None:
+    plan, ws_off = _plan(kernel, checked)
+    limit = launch._timeout_seconds(timeout)
+    nthreads = block[0] * block[1] * block[2]
+    nctas = grid[0] * grid[1] * grid[2]
+    # one worker per block, one block each (batch 1): no worker can finish its block before every
+    # block has reached the first grid.sync(), so every block gets a worker of its own
+    L, base, params_addr = pack_record(plan, grid, block, checked, values, ranges, patches, gaddr, gsize, dyn_smem,
+                                       nctas, 1)
     ws = params_addr + ws_off
     L[abi.L_COOP] = ws
     counter = (ctypes.c_uint32 * (WORKSPACE_BYTES // 4)).from_address(ws)

@@ -3,3 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 nvcc -arch=sm_90 -ptx -lineinfo -O3 coop.cu -o coop.ptx
+nvcc -arch=sm_90 -ptx -lineinfo -O3 cluster.cu -o cluster.ptx

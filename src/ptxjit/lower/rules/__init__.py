@@ -4,6 +4,7 @@ from ptxjit.lower.rules import (  # noqa: F401  (imported for their registration
     async_copy,
     atomic,
     bits,
+    cluster,
     compare,
     control,
     convert,

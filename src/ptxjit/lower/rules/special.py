@@ -76,6 +76,10 @@ def special_register(lw, name: str) -> ll.Value:
         return launch32(abi.L_DYN_SMEM)
     if base in ("%total_smem_size", "%aggr_smem_size"):
         return b.trunc(lw.worker_slot(abi.W_SHARED_SIZE), I32)
+    if base.startswith(("%cluster", "%ncluster", "%is_explicit_cluster")):
+        from ptxjit.lower.rules.cluster import cluster_register
+
+        return cluster_register(lw, base, comp)
     if base in ("%envreg1", "%envreg2"):
         # the grid workspace of a cooperative launch (runtime/cooperative.py): nvcc's grid.sync()
         # builds its address as %envreg1 << 32 | %envreg2, and traps where it is 0 (not cooperative)

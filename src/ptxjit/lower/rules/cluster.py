@@ -1,0 +1,219 @@
+"""Thread-block clusters (sm_90): cluster special registers, `mapa` (distributed shared memory) and
+`barrier.cluster.arrive/wait`.
+
+A cluster launch (runtime/clusters.py) runs the blocks of a cluster at the same time, each on a worker
+thread of its own, and gives the launch a workspace (abi.L_CLUSTER):
+
+    +16  u32 cluster dims x, y, z; +28 u32 1 if the kernel declares its cluster (.explicitcluster)
+    +32  i64 address of the shared-memory base of every block (by linear block index)
+    +40  i64 address of one u32 barrier counter per cluster (by linear cluster index)
+
+Without one (L_CLUSTER = 0) every block is a cluster of its own, as on a GPU.
+
+barrier.cluster.wait is rewritten at load (`rewrite_cluster_barriers`) into a CTA barrier, the internal
+`clusterwait` (thread 0 arrives at the cluster's counter and spins until every block of the cluster has
+arrived: nvcc's grid.sync() scheme, block rank 0 adding 0x80000001 - blocks) and a second CTA barrier.
+barrier.cluster.arrive is folded into that wait: the arrive-wait split is honoured as one barrier at the
+wait, which is correct for every program that does not make a block's progress between its arrive and
+its wait depend on another block passing its own wait.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from ptxjit.frontend import ir
+from ptxjit.frontend.ir import Instr
+from ptxjit.lower import abi
+from ptxjit.lower.function import FnLowering
+from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.types import I1, I32, I64, const_int
+
+WS_DIMS = 16        # u32 x3: cluster dims (0: no cluster launch)
+WS_EXPLICIT = 28    # u32: the kernel declares its cluster (%is_explicit_cluster)
+WS_SHARED_TABLE = 32
+WS_COUNTERS = 40
+
+CLUSTER_SREGS = ("%cluster_ctarank", "%cluster_nctarank", "%cluster_ctaid", "%cluster_nctaid", "%clusterid",
+                 "%nclusterid", "%is_explicit_cluster")
+_AXIS = {"x": 0, "y": 1, "z": 2}
+
+
+def _workspace(lw: FnLowering) -> tuple[ll.Value, ll.Value, list[ll.Value], ll.Value]:
+    """(workspace address, cluster launch?, cluster dims (1, 1, 1 without one), explicit flag), loaded
+    once per function.  Without a workspace the fields read a zeroed constant."""
+    def make(b: ll.IRBuilder):
+        ws = b.load(b.gep(lw.launch, [const_int(I32, abi.L_CLUSTER)]))
+        base = b.select(b.icmp_unsigned("==", ws, const_int(I64, 0)), b.ptrtoint(_zeros(lw), I64), ws)
+
+        def u32(off: int) -> ll.Value:
+            return b.load(b.inttoptr(b.add(base, const_int(I64, off)), I32.as_pointer()))
+
+        on = b.icmp_unsigned("!=", u32(WS_DIMS), const_int(I32, 0))
+        dims = [b.select(on, u32(WS_DIMS + 4 * i), const_int(I32, 1)) for i in range(3)]
+        return ws, on, dims, u32(WS_EXPLICIT)
+    return lw.once_in_entry(("cluster_ws",), make)
+
+
+def _zeros(lw: FnLowering) -> ll.Value:
+    g = lw.cg.llmod.globals.get("ptxjit_cluster_zeros")
+    if g is None:
+        ty = ll.ArrayType(I64, 8)
+        g = ll.GlobalVariable(lw.cg.llmod, ty, name="ptxjit_cluster_zeros")
+        g.initializer = ll.Constant(ty, None)
+        g.global_constant = True
+        g.linkage = "internal"
+    return g
+
+
+def cluster_dims(lw: FnLowering) -> list[ll.Value]:
+    """The launch's cluster dims (1, 1, 1 without a cluster launch)."""
+    return _workspace(lw)[2]
+
+
+def _ctaid(lw: FnLowering) -> list[ll.Value]:
+    from ptxjit.lower.rules.special import special_register
+
+    return [special_register(lw, f"%ctaid.{a}") for a in "xyz"]
+
+
+def _nctaid(lw: FnLowering) -> list[ll.Value]:
+    from ptxjit.lower.rules.special import special_register
+
+    return [special_register(lw, f"%nctaid.{a}") for a in "xyz"]
+
+
+def cluster_register(lw: FnLowering, base: str, comp: str) -> ll.Value:
+    """%cluster_ctaid, %cluster_nctaid, %clusterid, %nclusterid (.x/.y/.z), %cluster_ctarank,
+    %cluster_nctarank, %is_explicit_cluster."""
+    b = lw.b
+    k = cluster_dims(lw)
+    if base == "%is_explicit_cluster":
+        return b.icmp_unsigned("!=", _workspace(lw)[3], const_int(I32, 0))
+    if base == "%cluster_nctarank":
+        return b.mul(b.mul(k[0], k[1]), k[2])
+    if base == "%cluster_ctarank":
+        c = [b.urem(v, kk) for v, kk in zip(_ctaid(lw), k, strict=True)]
+        return b.add(c[0], b.mul(k[0], b.add(c[1], b.mul(k[1], c[2]))))
+    axis = _AXIS.get(comp)
+    if axis is None:  # .w or no component: 0 as for %tid.w
+        return const_int(I32, 1 if base in ("%cluster_nctaid", "%nclusterid") else 0)
+    if base == "%cluster_nctaid":
+        return k[axis]
+    if base == "%cluster_ctaid":
+        return b.urem(_ctaid(lw)[axis], k[axis])
+    if base == "%clusterid":
+        return b.udiv(_ctaid(lw)[axis], k[axis])
+    return b.udiv(_nctaid(lw)[axis], k[axis])  # %nclusterid
+
+
+def _target_block(lw: FnLowering, rank: ll.Value) -> ll.Value:
+    """Linear block index (i64) of block `rank` of this block's cluster."""
+    b = lw.b
+    k = cluster_dims(lw)
+    ctaid, nctaid = _ctaid(lw), _nctaid(lw)
+    r = [b.urem(rank, k[0]), b.urem(b.udiv(rank, k[0]), k[1]), b.udiv(rank, b.mul(k[0], k[1]))]
+    t = [b.add(b.sub(c, b.urem(c, kk)), rr) for c, kk, rr in zip(ctaid, k, r, strict=True)]
+    t = [b.zext(v, I64) for v in t]
+    g = [b.zext(v, I64) for v in nctaid]
+    return b.add(t[0], b.mul(g[0], b.add(t[1], b.mul(g[1], t[2]))))
+
+
+def _check_mapa(ins: Instr) -> str | None:
+    if ins.has("shared::cluster"):
+        return ("mapa.shared::cluster (32-bit shared::cluster addresses) is not supported; ptxjit maps generic "
+                "addresses (mapa.u64, what nvcc emits for cluster.map_shared_rank)")
+    if ins.types() != ["u64"]:
+        return "only mapa.u64 on 64-bit generic addresses is supported"
+    return None
+
+
+@rule("mapa", family="memory", check=_check_mapa)
+def lower_mapa(lw: FnLowering, ins: Instr) -> None:
+    """mapa.u64 d, a, rank: the generic address of the variable at generic address `a` (in this block's
+    shared memory) in the shared memory of block `rank` of the cluster.  Without a cluster launch the
+    only rank is 0 and d = a."""
+    b = lw.b
+    a = lw.read(ins.operands[1], "u64")
+    rank = lw.read(ins.operands[2], "u32")
+    ws, on, _k, _e = _workspace(lw)
+    off = b.sub(a, lw.shared_base())
+    out = lw.llfn.append_basic_block("mapa_cluster")
+    done = lw.llfn.append_basic_block("mapa_done")
+    entry = b.block
+    b.cbranch(on, out, done)
+    b.position_at_end(out)
+    table_slot = b.inttoptr(b.add(ws, const_int(I64, WS_SHARED_TABLE)), I64.as_pointer())
+    table = b.inttoptr(b.load(table_slot), I64.as_pointer())
+    mapped = b.add(b.load(b.gep(table, [_target_block(lw, rank)])), off)
+    mapped_blk = b.block
+    b.branch(done)
+    b.position_at_end(done)
+    d = b.phi(I64)
+    d.add_incoming(a, entry)
+    d.add_incoming(mapped, mapped_blk)
+    lw.write(ins.operands[0], d, "u64")
+
+
+@rule("clusterwait", family="sync")
+def lower_cluster_wait(lw: FnLowering, ins: Instr) -> None:
+    """Internal (after a CTA barrier): thread 0 arrives at the cluster's barrier counter and waits for
+    the other blocks of the cluster; polls the launch's error word and yields its core meanwhile."""
+    b = lw.b
+    ws, on, k, _e = _workspace(lw)
+    size = b.mul(b.mul(k[0], k[1]), k[2])
+    leader = b.and_(on, b.icmp_unsigned("==", lw.tlin, const_int(I32, 0)))
+    leader = b.and_(leader, b.icmp_unsigned(">", size, const_int(I32, 1)))
+    go = lw.llfn.append_basic_block("cluster_arrive")
+    after = lw.llfn.append_basic_block("cluster_passed")
+    b.cbranch(leader, go, after)
+    b.position_at_end(go)
+    ctaid, nctaid = _ctaid(lw), _nctaid(lw)
+    cl = [b.zext(b.udiv(c, kk), I64) for c, kk in zip(ctaid, k, strict=True)]
+    ncl = [b.zext(b.udiv(n, kk), I64) for n, kk in zip(nctaid, k, strict=True)]
+    cluster = b.add(cl[0], b.mul(ncl[0], b.add(cl[1], b.mul(ncl[1], cl[2]))))
+    counters = b.inttoptr(b.load(b.inttoptr(b.add(ws, const_int(I64, WS_COUNTERS)), I64.as_pointer())),
+                          I32.as_pointer())
+    ctr = b.gep(counters, [cluster])
+    rank0 = const_int(I1, 1)
+    for c, kk in zip(ctaid, k, strict=True):
+        rank0 = b.and_(rank0, b.icmp_unsigned("==", b.urem(c, kk), const_int(I32, 0)))
+    inc = b.select(rank0, b.sub(const_int(I32, 0x80000001), size), const_int(I32, 1))
+    old = b.atomic_rmw("add", ctr, inc, "seq_cst")
+    head = lw.llfn.append_basic_block("cluster_spin")
+    body = lw.llfn.append_basic_block("cluster_spin_body")
+    stop = lw.llfn.append_basic_block("cluster_stop")
+    b.branch(head)
+    b.position_at_end(head)
+    now = b.load_atomic(ctr, "seq_cst", 4)
+    flipped = b.icmp_signed("<", b.xor(now, old), const_int(I32, 0))
+    b.cbranch(flipped, after, body)
+    b.position_at_end(body)
+    err = b.load_atomic(b.gep(lw.launch, [const_int(I32, abi.L_ERROR)]), "monotonic", 8)
+    b.call(lw.cg.extern_function("sched_yield", I32, []), [])
+    b.cbranch(b.icmp_unsigned("!=", err, const_int(I64, 0)), stop, head)
+    b.position_at_end(stop)
+    if lw.is_kernel:
+        b.ret(const_int(I32, abi.RESUME_TRAP))  # the launch failed or was cancelled: stop this block
+    else:
+        b.ret_void()
+    b.position_at_end(after)
+
+
+def rewrite_cluster_barriers(module: ir.Module) -> None:
+    """barrier.cluster.wait -> barrier.sync 0; clusterwait; barrier.sync 0.  barrier.cluster.arrive is
+    dropped (folded into the wait, see the module docstring).  Runs after validation."""
+    for f in module.functions.values():
+        if not f.body or not any(isinstance(s, Instr) and s.opcode == "barrier" and s.has("cluster")
+                                 for s in f.body):
+            continue
+        out: list = []
+        for s in f.body:
+            if not (isinstance(s, Instr) and s.opcode == "barrier" and s.has("cluster")):
+                out.append(s)
+                continue
+            if s.has("wait"):
+                bar = Instr("barrier", ("sync",), [ir.Imm(0)], s.guard, s.pos, s.src_loc)
+                out += [bar, Instr("clusterwait", (), [], s.guard, s.pos, s.src_loc),
+                        Instr("barrier", ("sync",), [ir.Imm(0)], s.guard, s.pos, s.src_loc)]
+        f.body = out

@@ -1,0 +1,208 @@
+"""Cluster launches (sm_90 thread-block clusters): `kernel(grid, block, args, cluster=(x, y, z))`, or any
+launch of a kernel that declares its cluster (`__cluster_dims__`: `.reqnctapercluster`).
+
+The blocks of a cluster must run at the same time (barrier.cluster, distributed shared memory).  ptxjit
+runs a cluster launch on groups of worker threads, one thread per block of a cluster: each group takes
+clusters one after another (group g: clusters g, g + G, ...), each of its threads running block `rank` of
+the group's current cluster (ranged native calls: abi.L_RANGED, W_BSTART/W_BEND).  G is how many
+clusters can be co-resident: the cooperative limit (runtime/cooperative.py: blocks per multiprocessor
+x worker threads) divided by the cluster size, at least 1, at most the number of clusters.
+
+The launch's cluster workspace (abi.L_CLUSTER; layout in lower/rules/cluster.py) holds the cluster
+dims, the shared-memory base of every block (written by its thread before the block starts; CUDA
+requires a cluster.sync() before a block touches another's shared memory, so it is there when read)
+and a barrier counter per cluster.  The blocks' shared memory lives inside the launch's parameter
+buffer, so that bounds-checked code may reach another block's shared memory through a mapa address.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from concurrent.futures import Future, wait
+from typing import TYPE_CHECKING
+
+from ptxjit.lower import abi
+from ptxjit.lower.rules.cluster import WS_COUNTERS, WS_DIMS, WS_EXPLICIT, WS_SHARED_TABLE
+from ptxjit.runtime import launch, printf
+from ptxjit.runtime.cooperative import _threads, occupancy, pack_record
+from ptxjit.runtime.launch import RecordPlan
+
+if TYPE_CHECKING:
+    from ptxjit.api import Kernel
+    from ptxjit.jit.translate import Translation
+
+MAX_CLUSTER_SIZE = 8  # CUDA's portable cluster size (16 needs cudaFuncAttributeNonPortableClusterSizeAllowed)
+_HEADER = 64
+_POLL_SECONDS = 0.02
+
+
+class ClusterLaunchError(ValueError):
+    """A cluster launch CUDA would refuse (cluster shape, grid not a multiple of it, too large)."""
+
+
+def declared_cluster(kernel: Kernel) -> tuple[int, int, int] | None:
+    """The kernel's compile-time cluster dims (.reqnctapercluster, `__cluster_dims__`), if any."""
+    req = kernel.fn.perf.get("reqnctapercluster")
+    if not req:
+        return None
+    dims = tuple(int(v) for v in req) + (1,) * (3 - len(req))
+    return dims[0], dims[1], dims[2]
+
+
+def cluster_shape(kernel: Kernel, grid, block, cluster, shared_mem: int) -> tuple[int, int, int]:
+    """The launch's cluster dims, checked as CUDA checks them."""
+    from ptxjit.api import _dims
+
+    declared = declared_cluster(kernel)
+    k = _dims(cluster, "cluster") if cluster is not None else declared
+    assert k is not None
+    name = kernel.name
+    if declared is not None and k != declared:
+        raise ClusterLaunchError(f"kernel '{name}' declares cluster dims {declared} (.reqnctapercluster, "
+                                 f"__cluster_dims__); the launch asks for cluster={k}")
+    size = k[0] * k[1] * k[2]
+    if size > MAX_CLUSTER_SIZE:
+        raise ClusterLaunchError(f"kernel '{name}': a cluster of {k} has {size} blocks; CUDA's portable limit is "
+                                 f"{MAX_CLUSTER_SIZE} blocks per cluster")
+    if any(g % c for g, c in zip(grid, k, strict=True)):
+        raise ClusterLaunchError(f"kernel '{name}': grid {tuple(grid)} is not a multiple of the cluster dims {k} "
+                                 f"(cudaErrorInvalidClusterSize)")
+    fit = occupancy(kernel, block, shared_mem).max_cooperative_blocks
+    if size > fit:
+        raise ClusterLaunchError(f"kernel '{name}': the {size} blocks of a cluster cannot be co-resident (at most "
+                                 f"{fit} blocks of this shape are; see Kernel.max_cooperative_grid_blocks)")
+    return k
+
+
+_plans: dict[tuple, RecordPlan] = {}
+
+
+def _plan(kernel: Kernel, checked: bool, extra: int) -> tuple[RecordPlan, int]:
+    """A launch memory plan with `extra` bytes after the parameters (inside the parameter range)."""
+    packer = kernel._packer
+    ws_off = (packer.size + 63) // 64 * 64
+    key = (packer.format, packer.size, len(kernel._range_params), checked, extra)
+    plan = _plans.get(key)
+    if plan is None:
+        if len(_plans) > 256:
+            _plans.clear()
+        plan = _plans[key] = RecordPlan(packer.format, ws_off + extra, len(kernel._range_params), checked)
+    return plan, ws_off
+
+
+def launch_clusters(kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int], args, shared_mem: int,
+                    timeout: float | None, checked: bool, cluster, stream=None) -> None:
+    """A validated launch (Kernel.__call__ did the shape and shared-memory checks) run cluster by cluster."""
+    from ptxjit.streams import stream as _streams
+
+    k = cluster_shape(kernel, grid, block, cluster, shared_mem)
+    if stream is not None:  # runs now, after the stream's earlier work (the stream's order holds)
+        stream.synchronize()
+    elif _streams.BUSY:
+        _streams.wait_legacy()
+    values, ranges, patches = kernel._packer.pack(args, checked)
+    t = kernel._tcache.get((block, checked))
+    if t is None:
+        t = kernel._tcache[(block, checked)] = kernel.module.translation(kernel.fn, block, checked)
+    gb = kernel.module.globals
+    gaddr, gsize = gb.__array_interface__["data"][0], gb.nbytes
+    run = (kernel, t, grid, block, k, checked, values, ranges, patches, gaddr, gsize, shared_mem, timeout, args,
+           (args, gb))
+    if kernel._access.uses_printf:
+        with printf.known_memory([args[i] for i in kernel._range_params], gb):
+            _run(*run)
+    else:
+        _run(*run)
+
+
+def _run(kernel: Kernel, tr: Translation, grid, block, k, checked: bool, values, ranges, patches, gaddr: int,
+         gsize: int, dyn_smem: int, timeout: float | None, args, keep) -> None:
+    limit = launch._timeout_seconds(timeout)
+    csize = k[0] * k[1] * k[2]
+    nctas = grid[0] * grid[1] * grid[2]
+    nclusters = nctas // csize
+    groups = max(1, min(nclusters, occupancy(kernel, block, dyn_smem).max_cooperative_blocks // csize))
+    nworkers = groups * csize
+    nthreads = block[0] * block[1] * block[2]
+    shared_bytes = tr.shared.dynamic_offset + dyn_smem if dyn_smem else tr.shared.static_size
+    stride = (max(shared_bytes, 16) + 63) // 64 * 64
+    table_off = _HEADER
+    counters_off = table_off + 8 * nctas
+    shared_off = (counters_off + 4 * nclusters + 63) // 64 * 64
+    plan, ws_off = _plan(kernel, checked, shared_off + stride * nworkers)
+    L, base, params_addr = pack_record(plan, grid, block, checked, values, ranges, patches, gaddr, gsize, dyn_smem,
+                                       nworkers, 1)
+    ws = params_addr + ws_off
+    L[abi.L_CLUSTER] = ws
+    L[abi.L_RANGED] = 1
+    head = (ctypes.c_uint32 * 8).from_address(ws + WS_DIMS)
+    head[0], head[1], head[2] = k
+    head[(WS_EXPLICIT - WS_DIMS) // 4] = 1 if declared_cluster(kernel) or "explicitcluster" in kernel.fn.perf else 0
+    ctypes.c_int64.from_address(ws + WS_SHARED_TABLE).value = ws + table_off
+    ctypes.c_int64.from_address(ws + WS_COUNTERS).value = ws + counters_off
+    table = (ctypes.c_int64 * nctas).from_address(ws + table_off)
+    shared = [ws + shared_off + stride * i for i in range(nworkers)]
+
+    pool_memory = launch._pool_memory
+    key = pool_memory.key(tr, nthreads, shared_bytes, nworkers)
+    mems = pool_memory.take(tr, nthreads, shared_bytes, nworkers, key)
+    saved = [int(m.record[abi.W_SHARED]) for m in mems]
+    fn = tr.native.worker
+    ncl = (grid[0] // k[0], grid[1] // k[1])
+
+    def member(m, g: int, r: int, shared_addr: int) -> None:
+        rec = m.record
+        rec[abi.W_SHARED] = shared_addr
+        rx, ry, rz = r % k[0], (r // k[0]) % k[1], r // (k[0] * k[1])
+        for j in range(g, nclusters, groups):
+            if L[abi.L_ERROR]:
+                return
+            jx, jy, jz = j % ncl[0], (j // ncl[0]) % ncl[1], j // (ncl[0] * ncl[1])
+            c = jx * k[0] + rx + grid[0] * (jy * k[1] + ry + grid[1] * (jz * k[2] + rz))
+            table[c] = shared_addr
+            rec[abi.W_BSTART] = c
+            rec[abi.W_BEND] = c + 1
+            fn(base, m.address)
+
+    t0 = time.monotonic()
+    wd = launch._get_watchdog()
+    token = wd.add_deadline(t0 + limit, L) if limit is not None else None
+    main = threading.get_ident() == launch._MAIN_IDENT
+    old_fd = wd.enter_main(L) if main else None
+    futures: list[Future] = []
+    settled = False
+    pool = _threads.acquire(nworkers)
+    try:
+        futures = [pool.submit(member, mems[i], i // csize, i % csize, shared[i]) for i in range(nworkers)]
+        pending = futures
+        while pending:
+            _done, not_done = wait(pending, timeout=_POLL_SECONDS)
+            pending = list(not_done)
+        settled = True
+        for f in futures:
+            f.result()  # a Python error in a member thread (none expected) is the launch's error
+    except BaseException:
+        launch._cancel(L, abi.ERR_CANCEL)
+        settled = launch._drain(futures)
+        raise
+    finally:
+        if main:
+            wd.leave_main(old_fd)
+        if token is not None:
+            wd.remove_deadline(token)
+        if settled or all(f.done() for f in futures):
+            for m, s in zip(mems, saved, strict=True):
+                m.record[abi.W_SHARED] = s
+                m.record[abi.W_BSTART] = m.record[abi.W_BEND] = 0
+                if L[abi.L_ERROR] and tr.checked:
+                    m.fault[:] = 0
+            pool_memory.give(tr, nthreads, shared_bytes, mems, key)
+            _threads.release(pool, nworkers)
+        else:
+            _threads.forget()
+            launch._abandon(L, keep, mems, kernel.name)
+    if L[abi.L_ERROR]:
+        raise launch.launch_exception(tr, kernel.name, L, grid, block, time.monotonic() - t0, limit,
+                                      (launch._packed_fault_info, L, plan, kernel._range_names, args), shared_bytes)
