@@ -335,6 +335,25 @@ def test_texture_over_a_surface_written_array_sees_the_writes(mod):
     assert out[:, 0].tolist() == [0, 22]
 
 
+def test_layered_surfaces(mod):
+    w, h, layers = 5, 3, 4
+    desc = T.ChannelFormatDescriptor(32, 0, 0, 0, S32)
+    arr2 = T.CUDAarray(desc, w, h, layers, flags=T.cudaArrayLayered | T.cudaArraySurfaceLoadStore)
+    s2 = T.SurfaceObject(T.ResourceDescriptor(T.cudaResourceTypeArray, cuArr=arr2))
+    mod.get_function("surf2d_layered_fill")((1, 1), (8, 4), (s2, w, h, layers))
+    got = np.zeros((layers, h, w), np.int32)
+    arr2.copy_to(got)
+    l, y, x = np.meshgrid(np.arange(layers), np.arange(h), np.arange(w), indexing="ij")
+    np.testing.assert_array_equal(got, l * 1000 + y * 10 + x)
+    # 1D layered (height 0): the kernel reads `layers` layers of an array that has 2: the rest are zero
+    arr1 = T.CUDAarray(desc, w, 0, 2, flags=T.cudaArrayLayered | T.cudaArraySurfaceLoadStore)
+    arr1.copy_from(np.arange(2 * w, dtype=np.int32) + 7)
+    s1 = T.SurfaceObject(T.ResourceDescriptor(T.cudaResourceTypeArray, cuArr=arr1))
+    out = np.full(layers * w, -1, np.int32)
+    mod.get_function("surf1d_layered_read")(1, 8, (s1, out, w, layers))
+    np.testing.assert_array_equal(out, np.r_[np.arange(2 * w) + 7, np.zeros((layers - 2) * w, np.int32)])
+
+
 def test_txq_suq(mod):
     tex, _ = array_texture(np.zeros((3, 4, 5), f32), F32, 32, [CLAMP] * 3)
     s, _ = surface(np.zeros((6, 7), np.int32), 32, S32)

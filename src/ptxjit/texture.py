@@ -52,6 +52,7 @@ WORDS = 32
  W_BORDER, _B1, _B2, _B3, W_PITCH, W_SLICE, W_WBYTES, W_ELEM, W_DIMS, W_LAYERED, W_QADDR0) = range(23)
 # txq.addr_mode_N answers in PTX's enumeration (PTX ISA, txq): wrap 0, mirror 1, clamp_to_edge 3, border 4
 PTX_ADDR_MODE = {0: 0, 1: 3, 2: 1, 3: 4}
+W_ZEXT = 25  # surfaces: the extent of the third coordinate (the depth, or the layers of a layered array)
 KIND_TEXTURE, KIND_SURFACE = 1, 2
 # address modes as the generated code tests them (wrap/mirror need normalized coordinates: CUDA
 # clamps otherwise, and so does make_row)
@@ -376,17 +377,17 @@ class SurfaceObject(_Handle):
             raise TextureError("SurfaceObject needs a cudaResourceTypeArray resource")
         a = ResDesc.cuArr
         assert a is not None
-        if a.layered:
-            raise TextureError("SurfaceObject: layered surfaces are not supported")
         super().__init__()
         self.ResDesc = ResDesc
         a._surfaces += 1  # kernels may now write the array: textures over it refresh at every launch
         data = a._data
         esize = a.desc.channels * a.desc.bits // 8
+        # a layer is addressed as a slice: _data is (layers or depth, height, width, channels)
         self._publish({W_DATA: data.ctypes.data, W_WIDTH: a.width, W_HEIGHT: max(a.height, 1),
-                       W_DEPTH: max(a.depth, 1), W_LAYERS: 1, W_PITCH: a.width * esize,
+                       W_DEPTH: 1 if a.layered else max(a.depth, 1), W_LAYERS: a.layers,
+                       W_ZEXT: data.shape[0], W_PITCH: a.width * esize,
                        W_SLICE: a.width * esize * max(a.height, 1), W_WBYTES: a.width * esize, W_ELEM: esize,
-                       W_DIMS: a.ndim})
+                       W_DIMS: a.ndim, W_LAYERED: int(a.layered)})
 
     def refresh(self) -> None:
         """Nothing to copy: a surface works on the array's own bytes."""

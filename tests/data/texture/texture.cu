@@ -114,3 +114,16 @@ extern "C" __global__ void sample2d_lod(cudaTextureObject_t t, const float *x, c
         out[2 * i + 1] = tex2DGrad<float>(t, x[i], y[i], make_float2(2.0f, 0.0f), make_float2(0.0f, 2.0f));
     }
 }
+
+// Layered surfaces: write (layer * 1000 + y * 10 + x) at every element of every layer, read back 1D layered.
+extern "C" __global__ void surf2d_layered_fill(cudaSurfaceObject_t s, int w, int h, int layers) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < w && y < h)
+        for (int l = 0; l < layers; l++) surf2DLayeredwrite(l * 1000 + y * 10 + x, s, x * 4, y, l);
+}
+extern "C" __global__ void surf1d_layered_read(cudaSurfaceObject_t s, int *out, int w, int layers) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x < w)
+        for (int l = 0; l < layers; l++) out[l * w + x] = surf1DLayeredread<int>(s, x * 4, l, cudaBoundaryModeZero);
+}

@@ -38,7 +38,8 @@ from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import F32, I1, I32, I64, PTR, const_int
 
 TEX_GEOMS = {"1d": 1, "2d": 2, "3d": 3, "a1d": 1, "a2d": 2}
-SURF_GEOMS = {"1d": 1, "2d": 2, "3d": 3}
+# per surface geometry: the coordinate that gives x, y, z (a layer is addressed as z)
+SURF_GEOMS = {"1d": (0,), "2d": (0, 1), "3d": (0, 1, 2), "a1d": (1, None, 0), "a2d": (1, 2, 0)}
 # txq/suq queries ptxjit answers, with the table word each reads
 TXQ_WORDS = {"width": T.W_WIDTH, "height": T.W_HEIGHT, "depth": T.W_DEPTH, "normalized_coords": T.W_NORM,
              "filter_mode": T.W_FILTER, "addr_mode_0": T.W_QADDR0, "addr_mode_1": T.W_QADDR0 + 1,
@@ -94,7 +95,7 @@ def _check_surface(ins: Instr) -> str | None:
     if not ins.has("b"):
         return "only unformatted (.b) surface accesses are supported"
     if _geom(ins, SURF_GEOMS) is None:
-        return "only the 1d, 2d and 3d surface geometries are supported (no layered surfaces)"
+        return "only the 1d, 2d, 3d, a1d and a2d surface geometries are supported"
     return _handle_shape(ins, 1 if ins.opcode == "suld" else 0)
 
 
@@ -307,22 +308,23 @@ def lower_query(lw, ins: Instr) -> None:
 # ---------------------------------------------------------------- surfaces
 @rule("suld", "sust", family="surface", check=_check_surface)
 def lower_surface(lw, ins: Instr) -> None:
-    """suld.b/sust.b.{1d,2d,3d}{.v2,.v4}.{b8,b16,b32,b64}.{trap,clamp,zero}: x in bytes."""
+    """suld.b/sust.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}.{trap,clamp,zero}: x in bytes."""
     b = lw.b
     load = ins.opcode == "suld"
     geom = _geom(ins, SURF_GEOMS)
     assert geom is not None
-    ndim = SURF_GEOMS[geom]
+    which = SURF_GEOMS[geom]
+    ndim = len(which)
     t = ins.types()[0]
     esz = int(t[1:]) // 8
     n = 4 if ins.has("v4") else 2 if ins.has("v2") else 1
     size = esz * n
     handle, coords = _handle_and_coords(ins, 1 if load else 0)
     word = _row(lw, handle, T.KIND_SURFACE)
-    xs = [b.sext(lw.read(c, "s32"), I64) for c in coords[:ndim]]
+    xs = [const_int(I64, 0) if k is None else b.sext(lw.read(coords[k], "s32"), I64) for k in which]
     # per dimension: the largest valid coordinate (bytes for x: the last whole access)
     lims = [b.sub(word(T.W_WBYTES), const_int(I64, size)), b.sub(word(T.W_HEIGHT), const_int(I64, 1)),
-            b.sub(word(T.W_DEPTH), const_int(I64, 1))][:ndim]
+            b.sub(word(T.W_ZEXT), const_int(I64, 1))][:ndim]
     zero = const_int(I64, 0)
     ok = b.icmp_signed(">=", lims[0], zero)  # the access fits in a row at all
     mode = next(m for m in ("trap", "clamp", "zero") if ins.has(m))
