@@ -200,12 +200,13 @@ def main() -> int:
     vs = check_all(a.files or None)
     if a.markdown:
         print(markdown(vs))
-        return 0
     counts = {c: sum(v.cls == c for v in vs) for c in ("runs", "refused", "other")}
+    out = sys.stderr if a.markdown else sys.stdout  # --markdown: stdout holds only the Markdown
     for v in vs:
         if a.v or v.cls == "other":
-            print(f"{v.cls:8} {v.form:45} {v.file}:{v.line}  {v.detail}")
-    print(f"{len(vs)} forms: {counts['runs']} run, {counts['refused']} refused at load, {counts['other']} other")
+            print(f"{v.cls:8} {v.form:45} {v.file}:{v.line}  {v.detail}", file=out)
+    print(f"{len(vs)} forms: {counts['runs']} run, {counts['refused']} refused at load, {counts['other']} other",
+          file=out)
     return 1 if counts["other"] else 0
 
 

@@ -427,3 +427,32 @@ f("pmevent.mask", "pmevent.mask 0x3;")
 f("trap", "@!%p1 trap;")
 f("setmaxnreg.inc", "setmaxnreg.inc.sync.aligned.u32 240;", 128)
 f("setmaxnreg.dec", "setmaxnreg.dec.sync.aligned.u32 40;", 128)
+
+# ---------------------------------------------------------------- more forms of the chapters above
+f("shfl.sync.up.b32", "shfl.sync.up.b32 %r4, %r1, 1, 0, -1;", 32)
+f("shfl.sync.down.b32", "shfl.sync.down.b32 %r4|%p2, %r1, 2, 31, -1;", 32)
+f("vote.sync.any.pred", "vote.sync.any.pred %p2, %p1, -1;", 32)
+f("match.sync.any.b64", "match.sync.any.b64 %r4, %rd2, -1;", 32)
+f("cvta.param.u64", "cvta.param.u64 %rd6, p;")
+f("isspacep.global", "isspacep.global %p2, %rd1;")
+f("mov.u32.nsmid", "mov.u32 %r4, %nsmid;")
+f("mov.u32.lanemask_lt", "mov.u32 %r4, %lanemask_lt;")
+f("mov.u64.globaltimer", "mov.u64 %rd6, %globaltimer;")
+f("mov.u32.dynamic_smem_size", "mov.u32 %r4, %dynamic_smem_size;")
+f("mov.u32.clusterid", "mov.u32 %r4, %clusterid.x;")
+f("mov.pred.is_explicit_cluster", "mov.pred %p2, %is_explicit_cluster;")
+f("mov.u32.pm0", "mov.u32 %r4, %pm0;")
+f("cvt.u64.u32.sreg", "cvt.u64.u32 %rd6, %ctaid.x;")
+f("mbarrier.arrive.noComplete", "mbarrier.init.shared.b64 [%r20], 3;\n"
+  "> mbarrier.arrive.noComplete.shared.b64 %rd6, [%r20], 1;")
+f("cp.async.bulk.multicast", "mbarrier.init.shared::cta.b64 [%r20], 1;\nmov.u16 %h5, 1;\n"
+  "> cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r20+128], [%rd1], 64, "
+  "[%r20], %h5;")
+f("cp.async.bulk.tensor.3d.im2col", "mbarrier.init.shared::cta.b64 [%r20], 1;\nmov.u16 %h5, 0;\n"
+  "> cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r20+128], "
+  "[%rd1, {%r1, %r2, %r0}], [%r20], {%h5};")
+f("call.indirect", "mov.u64 %rd8, fn1;\nproto: .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+  "> call (%r4), %rd8, (%r1), proto;")
+f("prmt.b32.f4e", "prmt.b32.f4e %r4, %r1, %r2, %r3;")
+f("fma.rn.ftz.sat.f16x2", "fma.rn.ftz.sat.f16x2 %r4, %r1, %r2, %r3;")
+f("ld.param::entry", "ld.param::entry.u64 %rd6, [p];")
