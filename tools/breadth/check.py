@@ -22,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,12 +179,16 @@ def markdown(verdicts: list[Verdict]) -> str:
     for v in verdicts:
         if v.cls == "refused":
             refused.setdefault(v.opcode, []).append(v.form)
-    lines = [f"Breadth check (`tools/breadth/check.py`, {len(verdicts)} forms of PTX ISA 8.x for sm_90 in "
-             f"`tests/data/breadth`): **{len(runs)} run**, {sum(map(len, refused.values()))} are refused at "
-             f"load with their name and file:line:", ""]
+    head = (f"**Breadth check** (`tools/breadth/check.py`, `tests/test_breadth.py`): of {len(verdicts)} forms of "
+            f"PTX ISA 8.x for sm_90 (`tests/data/breadth`: one kernel each, every one accepted by `ptxas "
+            f"-arch=sm_90a`, launched on one block) **{len(runs)}\0run** and {sum(map(len, refused.values()))} are "
+            f"refused at load with their name and file:line; none does anything else (refused as invalid PTX, "
+            f"refused only at launch, an internal error, a crash: the test fails on those). Refused:")
+    lines = [ln.replace("\0", " ") for ln in textwrap.wrap(head, 115, break_on_hyphens=False)] + [""]
     for op in sorted(refused):
         forms = ", ".join(f"`{f}`" for f in sorted(refused[op]))
         lines.append(f"- `{op}`: {forms}")
+    lines += ["", "(`.venv/bin/python tools/breadth/check.py --markdown` prints this list.)"]
     return "\n".join(lines)
 
 
