@@ -401,6 +401,34 @@ class SurfaceObject(_Handle):
         return self.ResDesc
 
 
+# ---------------------------------------------------------------- traps
+# The generated code traps with L_ERR_ARG = TEXTURE_TRAP << 56 | why << 48 | the handle's low 48 bits.
+TEXTURE_TRAP = 0x7E
+TRAP_BAD_TEXTURE, TRAP_BAD_SURFACE, TRAP_SURFACE_RANGE = 1, 2, 3
+
+
+def trap_word(why: int) -> int:
+    return TEXTURE_TRAP << 56 | why << 48
+
+
+def explain_texture_trap(arg: int, err: BaseException) -> BaseException:
+    """The KernelTrap of a texture/surface instruction, with the reason in words."""
+    from ptxjit.errors import KernelTrap
+
+    if not isinstance(err, KernelTrap):
+        return err
+    why, low = arg >> 48 & 0xFF, arg & (1 << 48) - 1
+    if why == TRAP_SURFACE_RANGE:
+        reason = "executed trap: a surface access out of range with .trap (cudaBoundaryModeTrap)"
+    elif why in (TRAP_BAD_TEXTURE, TRAP_BAD_SURFACE):
+        what = "TextureObject" if why == TRAP_BAD_TEXTURE else "SurfaceObject"
+        reason = (f"executed trap: the handle (low 48 bits {low:#x}) is not a live ptxjit.texture.{what} "
+                  f"(an integer, a freed object or the other kind; nothing was read)")
+    else:
+        return err
+    return KernelTrap(err.kernel, err.cta, err.thread, err.where, reason)
+
+
 # ---------------------------------------------------------------- kernel arguments
 HANDLE_OPCODES = {"tex": KIND_TEXTURE, "tld4": KIND_TEXTURE, "txq": KIND_TEXTURE,
                   "suld": KIND_SURFACE, "sust": KIND_SURFACE, "suq": KIND_SURFACE, "sured": KIND_SURFACE}

@@ -34,6 +34,7 @@ from ptxjit.lower import abi
 from ptxjit.runtime.launch_errors import _fault_error, _launch_error
 from ptxjit.runtime.memory import DeviceArray, Pointer
 from ptxjit.runtime.printf import PRINTF_ADDRESS
+from ptxjit.texture import TEXTURE_TRAP, explain_texture_trap
 
 _pool_lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
@@ -587,6 +588,8 @@ def launch_exception(tr: Translation, kernel_name: str, L, grid, block, elapsed:
         from ptxjit.runtime.cooperative import explain_trap
 
         err = explain_trap(tr, L, err)
+    if L[abi.L_ERROR] == abi.ERR_TRAP and int(L[abi.L_ERR_ARG]) >> 56 == TEXTURE_TRAP:  # ptxjit/texture.py
+        err = explain_texture_trap(int(L[abi.L_ERR_ARG]), err)
     return err
 
 

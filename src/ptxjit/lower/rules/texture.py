@@ -119,7 +119,9 @@ def _row(lw, handle: ir.Reg, kind: int) -> Word:
     ok = b.and_(inside, b.icmp_unsigned("==", word(T.W_HANDLE), h))
     ok = b.and_(ok, b.icmp_unsigned("==", b.lshr(h, const_int(I64, 48)), const_int(I64, kind)))
     with b.if_then(b.not_(ok), likely=False):
-        lw.trap(abi.ERR_TRAP)  # not a live texture/surface object of this kind: nothing else is read
+        # not a live texture/surface object of this kind: nothing else is read
+        why = T.TRAP_BAD_TEXTURE if kind == T.KIND_TEXTURE else T.TRAP_BAD_SURFACE
+        lw.trap(abi.ERR_TRAP, b.or_(b.and_(h, const_int(I64, (1 << 48) - 1)), const_int(I64, T.trap_word(why))))
     return word
 
 
@@ -337,7 +339,8 @@ def lower_surface(lw, ins: Instr) -> None:
             ok = b.and_(ok, inside)
     if mode == "trap":
         with b.if_then(b.not_(ok), likely=False):
-            lw.trap(abi.ERR_TRAP)  # CUDA: an out-of-range surface access with cudaBoundaryModeTrap traps
+            # CUDA: an out-of-range surface access with cudaBoundaryModeTrap traps
+            lw.trap(abi.ERR_TRAP, const_int(I64, T.trap_word(T.TRAP_SURFACE_RANGE)))
     off = xs[0]
     if ndim > 1:
         off = b.add(off, b.mul(xs[1], word(T.W_PITCH)))
