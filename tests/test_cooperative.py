@@ -329,3 +329,14 @@ def test_timeout_stops_a_cluster_launch(cmod, workers):
     flag[0] = 0
     k(4, 32, (flag, out))
     assert (out == 1).all()
+
+
+def test_block_exiting_before_cluster_sync_is_a_deadlock(cmod, workers):
+    workers(2)
+    k = cmod.get_function("cluster_early_exit")
+    out = np.zeros(8 * 32, np.int32)
+    with pytest.raises(KernelDeadlock, match=r"cluster.sync\(\).* in cluster \(\d, 0, 0\) of \(4, 1, 1\) blocks: "
+                       r"3 of its 4 blocks wait at the cluster barrier and the other 1 exited"):
+        k(8, 32, (out, np.int32(2)), timeout=60)
+    k(8, 32, (out, np.int32(7)))  # nobody quits
+    assert (out == 1).all()

@@ -23,10 +23,11 @@ import time
 from concurrent.futures import Future, wait
 from typing import TYPE_CHECKING
 
+from ptxjit.errors import KernelDeadlock
 from ptxjit.lower import abi
 from ptxjit.lower.rules.cluster import WS_COUNTERS, WS_DIMS, WS_EXPLICIT, WS_SHARED_TABLE
 from ptxjit.runtime import launch, printf
-from ptxjit.runtime.cooperative import _threads, occupancy, pack_record
+from ptxjit.runtime.cooperative import _arrived, _threads, occupancy, pack_record
 from ptxjit.runtime.launch import RecordPlan
 
 if TYPE_CHECKING:
@@ -92,6 +93,19 @@ def _plan(kernel: Kernel, checked: bool, extra: int) -> tuple[RecordPlan, int]:
     return plan, ws_off
 
 
+def _stuck_cluster(lock: threading.Lock, partial: set[int], exited: list[int], counters,
+                   csize: int) -> tuple[int, int, int] | None:
+    """A cluster whose barrier can never complete: some of its blocks wait there, the others exited
+    (as runtime/cooperative.py's grid barrier check).  (cluster, arrived, exited) or None."""
+    with lock:
+        for j in partial:
+            gone = exited[j]
+            arrived = _arrived(int(counters[j]), csize)
+            if arrived > 0 and arrived + gone == csize:
+                return j, arrived, gone
+    return None
+
+
 def launch_clusters(kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int], args, shared_mem: int,
                     timeout: float | None, checked: bool, cluster, stream=None) -> None:
     """A validated launch (Kernel.__call__ did the shape and shared-memory checks) run cluster by cluster."""
@@ -152,6 +166,10 @@ def _run(kernel: Kernel, tr: Translation, grid, block, k, checked: bool, values,
     fn = tr.native.worker
     ncl = (grid[0] // k[0], grid[1] // k[1])
 
+    exited = [0] * nclusters  # blocks of each cluster that have finished (for deadlock reports)
+    partial: set[int] = set()  # clusters some of whose blocks finished, not all
+    counters = (ctypes.c_uint32 * nclusters).from_address(ws + counters_off)
+
     def member(m, g: int, r: int, shared_addr: int) -> None:
         rec = m.record
         rec[abi.W_SHARED] = shared_addr
@@ -165,7 +183,11 @@ def _run(kernel: Kernel, tr: Translation, grid, block, k, checked: bool, values,
             rec[abi.W_BSTART] = c
             rec[abi.W_BEND] = c + 1
             fn(base, m.address)
+            with lock:
+                exited[j] += 1
+                (partial.discard if exited[j] == csize else partial.add)(j)
 
+    lock = threading.Lock()
     t0 = time.monotonic()
     wd = launch._get_watchdog()
     token = wd.add_deadline(t0 + limit, L) if limit is not None else None
@@ -173,6 +195,7 @@ def _run(kernel: Kernel, tr: Translation, grid, block, k, checked: bool, values,
     old_fd = wd.enter_main(L) if main else None
     futures: list[Future] = []
     settled = False
+    dead: tuple[int, int, int] | None = None
     pool = _threads.acquire(nworkers)
     try:
         futures = [pool.submit(member, mems[i], i // csize, i % csize, shared[i]) for i in range(nworkers)]
@@ -180,6 +203,10 @@ def _run(kernel: Kernel, tr: Translation, grid, block, k, checked: bool, values,
         while pending:
             _done, not_done = wait(pending, timeout=_POLL_SECONDS)
             pending = list(not_done)
+            if pending and dead is None and not L[abi.L_ERROR]:
+                dead = _stuck_cluster(lock, partial, exited, counters, csize)
+                if dead is not None:
+                    launch._cancel(L, abi.ERR_DEADLOCK)
         settled = True
         for f in futures:
             f.result()  # a Python error in a member thread (none expected) is the launch's error
@@ -203,6 +230,15 @@ def _run(kernel: Kernel, tr: Translation, grid, block, k, checked: bool, values,
         else:
             _threads.forget()
             launch._abandon(L, keep, mems, kernel.name)
+    if dead is not None and L[abi.L_ERROR] == abi.ERR_DEADLOCK:
+        j, arrived, gone = dead
+        where = (j % ncl[0], (j // ncl[0]) % ncl[1], j // (ncl[0] * ncl[1]))
+        err = KernelDeadlock(
+            f"kernel '{kernel.name}' deadlocked at cluster.sync() (barrier.cluster) in cluster {where} of "
+            f"{k} blocks: {arrived} of its {csize} blocks wait at the cluster barrier and the other {gone} "
+            f"exited without reaching it")
+        err.kernel = kernel.name  # type: ignore[attr-defined]
+        raise err
     if L[abi.L_ERROR]:
         raise launch.launch_exception(tr, kernel.name, L, grid, block, time.monotonic() - t0, limit,
                                       (launch._packed_fault_info, L, plan, kernel._range_names, args), shared_bytes)

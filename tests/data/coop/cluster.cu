@@ -64,3 +64,12 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) cluster_wait_flag(volatile 
     cluster.sync();
     out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
 }
+
+// Block rank `quitter` of every cluster returns before cluster.sync(): its cluster's other blocks can
+// never pass the barrier (ptxjit reports a deadlock).
+extern "C" __global__ void __cluster_dims__(4, 1, 1) cluster_early_exit(int* out, int quitter) {
+    cg::cluster_group cluster = cg::this_cluster();
+    if (cluster.block_rank() == quitter) return;
+    cluster.sync();
+    out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
+}
