@@ -340,3 +340,35 @@ def test_block_exiting_before_cluster_sync_is_a_deadlock(cmod, workers):
         k(8, 32, (out, np.int32(2)), timeout=60)
     k(8, 32, (out, np.int32(7)))  # nobody quits
     assert (out == 1).all()
+
+
+def test_concurrent_cooperative_launches_each_get_all_their_threads(mod, workers):
+    """Two launching threads at once: every block of both launches must run at the same time as the
+    rest of its grid (a block queued behind the other launch's would deadlock its grid.sync())."""
+    import threading
+
+    workers(2)
+    k = mod.get_function("stencil_steps")
+    n, steps = 8 * 256, 6
+    k(8, 256, (np.zeros(n, np.int32), np.zeros(n, np.int32), np.int32(n), np.int32(1)), cooperative=True)
+    ref = (np.arange(n, dtype=np.int64) * 7) % 1000
+    for _ in range(steps):
+        ref = (np.roll(ref, 1) + 2 * ref + np.roll(ref, -1)) % 1000003
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            for _ in range(3):
+                a = ((np.arange(n) * 7) % 1000).astype(np.int32)
+                b = np.zeros_like(a)
+                k(8, 256, (a, b, np.int32(n), np.int32(steps)), cooperative=True, timeout=60)
+                np.testing.assert_array_equal(a, ref)
+        except BaseException as e:  # noqa: BLE001 - reported by the test thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
