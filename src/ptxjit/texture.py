@@ -119,6 +119,8 @@ class CUDAarray:
                  flags: int = 0) -> None:
         if width < 1 or height < 0 or depth < 0:
             raise TextureError(f"CUDAarray extent ({width}, {height}, {depth}) must be positive")
+        if depth and not height and not flags & cudaArrayLayered:
+            raise TextureError(f"CUDAarray extent ({width}, 0, {depth}): a 3D array needs a height")
         self.desc = desc
         self.width, self.height, self.depth, self.flags = width, height, depth, flags
         self.layered = bool(flags & cudaArrayLayered)
