@@ -63,9 +63,9 @@ def files(tmp_path_factory) -> dict[str, str]:
     (d / "malformed.ptx").write_text(".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k( {\n")
     (d / "binary.ptx").write_bytes(bytes(range(256)) * 4)
     (d / "unsupported.ptx").write_text(
-        ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
-        "  .reg .f32 %f<2>;\n  .reg .b64 %rd<2>;\n  tex.2d.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1}];\n"
-        "  ret;\n}\n")
+        # stacksave: valid PTX (7.3+) that ptxjit does not run (tex was the example until textures ran)
+        ".version 7.3\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+        "  .reg .b64 %rd<2>;\n  stacksave.u64 %rd1;\n  ret;\n}\n")
     (d / "bad.cu").write_text('extern "C" __global__ void k(float* x) { x[0] = undeclared; }\n')
     (d / "garbage.npy").write_text("not an array")
     np.save(d / "objects.npy", np.array([object(), 1], dtype=object), allow_pickle=True)
@@ -247,3 +247,65 @@ def test_run_fmad_switch(tmp_path, monkeypatch):
     assert results["--fmad"] == np.float32(a * b + c)  # exact in f64 here, then rounded once
     assert results["--no-fmad"] == np.float32(np.float32(a * b) + np.float32(c))
     assert results["--fmad"] != results["--no-fmad"]
+
+
+_CONST_PTX = """.version 8.0
+.target sm_80
+.address_size 64
+.const .align 4 .b8 coef[16];
+.visible .entry scale4(.param .u64 x, .param .u64 out)
+{
+  .reg .b32 %r<2>;
+  .reg .b64 %rd<8>;
+  .reg .f32 %f<4>;
+  ld.param.u64 %rd1, [x];
+  ld.param.u64 %rd2, [out];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  mov.u64 %rd4, coef;
+  add.s64 %rd5, %rd4, %rd3;
+  ld.const.f32 %f1, [%rd5];
+  add.s64 %rd6, %rd1, %rd3;
+  ld.global.f32 %f2, [%rd6];
+  mul.rn.f32 %f3, %f1, %f2;
+  add.s64 %rd7, %rd2, %rd3;
+  st.global.f32 [%rd7], %f3;
+  ret;
+}
+"""
+
+
+def _const_run(tmp_path, *extra: str):
+    src = tmp_path / "scale4.ptx"
+    src.write_text(_CONST_PTX)
+    return CliRunner().invoke(main, ["run", str(src), "scale4", "--grid", "1", "--block", "4", "--arg",
+                                     "arange:float32:4", "--arg", "zeros:float32:4", *extra])
+
+
+def test_run_sets_constant_memory_from_npy(tmp_path):
+    """--const NAME=PATH.npy fills a __constant__ variable (nvcc's .const .b8 array) before the launch."""
+    coef = np.array([0.5, -2.0, 3.25, 1e10], dtype=np.float32)
+    np.save(tmp_path / "coef.npy", coef)
+    out = tmp_path / "y.npy"
+    r = _const_run(tmp_path, "--const", f"coef={tmp_path / 'coef.npy'}", "--out", f"1:{out}")
+    assert r.exit_code == 0, r.output
+    np.testing.assert_array_equal(np.load(out), coef * np.arange(4, dtype=np.float32))
+    # without --const the variable is zero (an uninitialized __constant__)
+    r = _const_run(tmp_path, "--out", f"1:{out}")
+    assert r.exit_code == 0, r.output
+    np.testing.assert_array_equal(np.load(out), np.zeros(4, np.float32))
+
+
+def test_run_const_errors_name_the_problem(tmp_path):
+    np.save(tmp_path / "big.npy", np.zeros(5, np.float32))
+    np.save(tmp_path / "ok.npy", np.zeros(4, np.float32))
+    r = _const_run(tmp_path, "--const", f"nope={tmp_path / 'ok.npy'}")
+    assert r.exit_code == 2 and "no .global/.const variable named 'nope'" in r.output and "coef" in r.output
+    r = _const_run(tmp_path, "--const", f"coef={tmp_path / 'big.npy'}")
+    assert r.exit_code == 2 and "coef: the array has 20 bytes" in r.output and "has 16" in r.output, r.output
+    r = _const_run(tmp_path, "--const", f"coef={tmp_path / 'missing.npy'}")
+    assert r.exit_code == 2 and "cannot read a NumPy array" in r.output, r.output
+    r = _const_run(tmp_path, "--const", "coef")
+    assert r.exit_code == 2 and "expected NAME=PATH.npy" in r.output, r.output

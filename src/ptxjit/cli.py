@@ -351,6 +351,9 @@ def _print_summary(mod, f) -> None:
               help="After the run, save argument INDEX (an array) to PATH.npy. Repeatable.")
 @click.option("--shared-mem", default=0, show_default=True, type=click.IntRange(min=0),
               help="Dynamic shared memory bytes.")
+@click.option("--const", "consts", multiple=True, metavar="NAME=PATH.npy",
+              help="Before the run, fill the module variable NAME (a __constant__ or __device__ variable: "
+                   ".const/.global) with the bytes of the array in PATH.npy, as cudaMemcpyToSymbol. Repeatable.")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker threads (default: all cores).")
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1),
               help="Launch the kernel this many times (timing).")
@@ -358,7 +361,7 @@ def _print_summary(mod, f) -> None:
 @click.option("--fmad/--no-fmad", default=True, show_default=True,
               help="Fuse mul + add into fma as ptxas does (the GPU's results); --no-fmad rounds each separately.")
 def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...], outs: tuple[str, ...],
-        shared_mem: int, workers: int | None, repeat: int, show: bool, fmad: bool) -> None:
+        shared_mem: int, consts: tuple[str, ...], workers: int | None, repeat: int, show: bool, fmad: bool) -> None:
     """Run KERNEL from PTX_FILE (a .ptx file, or CUDA C++ .cu compiled with NVRTC) on the CPU.
 
     \b
@@ -371,6 +374,7 @@ def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...]
     g, b = _dims(grid, "grid"), _dims(block, "block")
     values = [parse_arg(a) for a in args]
     out_map = [_out_spec(o, values) for o in outs]  # checked before the run: a bad path fails fast
+    const_data = [_const_spec(c) for c in consts]
     if workers:
         ptxjit.set_workers(workers)
     if not fmad:  # read by every Module this command creates (also the one NVRTC's PTX goes into)
@@ -382,6 +386,8 @@ def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...]
     else:
         mod = ptxjit.Module(_ptx_text(ptx_file), ptx_file)
     k = mod.get_function(kernel)
+    for name, data in const_data:
+        _set_global(mod, name, data)
     t0 = time.perf_counter()
     k(g, b, values, shared_mem=shared_mem)
     first = time.perf_counter() - t0
@@ -403,6 +409,34 @@ def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...]
         for i, v in enumerate(values):
             if isinstance(v, np.ndarray):
                 console.print(f"arg {i}: {v.dtype}{list(v.shape)} first values {v.ravel()[:8]}")
+
+
+def _const_spec(c: str) -> tuple[str, np.ndarray]:
+    """--const NAME=PATH.npy -> (name, the array), refused unless the file holds a NumPy array."""
+    name, eq, path = c.partition("=")
+    if not eq or not name or not path:
+        raise click.BadParameter(f"{c!r}: expected NAME=PATH.npy", param_hint="'--const'")
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise click.BadParameter(f"{c!r}: cannot read a NumPy array from {path}: {e}", param_hint="'--const'") \
+            from None
+    if not isinstance(data, np.ndarray):  # an .npz archive
+        raise click.BadParameter(f"{c!r}: {path} is not a single array (.npy)", param_hint="'--const'")
+    return name, data
+
+
+def _set_global(mod, name: str, data: np.ndarray) -> None:
+    """Copy `data`'s bytes to the start of module variable `name` (what cudaMemcpyToSymbol does)."""
+    try:
+        view = mod.get_global(name, dtype=np.uint8)
+    except KeyError as e:
+        raise click.BadParameter(str(e.args[0]), param_hint="'--const'") from None
+    raw = np.ascontiguousarray(data).view(np.uint8).ravel()
+    if raw.size > view.size:
+        raise click.BadParameter(f"{name}: the array has {raw.size} bytes ({data.dtype}{list(data.shape)}); the "
+                                 f"variable has {view.size}", param_hint="'--const'")
+    view[:raw.size] = raw
 
 
 def _out_spec(o: str, values: list) -> tuple[int, str]:
