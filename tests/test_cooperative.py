@@ -372,3 +372,14 @@ def test_concurrent_cooperative_launches_each_get_all_their_threads(mod, workers
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def test_fault_in_a_cooperative_launch(mod, workers):
+    workers(2)
+    k = mod.get_function("two_phase")
+    n = 8 * 64
+    x, out = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    tmp = np.zeros(n - 10, np.float32)  # phase 1 writes past its end
+    with pytest.raises(ptxjit.KernelFault, match=r"block \(7, 0, 0\) thread \(54, 0, 0\).*0 bytes past the end of "
+                       r"argument 1"):
+        k(8, 64, (x, tmp, out, np.int32(n)), cooperative=True, timeout=60)
