@@ -511,3 +511,18 @@ def test_isa_table_agrees_with_ptxas(body, valid):
     ins = fn.instructions[1]
     v = check(lookup(ins.opcode), ins, Context.for_function(m, fn))
     assert v.ok == valid, v.reason
+
+
+def test_cupy_style_rawmodule_with_texture_objects():
+    """The CuPy workflow: RawModule from CUDA source (NVRTC), a TextureObject argument."""
+    if not ptxjit.cuda.nvrtc_available():
+        pytest.skip("NVRTC is not available")
+    src = (Path(__file__).parent / "data" / "texture" / "texture.cu").read_text()
+    k = ptxjit.RawModule(code=src).get_function("sample2d")
+    data = np.arange(20, dtype=f32).reshape(4, 5)
+    tex, _ = array_texture(data, F32, 32, [CLAMP, CLAMP], linear=True)
+    x, y = np.array([1.0, 2.25], f32), np.array([1.0, 3.0], f32)
+    out = np.zeros((2, 4), f32)
+    k((1,), (32,), (tex, x, y, out, np.int32(2)))
+    want = ref_fetch(as_texels(data[..., None], 1, F32, 32, False)[None, None], [x, y], [CLAMP, CLAMP], True, False)
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
