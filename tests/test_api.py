@@ -155,3 +155,52 @@ def test_concurrent_launches_while_set_workers_flips(demo, monkeypatch):
     f.join()
     ptxjit.set_workers(None)
     assert not errors, errors[:3]
+
+
+def test_device_array_cupy_style_get_set_indexing(demo):
+    """DeviceArray as CuPy users expect: .get(), .set(), views by indexing, NumPy interop (NumPy reference)."""
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = ptxjit.to_device(host)
+    assert (a.shape, a.dtype, a.size, a.ndim, a.nbytes, len(a)) == ((3, 4), np.float32, 12, 2, 48, 3)
+    got = a.get()
+    np.testing.assert_array_equal(got, host)
+    got[0, 0] = 99  # .get() is a copy
+    assert float(a[0, 0]) == 0.0
+    row = a[1]  # a view sharing the buffer, as CuPy's
+    assert isinstance(row, ptxjit.DeviceArray) and row.shape == (4,)
+    row[2] = -5.0
+    assert a.get()[1, 2] == -5.0
+    elem = a[2, 3]
+    assert elem.shape == () and float(elem) == 11.0 and int(elem) == 11
+    a[0] = np.ones(4, np.float32)
+    np.testing.assert_array_equal(np.asarray(a)[0], np.ones(4))
+    assert np.asarray(a).ctypes.data == a.ptr  # np.asarray: no copy
+    assert np.array(a, copy=True).ctypes.data != a.ptr
+    np.testing.assert_array_equal(np.asarray(a, dtype=np.float64), host.astype(np.float64) * 0 + a.get())
+    a.set(host)
+    np.testing.assert_array_equal(a.get(), host)
+    with pytest.raises(ValueError, match="shape"):
+        a.set(np.zeros(5, np.float32))
+    out = np.empty((3, 4), np.float32)
+    assert a.get(out=out) is out
+    # a view is a kernel argument like any array: saxpy into the middle row of a 3x4 buffer
+    y = ptxjit.zeros((3, 4), np.float32)
+    demo.get_function("saxpy")(1, 32, (4, 2.0, a[1], y[1]))
+    ref = np.zeros((3, 4), np.float32)
+    ref[1] = 2.0 * host[1]
+    np.testing.assert_array_equal(y.get(), ref)
+
+
+def test_public_api_has_docstrings():
+    """help() says something for every public method of the API classes and the buffer functions."""
+    import inspect
+
+    for cls in (ptxjit.Module, ptxjit.Kernel, ptxjit.DeviceArray):
+        for name, v in vars(cls).items():
+            if name.startswith("_") and name not in ("__init__", "__call__", "__getitem__", "__array__"):
+                continue
+            f = v.fget if isinstance(v, property) else getattr(v, "__func__", v)
+            if callable(f):
+                assert inspect.getdoc(f), f"{cls.__name__}.{name} has no docstring"
+    for fn in (ptxjit.to_device, ptxjit.zeros, ptxjit.empty):
+        assert inspect.getdoc(fn), fn.__name__

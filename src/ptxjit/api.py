@@ -147,6 +147,7 @@ class Module:
 
     @classmethod
     def from_file(cls, path: str | Path) -> Module:
+        """Load the PTX file at `path` (errors name it as the file)."""
         p = Path(path)
         return cls(p.read_text(), str(p))
 
@@ -187,6 +188,8 @@ class Module:
 
     @property
     def kernels(self) -> dict[str, KernelInfo]:
+        """Every kernel (.entry) of the module by name: its parameters, shared/local sizes, PTX virtual
+        register counts and instruction mix (KernelInfo)."""
         return {f.name: self._info(f) for f in self.ir.entries}
 
     def _info(self, f: ir.Function) -> KernelInfo:
@@ -203,6 +206,9 @@ class Module:
                               for v in [*self.ir.globals, *f.vars]))
 
     def get_function(self, name: str) -> Kernel:
+        """The kernel `name`, to launch as `kernel(grid, block, args)`.  A C++ kernel is also found by
+        the name its author wrote (`matmul_tiled<float, 16>`) or its full signature; KeyError lists the
+        module's kernels when none matches."""
         fn = self._functions.get(name)
         if fn is not None:
             return fn
@@ -248,6 +254,7 @@ class Kernel:
     """A kernel of a Module; call it as `kernel(grid, block, args, shared_mem=0)`."""
 
     def __init__(self, module: Module, fn: ir.Function) -> None:
+        """Made by `Module.get_function`; plans what every launch needs (argument packing, checks)."""
         self.module = module
         self.fn = fn
         self.name = fn.name
@@ -274,6 +281,7 @@ class Kernel:
 
     @property
     def info(self) -> KernelInfo:
+        """The kernel's parameters, memory sizes, PTX virtual registers and instruction mix."""
         return self.module._info(self.fn)
 
     def __call__(self, grid, block, args=(), shared_mem: int = 0, timeout: float | None = None,
@@ -311,7 +319,7 @@ class Kernel:
             stream.synchronize()
             stream = None
         # PTXJIT_CHECK, read once at import: ptxjit.check runs the launch
-        if _CHECK_TOOLS and probes is None and not cooperative:
+        if _CHECK_TOOLS and probes is None and not (cooperative or cluster is not None or self._declared_cluster):
             from ptxjit.checking.env import checked_launch
 
             if checked_launch(self, _CHECK_TOOLS, grid, block, args, shared_mem, timeout, checked, unchecked):
