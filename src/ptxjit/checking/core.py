@@ -54,16 +54,26 @@ def _uses_heap(kernel) -> bool:
     return any(n in fns and fns[n].body is None for n in ("malloc", "free"))
 
 
-# instructions whose memory accesses the probes do not see yet (instrument/probes.py memory_accesses):
-# racecheck and initcheck would judge such a kernel on part of its accesses
-_UNTRACED = ("ldmatrix", "stmatrix", "wmma", "wgmma", "mbarrier", "tensormap")
+# instructions whose memory accesses the probes do not see yet (instrument/probes.py memory_accesses and
+# tensor_accesses probe ld/st/atom/red, cp.async, ldmatrix/stmatrix and cp.async.bulk of an immediate
+# size): racecheck and initcheck would judge such a kernel on part of its accesses
+_UNTRACED = ("wmma", "wgmma", "tensormap")
+# ... and for racecheck also mbarrier: the order its waits give (a bulk copy's data, read once its
+# mbarrier completes) is not modelled -- initcheck needs no order between threads of one epoch
 
 
-def _untraced(kernel) -> str | None:
-    """The first instruction of kernel (or its module's functions) whose accesses are not traced."""
-    for fn in kernel.module.ir.functions.values():
+def _untraced(kernel, tool: str = "initcheck") -> str | None:
+    """The first instruction of kernel (or its module's device functions) whose accesses are not traced for
+    tool.  The module's other kernels do not count."""
+    from ptxjit.instrument.probes import tensor_accesses
+
+    fns = [kernel.fn] + [f for f in kernel.module.ir.functions.values() if not f.is_entry and f.body is not None]
+    for fn in fns:
         for ins in fn.instructions:
-            if ins.opcode in _UNTRACED or ins.opcode == "cp" and ("bulk" in ins.mods or "reduce" in ins.mods):
+            copy = ins.opcode == "cp" and "prefetch" not in ins.mods and (
+                "reduce" in ins.mods or "tensor" in ins.mods  # a bulk copy (not a commit or wait): its size
+                or "bulk" in ins.mods and len(ins.operands) > 2 and not tensor_accesses(ins))
+            if ins.opcode in _UNTRACED or copy or ins.opcode == "mbarrier" and tool == "racecheck":
                 return f"'{ins.text}' at {ins.pos}"
     return None
 
@@ -73,13 +83,16 @@ def _drop_untraced_tools(kernel, tools: tuple[str, ...]) -> tuple[str, ...]:
 
     from ptxjit.errors import PtxjitWarning
 
-    blind = [t for t in tools if t in ("racecheck", "initcheck")]
-    where = _untraced(kernel) if blind else None
-    if where is None:
+    blind = {t: w for t in tools if t in ("racecheck", "initcheck") and (w := _untraced(kernel, t)) is not None}
+    if not blind:
         return tools
-    warnings.warn(f"ptxjit check: kernel '{kernel.name}': {' and '.join(blind)} skipped -- the memory accesses "
-                  f"of {where} are not traced yet, and judging the kernel on the rest would give wrong reports",
-                  PtxjitWarning, stacklevel=3)
+    why = {}  # reason -> the tools it stops
+    for t, where in blind.items():
+        what = "the order the waits of" if where.startswith("'mbarrier") else "the memory accesses of"
+        why.setdefault(f"{what} {where}", []).append(t)
+    warnings.warn(f"ptxjit check: kernel '{kernel.name}': " + "; ".join(
+        f"{' and '.join(ts)} skipped -- {w} are not traced yet" for w, ts in why.items())
+        + ", and judging the kernel on the rest would give wrong reports", PtxjitWarning, stacklevel=3)
     return tuple(t for t in tools if t not in blind)
 
 
@@ -162,6 +175,11 @@ def _check(kernel, grid, block, args=(), shared_mem: int = 0, tools=("memcheck",
             return []
         snap.restore()  # a possible race: the exact analysis traces the launch from its inputs again
     records = _records(kernel, b, tools)
+    masks = None
+    if "synccheck" in tools:  # collectives with register masks: their values, from a run of their own
+        from ptxjit.checking.warpmask import record_masks
+
+        masks = record_masks(kernel, g, b, tuple(args), shared_mem, timeout)
     try:
         t = trace(kernel, g, b, args, shared_mem, records=records, timeout=timeout, checked=True, strict=False)
     except (KernelFault, KernelDeadlock) as first:
@@ -182,7 +200,7 @@ def _check(kernel, grid, block, args=(), shared_mem: int = 0, tools=("memcheck",
     if "synccheck" in tools:
         from ptxjit.checking.synccheck import synccheck
 
-        out += synccheck(L)
+        out += synccheck(L, masks)
     if "initcheck" in tools:
         from ptxjit.checking.initcheck import initcheck
 

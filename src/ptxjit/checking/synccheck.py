@@ -11,8 +11,9 @@ From the "barriers" records (one per thread arriving, with the epoch before it):
 * barrier count mismatch: `bar.sync a, b` where b is not a multiple of the warp size, exceeds the block,
   or differs from the number of threads that arrive at it in an epoch (those that arrive beyond b start
   a second, unintended barrier instance).
-* warp collective mask: a shfl/vote/match/redux.sync or bar.warp.sync whose (constant) member mask names
-  lanes that do not execute it with the others, or leaves out lanes that do;
+* warp collective mask: a shfl/vote/match/redux.sync or bar.warp.sync whose member mask names lanes that
+  do not execute it with the others, or leaves out lanes that do (a constant mask here; a mask in a
+  register -- a parameter, a ballot -- by its value at run time, warpmask.py);
 * deadlock: a KernelDeadlock of the launch (threads waiting for arrivals that never come) is one report.
 """
 
@@ -45,8 +46,13 @@ def _cta_sites(L: Launch) -> tuple[np.ndarray, np.ndarray]:
     return waits, counts
 
 
-def synccheck(L: Launch) -> list[Report]:
-    return _cta_barriers(L) + warp_masks(L)
+def synccheck(L: Launch, masks=None) -> list[Report]:
+    """`masks`: the records of warpmask.record_masks (collectives whose mask is a register), or None."""
+    if masks is None:
+        return _cta_barriers(L) + warp_masks(L)
+    from ptxjit.checking.warpmask import mask_reports
+
+    return _cta_barriers(L) + sorted(warp_masks(L) + mask_reports(L, masks), key=lambda r: r.ptx_line or 0)
 
 
 def _cta_barriers(L: Launch) -> list[Report]:

@@ -114,6 +114,24 @@ def memory_accesses(ins: ir.Instr, kparams: set[str]) -> list[tuple[str, int, in
             m in ins.mods for m in ("commit_group", "wait_group", "wait_all", "bulk")):
         size = ins.operands[2].value if len(ins.operands) > 2 and isinstance(ins.operands[2], ir.Imm) else 0
         return [("global", size, KIND_LOAD), ("shared", size, KIND_STORE)]
+    return tensor_accesses(ins)
+
+
+def tensor_accesses(ins: ir.Instr) -> list[tuple[str, int, int]]:
+    """(space, bytes, kind) of the probed accesses of matrix moves and bulk copies (ptxjit check's
+    racecheck/initcheck): ldmatrix/stmatrix, each lane's own 16-byte row (lanes below 8 x matrices probe
+    it); cp.async.bulk (not .tensor) with an immediate size, its source (part 0) and destination (part 1)
+    from the issuing thread.  A bulk copy of a register size has no site (the record's size is static)."""
+    op = ins.opcode
+    if op in ("ldmatrix", "stmatrix"):
+        space = "shared" if ins.has("shared") or ins.has("shared::cta") else ""
+        return [(space, 16, KIND_LOAD if op == "ldmatrix" else KIND_STORE)]
+    if op == "cp" and ins.mods[:2] == ("async", "bulk") and len(ins.mods) > 3 and len(ins.operands) > 2 \
+            and isinstance(ins.operands[2], ir.Imm) and not ins.has("tensor", "prefetch"):
+        def sp(m: str) -> str:
+            return "global" if m == "global" else "shared"
+        size = int(ins.operands[2].value)
+        return [(sp(ins.mods[3]), size, KIND_LOAD), (sp(ins.mods[2]), size, KIND_STORE)]
     return []
 
 

@@ -193,6 +193,8 @@ def _lower_bulk(lw: FnLowering, ins: Instr) -> None:
     size = b.zext(lw.read(ins.operands[2], "u32"), I64)
     if isinstance(ins.operands[2], ir.Imm):
         size = const_int(I64, ins.operands[2].value)
+    lw.probe_memory(src, 0)  # checking's probes (instrument/probes.py tensor_accesses): immediate sizes
+    lw.probe_memory(dst, 1)
     memcpy, _ = _intrinsics(lw)
     _dynamic_guard(lw, ins.operands[0], dst_space, dst, size, lambda: _dynamic_guard(
         lw, ins.operands[1], src_space, src, size, lambda: (b.call(

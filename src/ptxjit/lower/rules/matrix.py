@@ -14,6 +14,8 @@ no lane needs another lane's registers.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
@@ -54,6 +56,9 @@ def _publish_row(lw: FnLowering, ins: Instr, addr: ir.Addr, n: int, store: bool)
     b = lw.b
     space = _space(ins)
     p = lw.address(addr, space)
+    if lw.probing:  # ptxjit check's probe: the lane reads (stores into) the row it names, if it names one
+        with b.if_then(b.icmp_unsigned("<", lw.lane(), const_int(I32, 8 * n))) if n < 4 else nullcontext():
+            lw.probe_memory(p)
     chk = lw.bounds.ok(addr, space, p, ROW_BYTES)
     if chk is not None:
         ok, where, kind = chk
