@@ -204,3 +204,33 @@ def test_public_api_has_docstrings():
                 assert inspect.getdoc(f), f"{cls.__name__}.{name} has no docstring"
     for fn in (ptxjit.to_device, ptxjit.zeros, ptxjit.empty):
         assert inspect.getdoc(fn), fn.__name__
+
+
+_AXPY_CU = r'''
+extern "C" __global__ void axpy(float a, const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+'''
+
+
+def test_rawkernel_takes_cupys_keywords():
+    """CuPy's RawKernel/RawModule keywords are accepted (backend, enable_cooperative_groups, options,
+    name_expressions) or refused naming the keyword (jitify, translate_cucomplex with cuComplex.h)."""
+    x = np.arange(40, dtype=np.float32)
+    y = np.ones(40, dtype=np.float32)
+    for backend in ("nvrtc", "nvcc"):
+        k = ptxjit.RawKernel(_AXPY_CU, "axpy", ("-std=c++17",), backend, False, enable_cooperative_groups=False,
+                             jitify=False)
+        assert k.backend == backend and not k.enable_cooperative_groups
+    k(1, 64, (np.float32(2.0), x, y, np.int32(40)))
+    np.testing.assert_array_equal(y, 2.0 * np.arange(40, dtype=np.float32) + 1)
+    mod = ptxjit.RawModule(code=_AXPY_CU, options=(), backend="nvrtc", translate_cucomplex=True,
+                           enable_cooperative_groups=True, name_expressions=None, jitify=False)
+    assert mod.get_function("axpy").enable_cooperative_groups  # the module's choice reaches its kernels
+    with pytest.raises(ValueError, match="backend='hip'"):
+        ptxjit.RawKernel(_AXPY_CU, "axpy", backend="hip")
+    with pytest.raises(NotImplementedError, match="jitify=True is not supported"):
+        ptxjit.RawModule(code=_AXPY_CU, jitify=True)
+    with pytest.raises(NotImplementedError, match="translate_cucomplex=True"):
+        ptxjit.RawKernel("#include <cuComplex.h>\n" + _AXPY_CU, "axpy", translate_cucomplex=True)
