@@ -19,10 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import re
 import subprocess
 import sys
+import tempfile
 import textwrap
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,35 +144,56 @@ def _worker(files: list[str]) -> None:
         print("VERDICT " + json.dumps(v.__dict__), flush=True)
 
 
+FORM_DEADLINE = 300.0  # seconds one form may take in the child (translation included) before it is killed
+
+
 def check_all(files: list[Path] | None = None) -> list[Verdict]:
-    """Classify every file in child processes; a child that dies takes only its current form."""
+    """Classify every file in child processes; a child that dies or hangs takes only its current form."""
     todo = [str(p) for p in (files if files is not None else sorted(CORPUS.glob("*.ptx")))]
     out: list[Verdict] = []
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
     while todo:
-        proc = subprocess.Popen([sys.executable, __file__, "--worker", *todo], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env)
-        current = None
-        assert proc.stdout is not None
-        for ln in proc.stdout:
-            if ln.startswith("START "):
-                current = ln[6:].strip()
-            elif ln.startswith("VERDICT "):
-                out.append(Verdict(**json.loads(ln[8:])))
-                todo.remove(current)
-                current = None
-        err = proc.stderr.read() if proc.stderr else ""
-        proc.wait()
-        if current is not None:  # the child died inside this form
+        with tempfile.TemporaryFile("w+") as errf:  # a file, not a pipe: warnings cannot fill it and block
+            proc = subprocess.Popen([sys.executable, __file__, "--worker", *todo], stdout=subprocess.PIPE,
+                                    stderr=errf, text=True, env=env)
+            lines: queue.Queue[str | None] = queue.Queue()
+            threading.Thread(target=_pump, args=(proc, lines), daemon=True).start()
+            current, hung = None, False
+            while True:
+                try:
+                    ln = lines.get(timeout=FORM_DEADLINE)
+                except queue.Empty:  # no verdict in time: the form hangs (outside the launch's own timeout)
+                    proc.kill()
+                    hung = True
+                    break
+                if ln is None:
+                    break
+                if ln.startswith("START "):
+                    current = ln[6:].strip()
+                elif ln.startswith("VERDICT ") and current is not None:
+                    out.append(Verdict(**json.loads(ln[8:])))
+                    todo.remove(current)
+                    current = None
+            proc.wait()
+            errf.seek(0)
+            err = errf.read()
+        if current is not None:  # the child died (or hung) inside this form
             p = Path(current)
             name, _, line, instr = form_info(p)
             tail = err.strip().splitlines()[-1:] or [""]
-            out.append(Verdict(name, p.name, line, opcode_of(instr), "other",
-                               f"crashed the process (exit {proc.returncode}): {tail[0][:200]}"))
+            what = f"hung for {FORM_DEADLINE:.0f} s" if hung else f"crashed the process (exit {proc.returncode})"
+            out.append(Verdict(name, p.name, line, opcode_of(instr), "other", f"{what}: {tail[0][:200]}"))
             todo.remove(current)
-        elif todo and proc.returncode != 0:
-            raise RuntimeError(f"breadth worker failed before any form: {err[-2000:]}")
+        elif todo:
+            raise RuntimeError(f"breadth worker failed before any form (exit {proc.returncode}): {err[-2000:]}")
     return out
+
+
+def _pump(proc: subprocess.Popen, lines: queue.Queue) -> None:
+    assert proc.stdout is not None
+    for ln in proc.stdout:
+        lines.put(ln)
+    lines.put(None)
 
 
 def markdown(verdicts: list[Verdict]) -> str:
