@@ -17,7 +17,6 @@ import pytest
 
 import ptxjit
 from ptxjit.errors import KernelDeadlock, KernelTimeout, KernelTrap
-from ptxjit.runtime.cooperative import CooperativeLaunchTooLarge, max_active_blocks_per_multiprocessor
 
 DATA = Path(__file__).parent / "data" / "coop" / "coop.ptx"
 
@@ -106,7 +105,7 @@ def test_too_large_grid_is_refused(mod, workers):
     limit = k.max_cooperative_grid_blocks(128)
     assert limit == 2 * 16
     k(limit, 128, (x, x.copy(), x.copy(), np.int32(4)), cooperative=True)  # the limit itself runs
-    with pytest.raises(CooperativeLaunchTooLarge, match=r"cudaErrorCooperativeLaunchTooLarge: too many "
+    with pytest.raises(ptxjit.CooperativeLaunchTooLarge, match=r"cudaErrorCooperativeLaunchTooLarge: too many "
                        r"blocks in cooperative launch: grid \(33, 1, 1\) has 33 blocks, but at most 32"):
         k(limit + 1, 128, (x, x.copy(), x.copy(), np.int32(4)), cooperative=True)
 
@@ -114,10 +113,11 @@ def test_too_large_grid_is_refused(mod, workers):
 def test_occupancy_follows_h100_limits(mod, workers):
     workers(3)
     k = mod.get_function("persistent_sum")  # 2 KB of static shared memory
-    assert [max_active_blocks_per_multiprocessor(k, b) for b in (32, 100, 256, 1024)] == [32, 16, 8, 2]
+    assert [ptxjit.max_active_blocks_per_multiprocessor(k, b) for b in (32, 100, 256, 1024)] == [32, 16, 8, 2]
     # shared memory: 228 KB per SM, each block 2 KB static + dynamic + 1 KB reserved
-    assert max_active_blocks_per_multiprocessor(k, 32, 60 * 1024) == 228 // 63
+    assert ptxjit.max_active_blocks_per_multiprocessor(k, 32, 60 * 1024) == 228 // 63
     assert k.max_cooperative_grid_blocks(256) == 3 * 8
+    assert ptxjit.multiprocessor_count() == 3  # the worker threads
 
 
 def test_grid_sync_without_cooperative_launch_traps_with_hint(mod):
@@ -304,16 +304,15 @@ def test_cluster_special_registers(cmod, workers):
 
 
 def test_cluster_launches_cuda_refuses(cmod):
-    from ptxjit.runtime.clusters import ClusterLaunchError
-
     k = cmod.get_function("cluster_info")
     out = np.zeros((32, 8), np.uint32)
-    with pytest.raises(ClusterLaunchError, match=r"grid \(4, 8, 1\) is not a multiple of the cluster dims \(3, 1, 1\)"):
+    with pytest.raises(ptxjit.ClusterLaunchError,
+                       match=r"grid \(4, 8, 1\) is not a multiple of the cluster dims \(3, 1, 1\)"):
         k((4, 8), 32, (out,), cluster=3)
-    with pytest.raises(ClusterLaunchError, match="16 blocks; CUDA's portable limit is 8"):
+    with pytest.raises(ptxjit.ClusterLaunchError, match="16 blocks; CUDA's portable limit is 8"):
         k((16, 2), 32, (out,), cluster=16)
     a = np.zeros(6 * 128, np.int32)
-    with pytest.raises(ClusterLaunchError, match=r"declares cluster dims \(2, 1, 1\).*cluster=\(3, 1, 1\)"):
+    with pytest.raises(ptxjit.ClusterLaunchError, match=r"declares cluster dims \(2, 1, 1\).*cluster=\(3, 1, 1\)"):
         cmod.get_function("rotate_tiles")(6, 128, (a, a.copy()), cluster=3)
     with pytest.raises(ValueError, match="cooperative cluster launches are not supported"):
         cmod.get_function("rotate_tiles")(6, 128, (a, a.copy()), cooperative=True)

@@ -19,6 +19,12 @@ from ptxjit.errors import (
 from ptxjit.instrument.trace import Trace, TraceOverflow, trace
 from ptxjit.jit.translate import cache_stats
 from ptxjit.lower.rules.tma import encode_tensor_map
+from ptxjit.runtime.clusters import ClusterLaunchError
+from ptxjit.runtime.cooperative import (
+    CooperativeLaunchTooLarge,
+    max_active_blocks_per_multiprocessor,
+    multiprocessor_count,
+)
 from ptxjit.runtime.heap import heap_leaks, heap_size, set_heap_size
 from ptxjit.runtime.launch import set_workers, worker_count
 from ptxjit.runtime.memory import DeviceArray, Pointer, empty, to_device, zeros
@@ -36,4 +42,5 @@ __all__ = [
     "zeros",
     "heap_leaks", "heap_size", "set_heap_size",
     "Event", "Graph", "Stream", "copy_async", "get_elapsed_time", "synchronize", "stats", "encode_tensor_map",
+    "ClusterLaunchError", "CooperativeLaunchTooLarge", "max_active_blocks_per_multiprocessor", "multiprocessor_count",
 ]
