@@ -86,6 +86,14 @@ INVALID = [
     ("mov.u32 %zz9, 1;", "register %zz9 is not declared", "Unknown symbol '%zz9'"),
     ("bra $L_nowhere;", "unknown label $L_nowhere", "Unknown symbol '$L_nowhere'"),
     ("xyzzy.u32 %r1, %r2;", "unknown instruction 'xyzzy'", "Not a name of any known instruction: 'xyzzy'"),
+    ("st.async.b32 [%r1], %r2, [%r3];", "needs one of .mbarrier::complete_tx::bytes",
+     "Modifier '.shared::cluster' requires modifier '.completion_mechanism' for instruction 'st.async'"),
+    ("red.async.weak.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r1], %r2, [%r3];",
+     "red.async takes .relaxed", "Illegal modifier '.weak' for instruction 'red.async'"),
+    ("createpolicy.fractional.L2::evict_first.L2::evict_last.b64 %rd1, 1.0;", "cannot be combined",
+     "Unsupported modifier '.evict_last' as secondary_priority for instruction 'createpolicy.fractional'"),
+    ("alloca.local.u64 %rd1, 64;", "unknown modifier .local for alloca",
+     "No state space qualifier expected for instruction 'alloca'"),
 ]
 
 
@@ -121,6 +129,24 @@ def test_valid_but_unsupported_is_not_invalid(body):
         _load(body)
     assert not isinstance(ei.value, InvalidInstructionError), str(ei.value)
     assert "valid PTX, but ptxjit has no rule" in str(ei.value)
+
+
+# Valid PTX (ptxas, CUDA 13.0, sm_90a accepts each) whose rule refuses the form: unsupported, not invalid.
+VALID_REFUSED_BY_RULE = [
+    "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%r1], %r2, [%r3];",
+    "st.async.shared::cta.mbarrier::complete_tx::bytes.v4.b32 [%r1], {%r2, %r3, %r4, %r5}, [%r3];",
+    "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%r1], %r2;",  # ptxas: [mbar] may be left out
+    "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r1], %r2, [%r3];",
+    "mov.u32 %r1, %pm0;",
+]
+
+
+@pytest.mark.parametrize("body", VALID_REFUSED_BY_RULE)
+def test_valid_form_a_rule_refuses_is_not_invalid(body):
+    with pytest.raises(ptxjit.UnsupportedInstructionError) as ei:
+        _load(body)
+    assert not isinstance(ei.value, InvalidInstructionError), str(ei.value)
+    assert "valid PTX, but not supported by ptxjit" in str(ei.value) and "isa.ptx:" in str(ei.value)
 
 
 # Valid forms ptxas accepts that a strict table could get wrong (register-class and order rules).

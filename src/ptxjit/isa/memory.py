@@ -135,7 +135,8 @@ def _with_policy(*forms: Form) -> list[Form]:
         out.append(Form(f.types, (*f.groups, req("hint", "L2::cache_hint")), (*f.operands, POLICY), f.check))
     return out
 _VAL = s("b", "T", "reg imm vec", vec="V")
-_ASYNC_GROUPS = [mods("sem", "weak relaxed"), mods("scope", "cluster"), req("space", "shared::cluster"),
+# ptxas (CUDA 13.0, sm_90a) also takes .shared::cta and leaves out the [mbar] operand
+_ASYNC_GROUPS = [mods("sem", "weak relaxed"), mods("scope", "cluster"), mods("space", "shared::cluster shared::cta"),
                  req("completion", "mbarrier::complete_tx::bytes")]
 _RED_ASYNC_TYPES = {"inc": "u32", "dec": "u32", "min": "u32 s32", "max": "u32 s32", "add": "u32 s32 u64",
                     "and": "b32", "or": "b32", "xor": "b32"}
@@ -190,11 +191,12 @@ SPECS = [
     # cluster, completing bytes on an mbarrier there ([a], b, [mbar])
     spec("st", "memory",
          form(types("b32 b64 u32 u64 s32 s64 f32 f64"), [req("async", "async"), *_ASYNC_GROUPS, VEC_MOD],
-              (ADDR, s("b", "T", "reg imm vec", vec="V"), op("mbar", "addr", None)), check=_vec_size)),
+              (ADDR, s("b", "T", "reg imm vec", vec="V"), op("mbar", "addr", None, optional=True)),
+              check=_vec_size)),
     spec("red", "atomic",
          form(types("b32 u32 s32 u64"), [req("async", "async"), *_ASYNC_GROUPS,
                                          req("op", "inc dec min max add and or xor")],
-              (ADDR, s("b"), op("mbar", "addr", None)), check=_red_async_check)),
+              (ADDR, s("b"), op("mbar", "addr", None, optional=True)), check=_red_async_check)),
     spec("applypriority", "memory",
          form((), [mods("space", "global"), req("level", "L2::evict_normal")], (ADDR, s("size", "u32", "imm")))),
     spec("discard", "memory",
