@@ -36,6 +36,7 @@ import struct
 from dataclasses import dataclass, field
 
 from ptxjit.frontend import ir
+from ptxjit.passes import approx_fold
 from ptxjit.passes.dataflow import build_cfg, defs_uses, liveness
 
 FUSABLE_TYPES = {"f32": "f32", "f64": "f64", "f16": "b16", "bf16": "b16", "f16x2": "b32", "bf16x2": "b32"}
@@ -251,6 +252,13 @@ def _div_factors(div: ir.Instr, out: list, fresh) -> list:
         a = emit("selp", ("f32",), emit("mul", ("rn", *ftz, "f32"), a, k), a, cond)
         d = emit("selp", ("f32",), emit("mul", ("rn", *ftz, "f32"), d, k), d, cond)
 
+    known = approx_fold.imm_bits(d)
+    fold = None if known is None else approx_fold.folded_divisor(known, div.has("full"), bool(ftz))
+    if fold is not None:  # an immediate divisor: ptxas multiplies by its correctly rounded reciprocal
+        scale, rcp = fold
+        if scale != 0x3F800000:
+            a = emit("mul", ("rn", *ftz, "f32"), a, _f32_imm(scale))
+        return [a, _f32_imm(rcp)]
     mag = emit("abs", (*ftz, "f32"), d)
     if div.has("full"):  # FSETP.GT |d| > 2**126: both scaled by 1/4
         scaled(emit("setp", ("gt", *ftz, "f32"), mag, _f32_imm(F32_TWO126)), F32_QUARTER)

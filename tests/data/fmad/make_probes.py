@@ -79,6 +79,7 @@ CASES = {
     "div_full_neg": ("div.full.f32 %f5, %f1, %f2; neg.f32 %f6, %f5; add.f32 %f7, %f6, %f3;", "f"),
     "div_full_two_adds": ("div.full.f32 %f5, %f1, %f2; add.f32 %f6, %f5, %f3; add.f32 %f8, %f5, %f4; "
                           "add.f32 %f7, %f8, %f6;", "f"),
+    "div_imm_add": ("div.full.f32 %f5, %f1, 0f40400000; add.f32 %f7, %f5, %f3;", "f"),  # FFMA by 1/3 folded
     "div_then_mul": ("div.full.f32 %f5, %f1, %f2; mul.f32 %f6, %f3, %f3; add.f32 %f7, %f5, %f6;", "f"),
 }
 

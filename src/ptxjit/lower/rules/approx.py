@@ -20,6 +20,7 @@ from ptxjit.frontend.ir import Instr
 from ptxjit.lower import mufu_tables as T
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.types import F32, F64, I16, I32, I64, const_int
+from ptxjit.passes import approx_fold
 
 NAN32 = 0x7FFFFFFF
 
@@ -343,8 +344,16 @@ def lower_div(lw: FnLowering, ins: Instr) -> None:
     """Entry point for div.approx / div.full .f32 (called from floating.lower_float_arith)."""
     b = lw.b
     a = b.bitcast(lw.read(ins.operands[1], "f32"), I32)
-    d = b.bitcast(lw.read(ins.operands[2], "f32"), I32)
-    r = div_f32(lw, a, d, ins.has("full"), ins.has("ftz"))
+    known = approx_fold.imm_bits(ins.operands[2])
+    fold = None if known is None else approx_fold.folded_divisor(known, ins.has("full"), ins.has("ftz"))
+    if fold is not None:  # ptxas: a (scaled) times the correctly rounded reciprocal of the immediate
+        scale, rcp = fold
+        if scale != 0x3F800000:
+            a = _fmul_bits(lw, a, _c32(scale), ins.has("ftz"))
+        r = _fmul_bits(lw, a, _c32(rcp), ins.has("ftz"))
+    else:
+        d = b.bitcast(lw.read(ins.operands[2], "f32"), I32)
+        r = div_f32(lw, a, d, ins.has("full"), ins.has("ftz"))
     lw.write(ins.operands[0], b.bitcast(r, F32), "f32")
 
 
@@ -492,6 +501,11 @@ def tanh_f32(lw: FnLowering, x: ll.Value) -> ll.Value:
 
 def lower_f32(lw: FnLowering, ins: Instr) -> None:
     """Entry point for rcp/rsqrt/sqrt/ex2/sin/cos/tanh/lg2 .approx f32 (called from floating.py)."""
+    known = approx_fold.imm_bits(ins.operands[1])
+    value = None if known is None or ins.opcode == "tanh" else approx_fold.folded(ins.opcode, known, ins.has("ftz"))
+    if value is not None:  # ptxas folds an immediate argument to the correctly rounded result
+        lw.write(ins.operands[0], lw.b.bitcast(_c32(value), F32), "f32")
+        return
     x = lw.b.bitcast(lw.read(ins.operands[1], "f32"), I32)
     if ins.opcode in ("sin", "cos"):
         r = sincos_f32(lw, x, ins.opcode == "cos")
