@@ -286,26 +286,27 @@ def test_distributed_shared_memory_histogram(cmod, workers, nworkers, grid):
     np.testing.assert_array_equal(bins, np.bincount(np.clip(x, 0, nbins - 1), minlength=nbins))
 
 
-def _cluster_info_expect(grid, k) -> np.ndarray:
+def _cluster_info_expect(grid, k, explicit: int) -> np.ndarray:
     y, x = np.divmod(np.arange(grid[0] * grid[1]), grid[0])
     bx, by = x % k[0], y % k[1]
     return np.stack([bx + k[0] * by, np.full_like(x, k[0] * k[1]), bx, by, np.full_like(x, k[0]),
-                     np.full_like(x, k[1]), x // k[0], y // k[1]], axis=1).astype(np.uint32)
+                     np.full_like(x, k[1]), x // k[0], y // k[1], np.full_like(x, explicit)],
+                    axis=1).astype(np.uint32)
 
 
 def test_cluster_special_registers(cmod, workers):
     workers(2)
     k = cmod.get_function("cluster_info")
-    out = np.zeros((4 * 6, 8), np.uint32)
+    out = np.zeros((4 * 6, 9), np.uint32)
     k((4, 6), 32, (out,), cluster=(2, 3))
-    np.testing.assert_array_equal(out, _cluster_info_expect((4, 6), (2, 3)))
+    np.testing.assert_array_equal(out, _cluster_info_expect((4, 6), (2, 3), 1))
     k((4, 6), 32, (out,))  # no cluster launch: every block is a cluster of one, as on a GPU
-    np.testing.assert_array_equal(out, _cluster_info_expect((4, 6), (1, 1)))
+    np.testing.assert_array_equal(out, _cluster_info_expect((4, 6), (1, 1), 0))
 
 
 def test_cluster_launches_cuda_refuses(cmod):
     k = cmod.get_function("cluster_info")
-    out = np.zeros((32, 8), np.uint32)
+    out = np.zeros((32, 9), np.uint32)
     with pytest.raises(ptxjit.ClusterLaunchError,
                        match=r"grid \(4, 8, 1\) is not a multiple of the cluster dims \(3, 1, 1\)"):
         k((4, 8), 32, (out,), cluster=3)

@@ -153,7 +153,7 @@ def _run(kernel: Kernel, tr: Translation, grid, block, k, checked: bool, values,
     L[abi.L_RANGED] = 1
     head = (ctypes.c_uint32 * 8).from_address(ws + WS_DIMS)
     head[0], head[1], head[2] = k
-    head[(WS_EXPLICIT - WS_DIMS) // 4] = 1 if declared_cluster(kernel) or "explicitcluster" in kernel.fn.perf else 0
+    head[(WS_EXPLICIT - WS_DIMS) // 4] = 1  # %is_explicit_cluster: cluster dims given (compile or launch time)
     ctypes.c_int64.from_address(ws + WS_SHARED_TABLE).value = ws + table_off
     ctypes.c_int64.from_address(ws + WS_COUNTERS).value = ws + counters_off
     table = (ctypes.c_int64 * nctas).from_address(ws + table_off)

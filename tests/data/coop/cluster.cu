@@ -41,7 +41,7 @@ extern "C" __global__ void cluster_histogram(int* bins, int nbins, int bins_per_
 }
 
 // What a block sees of its cluster: block_rank, num_blocks, block_index (x, y), dim_blocks (x, y),
-// and the cluster's index in the grid (%clusterid.x/.y).
+// the cluster's index in the grid (%clusterid.x/.y) and %is_explicit_cluster.
 extern "C" __global__ void cluster_info(unsigned int* out) {
     cg::cluster_group cluster = cg::this_cluster();
     if (threadIdx.x != 0) return;
@@ -51,9 +51,11 @@ extern "C" __global__ void cluster_info(unsigned int* out) {
     unsigned int cx, cy;
     asm("mov.u32 %0, %%clusterid.x;" : "=r"(cx));
     asm("mov.u32 %0, %%clusterid.y;" : "=r"(cy));
-    unsigned int* o = out + 8 * b;
+    unsigned int explicit_cluster;
+    asm("{ .reg .pred p; mov.pred p, %%is_explicit_cluster; selp.u32 %0, 1, 0, p; }" : "=r"(explicit_cluster));
+    unsigned int* o = out + 9 * b;
     o[0] = cluster.block_rank(); o[1] = cluster.num_blocks(); o[2] = bi.x; o[3] = bi.y;
-    o[4] = cd.x; o[5] = cd.y; o[6] = cx; o[7] = cy;
+    o[4] = cd.x; o[5] = cd.y; o[6] = cx; o[7] = cy; o[8] = explicit_cluster;
 }
 
 // Block rank 1 of each cluster spins until *flag is 0 before cluster.sync(): the other blocks wait in
