@@ -383,3 +383,13 @@ def test_fault_in_a_cooperative_launch(mod, workers):
     with pytest.raises(ptxjit.KernelFault, match=r"block \(7, 0, 0\) thread \(54, 0, 0\).*0 bytes past the end of "
                        r"argument 1"):
         k(8, 64, (x, tmp, out, np.int32(n)), cooperative=True, timeout=60)
+
+
+def test_query_shared_rank(cmod, workers):
+    workers(2)
+    k = cmod.get_function("query_ranks")
+    out = np.zeros((8, 5), np.uint32)
+    k((4, 2), 32, (out,), cluster=(2, 2))
+    y, x = np.divmod(np.arange(8), 4)
+    want = np.concatenate([np.tile(np.arange(4), (8, 1)), (x % 2 + 2 * (y % 2))[:, None]], axis=1)
+    np.testing.assert_array_equal(out, want)

@@ -75,3 +75,17 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) cluster_early_exit(int* out
     cluster.sync();
     out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
 }
+
+// cluster.query_shared_rank (getctarank) of this block's own shared memory and of every other rank's
+// (mapped with map_shared_rank), written by thread r for rank r.
+extern "C" __global__ void query_ranks(unsigned int* out) {
+    __shared__ int tile[32];
+    cg::cluster_group cluster = cg::this_cluster();
+    unsigned int b = blockIdx.x + gridDim.x * blockIdx.y;
+    cluster.sync();
+    unsigned int r = threadIdx.x;
+    if (r < cluster.num_blocks()) out[(cluster.num_blocks() + 1) * b + r] =
+        cluster.query_shared_rank(cluster.map_shared_rank(tile + r, r));
+    if (r == 0) out[(cluster.num_blocks() + 1) * b + cluster.num_blocks()] = cluster.query_shared_rank(tile + 5);
+    cluster.sync();
+}

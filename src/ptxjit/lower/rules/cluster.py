@@ -217,3 +217,42 @@ def rewrite_cluster_barriers(module: ir.Module) -> None:
                 out += [bar, Instr("clusterwait", (), [], s.guard, s.pos, s.src_loc),
                         Instr("barrier", ("sync",), [ir.Imm(0)], s.guard, s.pos, s.src_loc)]
         f.body = out
+
+
+@rule("getctarank", family="memory")
+def lower_getctarank(lw: FnLowering, ins: Instr) -> None:
+    """getctarank[.shared::cluster] d, a: the cluster rank of the block whose shared memory holds `a`.
+    A shared::cluster address here is always this block's own (mapa.shared::cluster is refused); a
+    generic one is looked up among the cluster's blocks (this block's rank when none holds it)."""
+    from ptxjit.lower.rules.special import special_register
+
+    b = lw.b
+    own = special_register(lw, "%cluster_ctarank")
+    if ins.has("shared::cluster"):
+        lw.write(ins.operands[0], own, "u32")
+        return
+    a = lw.read(ins.operands[1], "u64")
+    ws, on, k, _e = _workspace(lw)
+    size = b.mul(b.mul(k[0], k[1]), k[2])
+    out = lw.llfn.append_basic_block("getctarank_cluster")
+    done = lw.llfn.append_basic_block("getctarank_done")
+    entry = b.block
+    b.cbranch(on, out, done)
+    b.position_at_end(out)
+    table = b.inttoptr(b.load(b.inttoptr(b.add(ws, const_int(I64, WS_SHARED_TABLE)), I64.as_pointer())),
+                       I64.as_pointer())
+    nbytes = lw.worker_slot(abi.W_SHARED_SIZE)
+    rank = own
+    for r in range(8):  # CUDA's largest portable cluster
+        rc = const_int(I32, r)
+        valid = b.icmp_unsigned("<", rc, size)
+        base = b.load(b.gep(table, [_target_block(lw, b.select(valid, rc, const_int(I32, 0)))]))
+        hit = b.and_(valid, b.icmp_unsigned("<", b.sub(a, base), nbytes))
+        rank = b.select(hit, rc, rank)
+    found = b.block
+    b.branch(done)
+    b.position_at_end(done)
+    d = b.phi(I32)
+    d.add_incoming(own, entry)
+    d.add_incoming(rank, found)
+    lw.write(ins.operands[0], d, "u32")
