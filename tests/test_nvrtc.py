@@ -96,6 +96,42 @@ def test_half_precision_header():
     np.testing.assert_array_equal(out32, x.astype(np.float32) * 2)
 
 
+def test_cccl_headers_cub_cooperative_groups_cuda_std():
+    """CCCL from the nvidia-cuda-cccl wheel (the `cuda` extra): cub's block-wide reduce and scan,
+    cooperative_groups tiles, cuda::std types, compiled by NVRTC without a CUDA toolkit."""
+    if not any((d / "cub" / "version.cuh").is_file() for d in _nvrtc._nvrtc().include_dirs):
+        pytest.skip("no CCCL headers (pip install nvidia-cuda-cccl)")
+    m = ptxjit.RawModule(code=r'''
+    #include <cooperative_groups.h>
+    #include <cooperative_groups/reduce.h>
+    #include <cub/block/block_reduce.cuh>
+    #include <cub/block/block_scan.cuh>
+    #include <cuda/std/cstdint>
+    namespace cg = cooperative_groups;
+    extern "C" __global__ void sums(const int* in, int* scan, int* total, int* tile_sums) {
+        typedef cub::BlockReduce<int, 128> Reduce;
+        typedef cub::BlockScan<int, 128> Scan;
+        __shared__ typename Reduce::TempStorage r;
+        __shared__ typename Scan::TempStorage s;
+        int v = in[blockIdx.x * 128 + threadIdx.x];
+        cuda::std::int32_t t = Reduce(r).Sum(v);
+        int prefix;
+        Scan(s).ExclusiveSum(v, prefix);
+        scan[blockIdx.x * 128 + threadIdx.x] = prefix;
+        if (threadIdx.x == 0) total[blockIdx.x] = t;
+        cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());
+        int w = cg::reduce(tile, v, cg::plus<int>());
+        if (tile.thread_rank() == 0) tile_sums[blockIdx.x * 4 + tile.meta_group_rank()] = w;
+    }''')
+    x = RNG.integers(-1000, 1000, 3 * 128).astype(np.int32)
+    scan, total, tiles = np.zeros_like(x), np.zeros(3, np.int32), np.zeros(12, np.int32)
+    m.get_function("sums")((3,), (128,), (x, scan, total, tiles))
+    rows = x.reshape(3, 128)
+    np.testing.assert_array_equal(total, rows.sum(1))
+    np.testing.assert_array_equal(scan.reshape(3, 128), np.cumsum(rows, 1) - rows)
+    np.testing.assert_array_equal(tiles, x.reshape(12, 32).sum(1))
+
+
 def test_shared_memory_block_reduction():
     k = ptxjit.RawKernel(r'''
     extern "C" __global__ void block_sum(const float* x, float* partial, float* total, int n) {

@@ -160,11 +160,16 @@ class _Nvrtc:
 
 
 def _include_dirs(libdir: Path) -> list[Path]:
-    """The CUDA headers (cuda_fp16.h, ...) shipped beside this NVRTC, if any."""
+    """The CUDA headers (cuda_fp16.h, cooperative_groups.h, ...) shipped beside this NVRTC, if any, and
+    CCCL's (cub/, thrust/, cuda/std/: the nvidia-cuda-cccl wheel puts them in include/cccl)."""
     dirs: list[Path] = []
     root = libdir.parent  # nvidia/cu13 or nvidia/cuda_nvrtc
     for d in (root / "include", root.parent / "cuda_runtime" / "include"):
         if (d / "cuda_fp16.h").is_file() and d not in dirs:
+            dirs.append(d)
+            break
+    for d in (root / "include" / "cccl", root.parent / "cuda_cccl" / "include"):
+        if (d / "cub" / "version.cuh").is_file():
             dirs.append(d)
             break
     return dirs
