@@ -94,6 +94,10 @@ INVALID = [
      "Unsupported modifier '.evict_last' as secondary_priority for instruction 'createpolicy.fractional'"),
     ("alloca.local.u64 %rd1, 64;", "unknown modifier .local for alloca",
      "No state space qualifier expected for instruction 'alloca'"),
+    ("fence.release.sync_restrict::shared::cluster.cluster;", ".release goes with .sync_restrict::shared::cta",
+     "Modifier '.sync_restrict::shared::cluster' cannot be combined with modifier '.release'"),
+    ("fence.proxy.async::generic.sync_restrict::shared::cta.cluster;", "needs one of .acquire, .release",
+     ".acquire/.release modifier required for instruction 'fence.proxy'"),
 ]
 
 

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 FORMS: list[tuple[str, str, int, str]] = []
 
-
 def f(name: str, body: str, block: int = 1, handle: str = "") -> None:
     FORMS.append((name, body.strip("\n"), block, handle))
-
 
 # ---------------------------------------------------------------- §9.7.1 integer arithmetic
 for t, d, a, b in (("s16", "%h4", "%h1", "%h2"), ("u32", "%r4", "%r1", "%r2"), ("s64", "%rd6", "%rd2", "%rd3")):
@@ -456,3 +454,59 @@ f("call.indirect", "mov.u64 %rd8, fn1;\nproto: .callprototype (.param .b32 _) _ 
 f("prmt.b32.f4e", "prmt.b32.f4e %r4, %r1, %r2, %r3;")
 f("fma.rn.ftz.sat.f16x2", "fma.rn.ftz.sat.f16x2 %r4, %r1, %r2, %r3;")
 f("ld.param::entry", "ld.param::entry.u64 %rd6, [p];")
+f("mul.hi.s64", "mul.hi.s64 %rd6, %rd2, %rd3;")
+f("mad.wide.s16", "mad.wide.s16 %r4, %h1, %h2, %r1;")
+f("cvt.rna.satfinite.tf32.f32", "cvt.rna.satfinite.tf32.f32 %r4, %f1;")
+f("cvt.rz.f16.f32", "cvt.rz.f16.f32 %h4, %f1;")
+f("cvt.rn.satfinite.relu.f16x2.f32", "cvt.rn.satfinite.relu.f16x2.f32 %r4, %f1, %f2;")
+f("cvt.rn.bf16.f64", "cvt.rn.bf16.f64 %h4, %fd1;")
+f("cvt.f32.bf16.ftz", "cvt.ftz.f32.bf16 %f4, %h1;")
+f("fence.acquire.sync_restrict", "fence.acquire.sync_restrict::shared::cluster.cluster;")
+f("fence.proxy.async::generic", "fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster;")
+f("fence.proxy.async.global", "fence.proxy.async.global;")
+f("membar.cta", "membar.cta;")
+f("mbarrier.arrive.relaxed.cta", "mbarrier.init.shared.b64 [%r20], 2;\n"
+  "> mbarrier.arrive.relaxed.cta.shared::cta.b64 %rd6, [%r20];")
+f("ld.global.nc.L2::cache_hint", "mov.b64 %rd8, 0;\n> ld.global.nc.L2::cache_hint.v4.u32 {%r4, %r5, %r6, %r7}, "
+  "[%rd1], %rd8;")
+f("st.global.L2::cache_hint", "mov.b64 %rd8, 0;\n> st.global.L2::cache_hint.u32 [%rd1], %r1, %rd8;")
+f("atom.global.L2::cache_hint", "mov.b64 %rd8, 0;\n> atom.global.L2::cache_hint.add.u32 %r4, [%rd1], %r1, %rd8;")
+f("atom.global.v2.f16x2", "atom.global.v2.f16x2.add.noftz {%r4, %r5}, [%rd1], {%r1, %r2};")
+f("atom.global.max.bf16x2", "atom.global.v2.bf16x2.max.noftz {%r4, %r5}, [%rd1], {%r1, %r2};")
+f("red.global.v4.f32", "red.global.v4.f32.add [%rd1], {%f1, %f2, %f3, %f1};")
+f("atom.sys.cas.b32", "atom.relaxed.sys.global.cas.b32 %r4, [%rd1], %r1, %r2;")
+f("atom.dec.u32", "atom.shared.dec.u32 %r4, [%r20], 5;")
+f("ld.weak.shared::cta", "ld.weak.shared::cta.v4.u16 {%h4, %h5, %h6, %h7}, [%r20];")
+f("ld.global.v2.f64", "ld.global.v2.f64 {%fd4, %fd5}, [%rd1];")
+f("ld.global.cs", "ld.global.cs.s16 %h4, [%rd1];")
+f("st.volatile.shared.v2.f32", "st.volatile.shared.v2.f32 [%r20], {%f1, %f2};")
+f("mov.pred", "mov.pred %p2, %p1;")
+f("mov.f64.imm", "mov.f64 %fd4, 0d400921FB54442D18;")
+f("selp.pred.via.setp", "setp.ne.and.b32 %p2, %r1, 0, %p1;\n> selp.s32 %r4, 1, -1, %p2;")
+f("setp.eq.u16", "setp.eq.u16 %p2, %h1, %h2;")
+f("set.gt.u32.s64", "set.gt.u32.s64 %r4, %rd2, %rd3;")
+f("testp.infinite.f32", "testp.infinite.f32 %p2, %f1;")
+f("abs.ftz.f32", "abs.ftz.f32 %f4, %f1;")
+f("sqrt.rz.ftz.f32", "sqrt.rz.ftz.f32 %f4, %f1;")
+f("rcp.rm.f64", "rcp.rm.f64 %fd4, %fd1;")
+f("div.rp.ftz.f32", "div.rp.ftz.f32 %f4, %f1, %f2;")
+f("ex2.approx.ftz.f32", "ex2.approx.ftz.f32 %f4, %f1;")
+f("lg2.approx.nonftz.f32", "lg2.approx.f32 %f4, %f1;")
+f("dp4a.s32.s32", "dp4a.s32.s32 %r4, %r1, %r2, %r3;")
+f("bfe.u64", "bfe.u64 %rd6, %rd2, 3, 9;")
+f("bfi.b64", "bfi.b64 %rd6, %rd2, %rd3, 4, 12;")
+f("shf.l.clamp.b32", "shf.l.clamp.b32 %r4, %r1, %r2, 40;")
+f("clz.b64", "clz.b64 %r4, %rd2;")
+f("popc.b32", "popc.b32 %r4, %r1;")
+f("brev.b32", "brev.b32 %r4, %r1;")
+
+f("div.u16", "div.u16 %h4, %h1, %h2;")
+f("cvt.sat.u8.s16", "cvt.sat.u8.s16 %h4, %h1;")
+f("cvt.s32.s8", "cvt.s32.s8 %r4, %r1;")
+f("redux.sync.max.u32", "redux.sync.max.u32 %r4, %r1, -1;", 32)
+f("redux.sync.xor.b32", "redux.sync.xor.b32 %r4, %r1, -1;", 32)
+f("vote.sync.ballot.partial", "vote.sync.ballot.b32 %r4, %p1, 0xffff;", 16)
+f("shfl.sync.idx.partial", "shfl.sync.idx.b32 %r4, %r1, 3, 0x1f, 0xffff;", 16)
+f("bar.warp.sync.partial", "bar.warp.sync 0xff;", 8)
+f("barrier.sync.aligned.count", "barrier.sync.aligned 0, 64;", 64)
+f("bar.red.or.pred.count", "bar.red.or.pred %p2, 1, 64, %p1;", 64)

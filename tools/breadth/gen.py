@@ -90,7 +90,7 @@ def kernel(name: str, body: str, block: int, handle: str = "") -> str:
         out = [ln.replace("%th", "%rd9") for ln in out]
     if "fn1" in body:
         helper = (".func (.reg .b32 r) fn1(.reg .b32 a)\n{\n  add.u32 r, a, 1;\n  ret;\n}\n\n")
-    return (f"{head}.version 8.5\n.target sm_90a\n.address_size 64\n\n"
+    return (f"{head}.version 8.7\n.target sm_90a\n.address_size 64\n\n"
             ".global .align 4 .u32 gvar;\n.const .align 4 .u32 cvar = 7;\n\n"
             f"{helper}.visible .entry k({params})\n{{\n{_PROLOGUE}" + "\n".join(out) + "\n  ret;\n}\n")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ptxjit.isa.spec import SCOPE, d, form, mods, op, req, s, spec, types
+from ptxjit.isa.spec import SCOPE, Match, d, form, mods, op, req, s, spec, types
 
 CTA = mods("cta", "cta")
 ALIGNED = mods("aligned", "aligned")
@@ -28,6 +28,16 @@ MASK = s("membermask", "u32")  # ptxas: a 32-bit integer register (not .f32, unl
 _SEM_MB = mods("sem", "release relaxed acquire")
 _SPACE_MB = mods("space", "shared shared::cta shared::cluster")
 _MB = types("b64")
+
+_RESTRICT = req("restrict", "sync_restrict::shared::cta sync_restrict::shared::cluster")
+
+
+def _restrict_check(m: Match) -> str | None:
+    want = {"release": "sync_restrict::shared::cta", "acquire": "sync_restrict::shared::cluster"}[m.get("sem") or ""]
+    if m.get("restrict") != want:
+        return f".{m.get('sem')} goes with .{want} (ptxas: cannot be combined)"
+    return None
+
 
 SPECS = [
     spec("bar", "sync", *_bar_forms(False),
@@ -62,6 +72,11 @@ SPECS = [
          form((), [req("proxy", "proxy"), req("kind", "alias")], ())),
     spec("fence", "sync",
          form((), [mods("sem", "sc acq_rel acquire release"), req("scope", "cta cluster gpu sys")], ()),
+         # PTX 8.6: fence{.proxy.async::generic}.release.sync_restrict::shared::cta.cluster and
+         # .acquire.sync_restrict::shared::cluster.cluster (sm_90)
+         form((), [req("sem", "acquire release"), _RESTRICT, req("scope", "cluster")], (), check=_restrict_check),
+         form((), [req("proxy", "proxy"), req("kind", "async::generic"), req("sem", "acquire release"), _RESTRICT,
+                   req("scope", "cluster")], (), check=_restrict_check),
          form((), [req("what", "op_restrict mbarrier_init"), req("sem", "release"), req("scope", "cluster")], ()),
          form((), [req("proxy", "proxy"), req("kind", "alias async"),
                    mods("space", "global shared::cta shared::cluster")], ()),
