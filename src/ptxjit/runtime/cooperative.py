@@ -85,6 +85,7 @@ def occupancy(kernel: Kernel, block, shared_mem: int = 0) -> Occupancy:
     co-resident per multiprocessor, and on how many multiprocessors."""
     from ptxjit.api import _dims
 
+    kernel = getattr(kernel, "kernel", kernel)  # a RawKernel: its ptxjit Kernel
     b = _dims(block, "block")
     nthreads = b[0] * b[1] * b[2]
     warps_threads = -(-nthreads // 32) * 32  # threads are allocated per warp
