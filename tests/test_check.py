@@ -452,6 +452,33 @@ def test_memcheck_on_provably_aligned_launch_needs_no_trace(monkeypatch):
                      tools=("racecheck",))
 
 
+def test_initcheck_without_trace_when_nothing_can_be_uninitialized(monkeypatch):
+    """initcheck with no shared/local access and no tracked buffer has nothing to judge (one plain launch);
+    with shared memory, a launch whose every shared read finds its bytes already written by the CTA is
+    decided by the byte-map screen alone (initscreen.py); a launch reading unwritten shared bytes is traced
+    (the exact analysis names the site)."""
+    import ptxjit.instrument.trace as tr
+
+    def no_trace(*a, **k):
+        raise AssertionError("traced")
+
+    monkeypatch.setattr(tr, "trace", no_trace)
+    x = np.arange(1000, dtype=np.float32)
+    c = np.zeros(1000, np.float32)
+    assert ptxjit.check(_bench("vadd"), 4, 256, (x, x, c, 1000), tools=("initcheck",)) == []
+    np.testing.assert_array_equal(c, 2 * x)
+    grid, block, args, verify = _clean_cases(np.random.default_rng(3))["clean_reduce"]
+    assert ptxjit.check(kernel("clean_reduce"), grid, block, args, tools=("initcheck", "memcheck")) == []
+    verify(args)  # the screened run is the launch: run once
+    w = _tile_words(32)
+    out = np.zeros(32, np.uint32)
+    assert ptxjit.check(kernel("clean_stmatrix"), 1, 64, (w, out), tools=("initcheck",)) == []
+    np.testing.assert_array_equal(out, w)
+    for name in ("init_shared", "init_ldmatrix"):
+        with pytest.raises(AssertionError, match="traced"):
+            ptxjit.check(kernel(name), BUGGY[name][1], BUGGY[name][2], BUGGY[name][3](), tools=("initcheck",))
+
+
 @pytest.mark.parametrize("name", [n for n, v in BUGGY.items() if v[0] == "racecheck"])
 def test_race_screen_counts_every_planted_race(name):
     """The shadow-memory screen (checking/shadow.py) over-approximates racecheck: a launch with a race

@@ -96,6 +96,27 @@ def _drop_untraced_tools(kernel, tools: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(t for t in tools if t not in blind)
 
 
+def _initcheck_vacuous(kernel, block, args) -> bool:
+    """initcheck has nothing to judge: no shared, local or generic access (those may read bytes nobody
+    wrote) and no argument that is a tracked uninitialized buffer (its global reads; ptxjit.empty).  Then
+    its trace is skipped: the launch costs what the other tools need."""
+    from ptxjit.instrument.trace import kernel_plan
+
+    if _uses_heap(kernel):  # device malloc'd memory starts uninitialized
+        return False
+    if _tracked_args(args):
+        return False
+    plan = kernel_plan(kernel, block, ("memory",))
+    return not any(s.space in ("shared", "local", "") for s in plan.memory)
+
+
+def _tracked_args(args) -> bool:
+    """Is an argument a tracked uninitialized buffer (ptxjit.empty, track_uninitialized)?"""
+    from ptxjit.checking.initcheck import _shadow
+
+    return any(_shadow(a) is not None or getattr(a, "uninitialized", False) for a in args)
+
+
 def _screen_suffices(kernel, tools: tuple[str, ...], args) -> bool:
     """racecheck's shadow-memory screen (shadow.py) decides alone when it finds no hazard and the other
     tools need no records: memcheck on provably aligned accesses (the screen's run is bounds-checked)."""
@@ -155,12 +176,30 @@ def _check(kernel, grid, block, args=(), shared_mem: int = 0, tools=("memcheck",
         r.extra["error"] = err  # PTXJIT_CHECK re-raises it: the program sees the launch fail as it would
         return [r]
 
-    if _plain_suffices(kernel, tools, args):  # nothing the records could add: one bounds-checked launch
+    if "initcheck" in tools and _initcheck_vacuous(kernel, b, tuple(args)):
+        tools = tuple(t for t in tools if t != "initcheck")
+    if not tools or _plain_suffices(kernel, tools, args):  # nothing records could add: one bounds-checked launch
         try:
             kernel(g, b, args, shared_mem, timeout=timeout, checked=True)
         except (KernelFault, KernelDeadlock) as err:
             return failed(err)
         return []
+    rest = tuple(t for t in tools if t != "initcheck")
+    if "initcheck" in tools and (not rest or rest == ("memcheck",) and _plain_suffices(kernel, rest, args)) \
+            and not _tracked_args(args):
+        from ptxjit.checking.initscreen import init_screen  # shared memory's byte map (initscreen.py)
+        from ptxjit.instrument.buffers import Snapshot, array_arguments
+
+        snap = Snapshot(array_arguments(args, kernel.module.globals, [p.may_write for p in kernel._access.params],
+                                        bool(kernel.module._glay.offsets)))
+        try:
+            hazards = init_screen(kernel, g, b, tuple(args), shared_mem, timeout)
+        except (KernelFault, KernelDeadlock) as err:
+            return failed(err)
+        if hazards == 0:
+            return []
+        if hazards is not None:
+            snap.restore()  # a possible uninitialized read: the exact analysis traces the launch again
     if "racecheck" in tools and _screen_suffices(kernel, tools, args):
         from ptxjit.checking.shadow import screen
         from ptxjit.instrument.buffers import Snapshot, array_arguments
