@@ -195,14 +195,15 @@ def test_public_api_has_docstrings():
     """help() says something for every public method of the API classes and the buffer functions."""
     import inspect
 
-    for cls in (ptxjit.Module, ptxjit.Kernel, ptxjit.DeviceArray):
+    for cls in (ptxjit.Module, ptxjit.Kernel, ptxjit.DeviceArray, ptxjit.RawModule, ptxjit.RawKernel, ptxjit.Stream,
+                ptxjit.Event, ptxjit.Graph):
         for name, v in vars(cls).items():
             if name.startswith("_") and name not in ("__init__", "__call__", "__getitem__", "__array__"):
                 continue
             f = v.fget if isinstance(v, property) else getattr(v, "__func__", v)
             if callable(f):
                 assert inspect.getdoc(f), f"{cls.__name__}.{name} has no docstring"
-    for fn in (ptxjit.to_device, ptxjit.zeros, ptxjit.empty):
+    for fn in (ptxjit.to_device, ptxjit.zeros, ptxjit.empty, ptxjit.worker_count, ptxjit.set_workers):
         assert inspect.getdoc(fn), fn.__name__
 
 

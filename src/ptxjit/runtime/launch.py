@@ -57,6 +57,7 @@ def _getenv(name: str, key: bytes) -> str | None:
 
 
 def worker_count() -> int:
+    """The number of worker threads launches use (set_workers, else PTXJIT_WORKERS, else all cores)."""
     global _env_workers
     if _workers_override:
         return _workers_override

@@ -18,10 +18,12 @@ class Graph:
     """Work recorded by Stream.capture(); replay it with launch(stream)."""
 
     def __init__(self) -> None:
+        """An empty graph; Stream.capture() makes and fills one."""
         self._nodes: list[Callable[[Stream], None]] = []
         self._open = True
 
     def add(self, node: Callable[[Stream], None]) -> None:
+        """Append a node: a callable that enqueues its work on the stream it is given."""
         self._nodes.append(node)
 
     def __len__(self) -> int:
@@ -39,6 +41,7 @@ class Graph:
 
     # CuPy calls it upload/launch; instantiate is CUDA's step in between (nothing to do here)
     def instantiate(self) -> Graph:
+        """CUDA's instantiation step: nothing to do here, the graph itself is launchable."""
         return self
 
 

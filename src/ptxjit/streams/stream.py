@@ -55,6 +55,7 @@ class Stream:
     null: Stream  # the legacy default stream (set below)
 
     def __init__(self, priority: int = 0, non_blocking: bool = False, *, _null: bool = False) -> None:
+        """A new stream (cupy.cuda.Stream / torch.cuda.Stream); `Stream.null` is the legacy default one."""
         if isinstance(priority, bool) or not isinstance(priority, int | np.integer):
             raise TypeError(f"Stream priority must be an int, got {priority!r}")
         self.priority = int(priority)
@@ -123,6 +124,7 @@ class Stream:
 
     @property
     def done(self) -> bool:
+        """Whether all work enqueued so far has completed (CuPy's Stream.done)."""
         return self.query()
 
 
@@ -133,6 +135,7 @@ class Event:
     """A point in a stream: `record(stream)` places it after the work enqueued there so far."""
 
     def __init__(self, block: bool = False, disable_timing: bool = False, interprocess: bool = False) -> None:
+        """An event (cupy.cuda.Event); `interprocess=True` is refused (one process owns all memory here)."""
         if interprocess:
             raise ValueError("ptxjit events cannot be shared between processes")
         self.disable_timing = bool(disable_timing)
@@ -141,6 +144,7 @@ class Event:
         self._t: int | None = None  # time.perf_counter_ns() when the stream reached the record
 
     def record(self, stream: Stream | None = None) -> None:
+        """Place the event after the work enqueued on `stream` so far (default: the legacy stream)."""
         s = stream if stream is not None else Stream.null
         if not isinstance(s, Stream):
             raise TypeError(f"Event.record needs a ptxjit.Stream, got {s!r}")
@@ -158,6 +162,7 @@ class Event:
 
     @property
     def done(self) -> bool:
+        """Whether the work before the last record has completed (CuPy's Event.done)."""
         return self.query()
 
     def synchronize(self) -> None:
