@@ -235,3 +235,14 @@ def test_rawkernel_takes_cupys_keywords():
         ptxjit.RawModule(code=_AXPY_CU, jitify=True)
     with pytest.raises(NotImplementedError, match="translate_cucomplex=True"):
         ptxjit.RawKernel("#include <cuComplex.h>\n" + _AXPY_CU, "axpy", translate_cucomplex=True)
+
+
+def test_readme_numba_snippet_runs_as_written():
+    """The README's Numba example is executed verbatim (its own assert checks the result against NumPy)."""
+    pytest.importorskip("numba.cuda")
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    start = readme.index("**Numba**")
+    code = readme[readme.index("```python\n", start) + len("```python\n"):]
+    code = code[:code.index("```")]
+    assert "x2d" in code and "assert" in code
+    exec(compile(code, "README.md (Numba snippet)", "exec"), {})
