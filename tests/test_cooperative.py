@@ -393,3 +393,36 @@ def test_query_shared_rank(cmod, workers):
     y, x = np.divmod(np.arange(8), 4)
     want = np.concatenate([np.tile(np.arange(4), (8, 1)), (x % 2 + 2 * (y % 2))[:, None]], axis=1)
     np.testing.assert_array_equal(out, want)
+
+
+# ---------------------------------------------------------------- Numba: cudadevrt's cudaCGSynchronize
+
+def test_numba_grid_sync_launches_cooperatively(workers):
+    """Numba calls cudaCGGetIntrinsicHandle / cudaCGSynchronize for `cuda.cg.this_grid().sync()` and
+    launches such kernels cooperatively by itself; so does ptxjit."""
+    pytest.importorskip("numba")
+    from numba import cuda
+
+    import ptxjit.numba as pn
+
+    workers(2)
+
+    @pn.jit
+    def rotate_twice(a, out):
+        g = cuda.cg.this_grid()
+        i = cuda.grid(1)
+        a[i] = i * 3
+        g.sync()
+        v = a[(i + 32) % a.size]
+        g.sync()
+        a[i] = v
+        g.sync()
+        out[i] = a[(i + 64) % a.size] + 1
+
+    n = 8 * 32
+    a, out = np.zeros(n, np.int32), np.zeros(n, np.int32)
+    rotate_twice[8, 32](a, out)
+    i = np.arange(n)
+    np.testing.assert_array_equal(out, 3 * ((i + 96) % n) + 1)
+    with pytest.raises(ptxjit.CooperativeLaunchTooLarge, match="too many blocks in cooperative launch"):
+        rotate_twice[2 * 32 + 1, 32](np.zeros(65 * 32, np.int32), np.zeros(65 * 32, np.int32))

@@ -132,8 +132,10 @@ class Module:
             inline_suspending_calls(self.ir, _suspends)
             validate(self.ir)
             from ptxjit.lower.rules.cluster import rewrite_cluster_barriers
+            from ptxjit.lower.rules.grid_sync import rewrite_cg_calls
 
             rewrite_cluster_barriers(self.ir)  # barrier.cluster.* -> CTA barriers + clusterwait
+            rewrite_cg_calls(self.ir)  # Numba's cudaCGSynchronize -> CTA barriers + gridwait
             self.preprocess_reports = {f.name: preprocess(f) for f in self.ir.functions.values()
                                        if f.body is not None}
             self.contracted = {f.name: contract_fma(f) for f in self.ir.functions.values()
@@ -278,6 +280,9 @@ class Kernel:
                                  and not self._access.dynamic_shared)  # shared_mem=0 needs no check
         self._globals: tuple = (None, 0, 0)  # the module's globals buffer, its address and size
         self._declared_cluster = bool(fn.perf.get("reqnctapercluster"))  # __cluster_dims__: a cluster launch
+        from ptxjit.lower.rules.grid_sync import uses_grid_wait
+
+        self._auto_cooperative = uses_grid_wait(fn)  # Numba's grid sync: cooperative by itself, as in Numba
 
     @property
     def info(self) -> KernelInfo:
@@ -319,7 +324,8 @@ class Kernel:
             stream.synchronize()
             stream = None
         # PTXJIT_CHECK, read once at import: ptxjit.check runs the launch
-        if _CHECK_TOOLS and probes is None and not (cooperative or cluster is not None or self._declared_cluster):
+        if _CHECK_TOOLS and probes is None and not (cooperative or cluster is not None or self._declared_cluster
+                                                    or self._auto_cooperative):
             from ptxjit.checking.env import checked_launch
 
             if checked_launch(self, _CHECK_TOOLS, grid, block, args, shared_mem, timeout, checked, unchecked):
@@ -347,8 +353,9 @@ class Kernel:
             checked = _checked(None, False)
         else:
             checked = bool(checked)
-        if cooperative or cluster is not None or self._declared_cluster:
-            return self._launch_special(g, b, args, shared_mem, timeout, checked, stream, cooperative, cluster)
+        if cooperative or cluster is not None or self._declared_cluster or self._auto_cooperative:
+            return self._launch_special(g, b, args, shared_mem, timeout, checked, stream,
+                                        cooperative or self._auto_cooperative, cluster)
         values, ranges, patches = self._packer.pack(args, checked)
         if not checked and stream is None and _tiers_on():  # PTXJIT_TIERS (ptxjit/tiers): off by default
             return _tiers.launch(self, g, b, values, patches, shared_mem, timeout, args)

@@ -9,6 +9,7 @@ from ptxjit.lower.rules import (  # noqa: F401  (imported for their registration
     control,
     convert,
     floating,
+    grid_sync,
     integer,
     matrix,
     memory,

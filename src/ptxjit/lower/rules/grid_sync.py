@@ -1,0 +1,110 @@
+"""Grid synchronization through cudadevrt's cooperative-groups entry points, as Numba emits it:
+`call (retval0), cudaCGGetIntrinsicHandle, (scope)` and `call (retval0), cudaCGSynchronize, (handle,
+flags)` (`cuda.cg.this_grid().sync()`).  nvcc inlines its grid.sync() instead (runtime/cooperative.py).
+
+After validation `rewrite_cg_calls` replaces the handle call by a store of 0 to its return value (the
+handle is never needed: the launch's grid workspace is abi.L_COOP) and the synchronize call by
+`barrier.sync 0; gridwait; barrier.sync 0` and a store of 0 (cudaSuccess).  `gridwait` is nvcc's
+scheme run by thread 0 of each block: an atomic add on the workspace's counter at +4 (block (0,0,0)
+adds 0x80000001 - blocks, every other block 1) and a spin until the counter's top bit flips, polling
+the launch's error word and yielding its core meanwhile (runtime/cooperative.py watches the same
+counter for deadlocks).  Outside a cooperative launch it traps, as cudaCGSynchronize fails there.
+Kernels that contain it launch cooperatively by themselves (Numba does the same).
+"""
+
+from __future__ import annotations
+
+from ptxjit.frontend import ir
+from ptxjit.frontend.ir import Instr
+from ptxjit.lower import abi
+from ptxjit.lower.function import FnLowering
+from ptxjit.lower.module import EXTERN_FUNCS
+from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.types import I1, I32, I64, const_int
+
+CG_HANDLE = "cudaCGGetIntrinsicHandle"
+CG_SYNC = "cudaCGSynchronize"
+GRID_WAIT = "gridwait"
+# calls to these have no PTX definition: validation accepts them, rewrite_cg_calls replaces them
+EXTERN_FUNCS.update({CG_HANDLE, CG_SYNC})
+
+
+def _target(ins: Instr) -> tuple[str, tuple]:
+    """(callee name, return operands) of a direct call, or ('', ())."""
+    ops = list(ins.operands)
+    rets: tuple = ()
+    if ops and isinstance(ops[0], ir.CallList):
+        rets = ops.pop(0).items
+    name = ops[0].name if ops and isinstance(ops[0], ir.Sym) else ""
+    return name, rets
+
+
+def _store_zero(ret, width: str, like: Instr) -> Instr:
+    return Instr("st", ("param", width), [ir.Addr(ret, 0), ir.Imm(0)], like.guard, like.pos, like.src_loc)
+
+
+def rewrite_cg_calls(module: ir.Module) -> None:
+    """Replace Numba's cooperative-groups calls (see the module docstring).  Runs after validation."""
+    for f in module.functions.values():
+        if not f.body or not any(isinstance(s, Instr) and s.opcode == "call" and _target(s)[0] in (CG_HANDLE, CG_SYNC)
+                                 for s in f.body):
+            continue
+        out: list = []
+        for s in f.body:
+            name, rets = _target(s) if isinstance(s, Instr) and s.opcode == "call" else ("", ())
+            if name == CG_HANDLE:
+                out += [_store_zero(r, "b64", s) for r in rets[:1] if isinstance(r, ir.Sym)]
+            elif name == CG_SYNC:
+                out += [Instr("barrier", ("sync",), [ir.Imm(0)], s.guard, s.pos, s.src_loc),
+                        Instr(GRID_WAIT, (), [], s.guard, s.pos, s.src_loc),
+                        Instr("barrier", ("sync",), [ir.Imm(0)], s.guard, s.pos, s.src_loc)]
+                out += [_store_zero(r, "b32", s) for r in rets[:1] if isinstance(r, ir.Sym)]
+            else:
+                out.append(s)
+        f.body = out
+
+
+def uses_grid_wait(fn: ir.Function) -> bool:
+    return any(i.opcode == GRID_WAIT for i in fn.instructions)
+
+
+@rule(GRID_WAIT, family="sync")
+def lower_grid_wait(lw: FnLowering, ins: Instr) -> None:
+    """Internal (between two CTA barriers): thread 0 arrives at the grid barrier and waits for every block."""
+    from ptxjit.lower.rules.special import _mark_grid_workspace, special_register
+
+    b = lw.b
+    _mark_grid_workspace(lw)  # a trap here in a non-cooperative launch gets runtime/cooperative.py's hint
+    ws = lw.launch_slot(abi.L_COOP)
+    leader = lw.llfn.append_basic_block("grid_arrive")
+    after = lw.llfn.append_basic_block("grid_passed")
+    b.cbranch(b.icmp_unsigned("==", lw.tlin, const_int(I32, 0)), leader, after)
+    b.position_at_end(leader)
+    with b.if_then(b.icmp_unsigned("==", ws, const_int(I64, 0)), likely=False):
+        lw.trap(abi.ERR_TRAP)  # not a cooperative launch: cudaCGSynchronize fails, grid.sync() traps
+    n = [special_register(lw, f"%nctaid.{a}") for a in "xyz"]
+    c = [special_register(lw, f"%ctaid.{a}") for a in "xyz"]
+    nblocks = b.mul(b.mul(n[0], n[1]), n[2])
+    first = const_int(I1, 1)
+    for v in c:
+        first = b.and_(first, b.icmp_unsigned("==", v, const_int(I32, 0)))
+    inc = b.select(first, b.sub(const_int(I32, 0x80000001), nblocks), const_int(I32, 1))
+    ctr = b.inttoptr(b.add(ws, const_int(I64, 4)), I32.as_pointer())
+    old = b.atomic_rmw("add", ctr, inc, "seq_cst")
+    head = lw.llfn.append_basic_block("grid_spin")
+    body = lw.llfn.append_basic_block("grid_spin_body")
+    stop = lw.llfn.append_basic_block("grid_stop")
+    b.branch(head)
+    b.position_at_end(head)
+    now = b.load_atomic(ctr, "seq_cst", 4)
+    b.cbranch(b.icmp_signed("<", b.xor(now, old), const_int(I32, 0)), after, body)
+    b.position_at_end(body)
+    err = b.load_atomic(b.gep(lw.launch, [const_int(I32, abi.L_ERROR)]), "monotonic", 8)
+    b.call(lw.cg.extern_function("sched_yield", I32, []), [])
+    b.cbranch(b.icmp_unsigned("!=", err, const_int(I64, 0)), stop, head)
+    b.position_at_end(stop)
+    if lw.is_kernel:
+        b.ret(const_int(I32, abi.RESUME_TRAP))  # the launch failed or was cancelled: stop this block
+    else:
+        b.ret_void()
+    b.position_at_end(after)
