@@ -8,6 +8,7 @@ import gc
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -60,7 +61,7 @@ def test_guard_failure_runs_generic_and_is_counted():
     x, y = rng.random(5000, dtype=np.float32), rng.random(5000, dtype=np.float32)
     for _ in range(2):  # the first launch's profile builds tier 1 for a = 2.5
         np.testing.assert_allclose(_saxpy(k, 2.5, x, y), np.float32(2.5) * x + y, rtol=1e-6)
-    st = k._tiers[(256, 1, 1)]
+    st = k._tiers[((256, 1, 1), False)]
     assert st.t1 is not None and any(name.endswith("param_1") for name, _ in st.t1.spec.names)
     before = st.stats.guard_failures
     got = _saxpy(k, -7.0, x, y)  # breaks the a == 2.5 assumption: runs the generic version
@@ -124,7 +125,7 @@ def test_background_build_long_launch_correct(monkeypatch):
     out = np.zeros(n, np.int32)
     k(n // 512, 512, (inp, out), unchecked=True)
     np.testing.assert_array_equal(out, np.cumsum(inp.reshape(-1, 512), axis=1, dtype=np.int32).ravel())
-    st = k._tiers[(512, 1, 1)]
+    st = k._tiers[((512, 1, 1), False)]
     th = st.building
     if th is not None:
         th.join(timeout=300)
@@ -199,7 +200,7 @@ def test_trial_keeps_the_faster_code_and_never_rebuilds_the_loser(monkeypatch):
         np.testing.assert_allclose(_saxpy(k, 4.5, x, y), np.float32(4.5) * x + y, rtol=1e-6)
     s = _stats(k.name)
     assert len(s["trials"]) == 1 and s["trials"][0]["kept"] == "plain"
-    st = k._tiers[(256, 1, 1)]
+    st = k._tiers[((256, 1, 1), False)]
     assert st.t1.spec.params == () and st.t1.spec.grid is None and st.t1.tr is st.plain
     assert s["reoptimizations"] == 0  # the settled parameters' specialization lost: not built again
     assert s["launches"][1] == 29
@@ -264,7 +265,7 @@ def test_launching_threads_profiles_merge():
     for t in ths:
         t.join()
     assert not errors
-    st = k._tiers[(256, 1, 1)]
+    st = k._tiers[((256, 1, 1), False)]
     assert len(st.profiles) == 3  # one profile per launching thread
     merged = st.merged(st.profiles)
     assert merged.launches == 7 and any(v for v in merged.invariant().values())
@@ -296,17 +297,94 @@ def test_disk_cache_gives_tier1_to_a_new_process(tmp_path):
     assert runs[0] == [False] and runs[1] == [True]
 
 
-def test_tiers_off_and_checked_launches_untouched(monkeypatch):
+def test_tiers_off_leaves_launches_untouched(monkeypatch):
     k = _kernel("saxpy")
     x, y = np.arange(512, dtype=np.float32), np.ones(512, np.float32)
-    yy = y.copy()
-    k(2, 256, (512, 2.0, x, yy))  # bounds-checked (the default): never tiered
-    np.testing.assert_array_equal(yy, 2.0 * x + 1.0)
     monkeypatch.setenv("PTXJIT_TIERS", "0")
-    yy = y.copy()
-    k(2, 256, (512, 2.0, x, yy), unchecked=True)
-    np.testing.assert_array_equal(yy, 2.0 * x + 1.0)
+    for unchecked in (False, True):
+        yy = y.copy()
+        k(2, 256, (512, 2.0, x, yy), unchecked=unchecked)
+        np.testing.assert_array_equal(yy, 2.0 * x + 1.0)
     assert "_tiers" not in k.__dict__
+
+
+def test_tiers_on_by_default(monkeypatch):
+    monkeypatch.delenv("PTXJIT_TIERS", raising=False)
+    assert tiers.enabled() is tiers.DEFAULT_ON
+    monkeypatch.setenv("PTXJIT_TIERS", "0")
+    assert not tiers.enabled()
+
+
+def test_checked_launches_are_tiered_with_their_checks():
+    """A bounds-checked launch (the default) runs tier 0 then tier 1, both with the bounds checks."""
+    k = _kernel("saxpy")
+    x, y = np.arange(1000, dtype=np.float32), np.ones(1000, np.float32)
+    for _ in range(3):
+        yy = y.copy()
+        k(4, 256, (1000, 2.0, x, yy))
+        np.testing.assert_array_equal(yy, 2.0 * x + 1.0)
+    st = k._tiers[((256, 1, 1), True)]
+    assert st.t0.tr.checked and st.t1.tr.checked and st.plain.checked
+    assert st.stats.launches == [1, 2]
+    assert ((256, 1, 1), False) not in k._tiers
+
+
+def _global_access_lines(ptx: Path) -> set[int]:
+    """The PTX lines that load or store global memory (where a fault in saxpy can be reported)."""
+    lines = ptx.read_text().splitlines()
+    return {i + 1 for i, t in enumerate(lines) if t.strip().startswith(("ld.global", "st.global"))}
+
+
+def _saxpy_fault(k, n: int, grid: int, a: float = 2.0) -> ptxjit.KernelFault:
+    """saxpy on x of n elements and y of n - 1: only thread n - 1 (global index) reaches past y."""
+    x = np.arange(n, dtype=np.float32)
+    yy = np.ones(n - 1, np.float32)
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        k(grid, 256, (n, a, x, yy))
+    e = ei.value
+    assert e.kernel == "saxpy"
+    assert e.cta == ((n - 1) // 256, 0, 0) and e.thread == ((n - 1) % 256, 0, 0)
+    assert e.address == yy.ctypes.data + 4 * yy.size  # one element past y's end
+    line = int(e.where.split("saxpy.ptx:")[1].split(":")[0])
+    assert line in _global_access_lines(PTX / "saxpy.ptx")
+    assert "saxpy_param_3" in str(e) and f"element [{n - 1}]" in str(e)
+    return e
+
+
+def test_out_of_bounds_faults_from_tier0_tier1_and_the_plain_code():
+    k = _kernel("saxpy")
+    st_key = ((256, 1, 1), True)
+    _saxpy_fault(k, 1001, 4)  # the first launch: tier 0 (tier 1 is built from its profile)
+    st = k._tiers[st_key]
+    assert st.stats.launches == [1, 0] and st.t1 is not None
+    _saxpy_fault(k, 1001, 4)  # the same values: tier 1's specialized code
+    assert st.stats.launches == [1, 1]
+    _saxpy_fault(k, 1001, 4, a=3.0)  # a guard fails: the plain (unspecialized) O3 code
+    assert st.stats.guard_failures == 1 and st.stats.launches == [2, 1]
+    x, y = np.arange(1001, dtype=np.float32), np.ones(1001, np.float32)
+    k(4, 256, (1001, 2.0, x, y))  # the kernel keeps working after its faults
+    np.testing.assert_array_equal(y, 2.0 * x + 1.0)
+
+
+@pytest.mark.parametrize("late", [False, True])
+def test_out_of_bounds_fault_during_a_mid_launch_swap(monkeypatch, late):
+    """A checked launch run in batches that moves from tier 0 to tier 1: a fault in an early CTA
+    (tier 0's batch) or in the last CTA (after the swap) names the same block, thread, line, address."""
+    monkeypatch.setenv("PTXJIT_WORKERS", "2")
+    tiers.HOOKS["ready_after_batches"] = 1
+    timeline: list = []
+    tiers.HOOKS["timeline"] = timeline
+    k = _kernel("saxpy")
+    n = 64 * 256 if late else 100
+    e = _saxpy_fault(k, n, 64)
+    log = timeline[-1]
+    ran = {tier for _, tier, _, _ in log.batches}
+    # CTA 0 is in the first batch, which always runs tier 0; the last CTA's batch starts after the
+    # first batch ended (many batches before it), when tier 1 is no longer hidden
+    assert (1 in ran and log.swaps >= 1) if late else 0 in ran
+    monkeypatch.setenv("PTXJIT_TIERS", "0")  # untiered checked code reports the same fault
+    untiered = _saxpy_fault(_kernel("saxpy"), n, 64)
+    assert re.sub("0x[0-9a-f]+", "ADDR", str(untiered)) == re.sub("0x[0-9a-f]+", "ADDR", str(e))
 
 
 def test_cli_info_and_run_show_tiers(tmp_path):

@@ -357,8 +357,8 @@ class Kernel:
             return self._launch_special(g, b, args, shared_mem, timeout, checked, stream,
                                         cooperative or self._auto_cooperative, cluster)
         values, ranges, patches = self._packer.pack(args, checked)
-        if not checked and stream is None and _tiers_on():  # PTXJIT_TIERS (ptxjit/tiers): off by default
-            return _tiers.launch(self, g, b, values, patches, shared_mem, timeout, args)
+        if stream is None and _tiers_on():  # PTXJIT_TIERS (ptxjit/tiers): checked launches too
+            return _tiers.launch(self, g, b, values, patches, shared_mem, timeout, args, checked, ranges)
         key = (b, checked)
         t = self._tcache.get(key)
         if t is None:

@@ -45,15 +45,17 @@ def enabled() -> bool:
 _parsed: dict[bytes, bool] = {}
 
 
-def launch(kernel, g, b, values: list, patches: list | None, shared_mem: int, timeout, args) -> None:
-    """Run an unchecked launch of `kernel` through its tiers (Kernel.__call__ calls this)."""
+def launch(kernel, g, b, values: list, patches: list | None, shared_mem: int, timeout, args,
+           checked: bool = False, ranges: list | None = None) -> None:
+    """Run a launch of `kernel` through its tiers (Kernel.__call__ calls this); `checked`: bounds-checked
+    (`ranges`: its range entries, ArgPacker.pack's), every tier's code then carries the checks."""
     states = kernel.__dict__.get("_tiers")
     if states is None:
         states = kernel.__dict__.setdefault("_tiers", {})
-    st = states.get(b)
+    st = states.get((b, checked))
     if st is None:
-        st = states.setdefault(b, KernelTiers(kernel, b))
-    st.launch(g, b, values, patches, shared_mem, timeout, args)
+        st = states.setdefault((b, checked), KernelTiers(kernel, b, checked))
+    st.launch(g, b, values, patches, shared_mem, timeout, args, ranges)
 
 
 def stats() -> dict[str, dict]:

@@ -46,18 +46,21 @@ class BatchLog:
 def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation]], kernel: str,
                 grid: tuple[int, int, int], block: tuple[int, int, int], plan, values: list,
                 patches: list | None, gaddr: int, gsize: int, dyn_smem: int, timeout: float | None,
-                keep, log: BatchLog, spare: int = 0) -> None:
+                keep, log: BatchLog, spare: int = 0, ranges: list | None = None,
+                range_names: list | None = None, args=None) -> None:
     """Run the launch in batches; `current(batches_done)` gives (tier, translation) for the next
     batch (it may change as the run goes; tier 0 gives t0).  `spare`: workers fewer than usual (a core
-    left to tier 1's build, which is this launch's critical path)."""
+    left to tier 1's build, which is this launch's critical path).  A bounds-checked launch (`plan`
+    checked, every version checked) gives `ranges` (ArgPacker.pack's range entries), `range_names`
+    and `args`: a KernelFault names the argument an address lies in or near."""
     nctas = grid[0] * grid[1] * grid[2]
     nthreads = block[0] * block[1] * block[2]
     nworkers = max(1, min(_launch.worker_count() - spare, nctas))
     # finer than a plain launch's batches (16 per worker, not 4): the swap can only happen between two
     batch = max(1, min(64, nctas // (nworkers * 16) or 1))
     nbatches = -(-nctas // batch)
-    spec = LaunchSpec(t0, kernel, grid, block, plan, values, None, patches, gaddr, gsize, dyn_smem, None,
-                      [], None, keep, None)
+    spec = LaunchSpec(t0, kernel, grid, block, plan, values, ranges, patches, gaddr, gsize, dyn_smem, None,
+                      range_names or [], args, keep, None)
     L, lp = pack_ranged(spec, nworkers + spare)  # %nsmid counts the spare worker that may join
     shared_bytes = shared_bytes_of(t0, dyn_smem)
     key = _launch._MemoryPool.key(t0, nthreads, shared_bytes, nworkers)
@@ -137,10 +140,15 @@ def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation
         if token is not None:
             wd.remove_deadline(token)
         if settled or all(f.done() for f in futures):
+            if L[abi.L_ERROR] and t0.checked:  # faults recorded by CTAs that were stopped or faulted
+                for m in mems:
+                    m.fault[:] = 0
             _launch._pool_memory.give(t0, nthreads, shared_bytes, mems, key)
         else:
             _launch._abandon(L, keep, mems + extra, kernel)
     if L[abi.L_ERROR]:
         tr = failed[0] if failed else t0
-        raise _launch.launch_exception(tr, kernel, L, grid, block, time.monotonic() - t_start, limit,
-                                       (_launch._given_fault_info, None, None), shared_bytes_of(tr, dyn_smem))
+        info = ((_launch._packed_fault_info, L, plan, range_names, args) if plan.checked
+                else (_launch._given_fault_info, None, None))
+        raise _launch.launch_exception(tr, kernel, L, grid, block, time.monotonic() - t_start, limit, info,
+                                       shared_bytes_of(tr, dyn_smem))

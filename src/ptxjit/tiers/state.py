@@ -72,11 +72,13 @@ _builders: set[threading.Thread] = set()
 
 
 class KernelTiers:
-    """The tiers of one kernel for one block shape."""
+    """The tiers of one kernel for one block shape, bounds-checked or not: every version of a checked
+    launch carries the same memory-safety checks (lower/bounds.py) as the untiered checked code."""
 
-    def __init__(self, kernel, block: tuple[int, int, int]) -> None:
+    def __init__(self, kernel, block: tuple[int, int, int], checked: bool = False) -> None:
         self.kernel = kernel
         self.block = block
+        self.checked = checked
         fn = kernel.fn
         self.cands = candidates(fn.params, kernel._layout.offsets, kernel._access)
         self.pstruct = struct.Struct("<" + kernel._packer.format)
@@ -128,7 +130,7 @@ class KernelTiers:
         if v is None:
             k = self.kernel
             before = _tr.cache_stats()["disk_hits"]
-            t = k.module.translation(k.fn, None, False, opt_level=1)
+            t = k.module.translation(k.fn, None, self.checked, opt_level=1)
             v = self.t0 = Version(0, t, None, t.seconds, _tr.cache_stats()["disk_hits"] > before)
             self.stats.builds.append({"level": 0, "seconds": t.seconds, "from_disk": v.from_disk, "spec": {}})
         return v
@@ -138,13 +140,10 @@ class KernelTiers:
         try:
             v = self.versions.get(spec.key)
             if v is None:
-                k = self.kernel
-                m = k.module
+                if _exiting.is_set():
+                    return
                 t_start = time.perf_counter()
-                # lowering reads the module's IR: one translation of a module at a time; the cyclic
-                # GC paused as Module.translation does (its scans of the IR make lowering 2-3x slower)
-                with m._lock, gc_paused():
-                    t = _tr.translate(m.ir, k.fn, m._glay, self.block, m.ptx_digest, False, None, 3, spec)
+                t = self._translate(spec)
                 v = Version(1, t, spec, time.perf_counter() - t_start, t.from_disk, reason)
                 self.versions[spec.key] = v
                 self.stats.builds.append({"level": 1, "seconds": v.seconds, "from_disk": t.from_disk,
@@ -160,9 +159,8 @@ class KernelTiers:
                 # fails once it exists (tier 0's generic code can be much slower), and what a new
                 # specialization races against: constants can also make LLVM's choices worse, and
                 # tier 1 must never be slower (built after tier 1 is in use)
-                k = self.kernel
-                if self.plain is None:
-                    self.plain = k.module.translation(k.fn, self.block, False)
+                if self.plain is None and not _exiting.is_set():
+                    self.plain = self._translate(None)
                 with self.lock:
                     if self.t1 is v and POLICY.trial_launches:
                         self.trial = ([], [])
@@ -171,6 +169,33 @@ class KernelTiers:
         finally:
             with self.lock:
                 self.building = None
+
+    def _translate(self, spec: Specialization | None) -> Translation:
+        """Tier-1 code (block-specialized, O3), with `spec`'s constants or without (None: the plain code,
+        today's translation, shared with the module's cache).  The module lock is held only while
+        lowering reads the module's IR, not through LLVM's seconds of optimization and code
+        generation: another thread's launch (a first translation of another kernel) does not wait
+        for a background build."""
+        k = self.kernel
+        m = k.module
+        key = (k.fn.name, self.block, self.checked, "")
+        if spec is None:
+            with m._lock:
+                t = m._translations.get(key)
+            if t is not None:
+                return t
+        # the cyclic GC paused as Module.translation does (its scans of the IR make lowering 2-3x slower)
+        with gc_paused():
+            try:
+                t = _tr.translate(m.ir, k.fn, m._glay, self.block, m.ptx_digest, self.checked, None, 3, spec,
+                                  lock=_Lowering(m._lock))
+            finally:
+                with _exit_lock:
+                    _in_llvm.discard(threading.current_thread())
+        if spec is None:  # one copy of today's translation per module, whoever built it first
+            with m._lock:
+                t = m._translations.setdefault(key, t)
+        return t
 
     def _end_trial(self, v1: Version, trial: tuple[list[float], list[float]]) -> None:
         """Keep the specialized code unless the plain code was faster (medians of the trial)."""
@@ -182,6 +207,7 @@ class KernelTiers:
             self.trial = None
             if not keep and self.t1 is v1 and self.plain is not None:
                 self.rejected.add(v1.spec.key)
+                self.versions.pop(v1.spec.key, None)  # never used again: its code can go
                 self.t1 = Version(1, self.plain, Specialization((), None), 0.0, False, "won its trial")
 
     def start_build(self, spec: Specialization, reason: str) -> None:
@@ -242,7 +268,9 @@ class KernelTiers:
                 self.window = {}
 
     # ------------------------------------------------------------------ dispatch
-    def launch(self, g, b, values: list, patches: list | None, shared_mem: int, timeout, args) -> None:
+    def launch(self, g, b, values: list, patches: list | None, shared_mem: int, timeout, args,
+               ranges: list | None = None) -> None:
+        """`ranges`: the range table's entries of a checked launch (ArgPacker.pack), else None."""
         k = self.kernel
         pb = self.param_bytes(values, patches)
         n = self.nlaunches
@@ -265,14 +293,14 @@ class KernelTiers:
                 _streams.wait_legacy()
             trial = self.trial
             if trial is None:
-                _launch.run_packed(v1.tr, k.name, g, b, k._plans[False], values, None, patches, gaddr, gsize,
-                                   shared_mem, timeout, k._range_names, args, (args, gb))
+                _launch.run_packed(v1.tr, k.name, g, b, k._plans[self.checked], values, ranges, patches, gaddr,
+                                   gsize, shared_mem, timeout, k._range_names, args, (args, gb))
             else:  # racing the specialized code against the plain code: launches alternate
                 arm = 1 if len(trial[0]) > len(trial[1]) else 0
                 t = v1.tr if arm == 0 else self.plain
                 a = time.perf_counter()
-                _launch.run_packed(t, k.name, g, b, k._plans[False], values, None, patches, gaddr, gsize,
-                                   shared_mem, timeout, k._range_names, args, (args, gb))
+                _launch.run_packed(t, k.name, g, b, k._plans[self.checked], values, ranges, patches, gaddr,
+                                   gsize, shared_mem, timeout, k._range_names, args, (args, gb))
                 trial[arm].append(time.perf_counter() - a)
                 if len(trial[1]) >= POLICY.trial_launches:
                     self._end_trial(v1, trial)
@@ -292,7 +320,7 @@ class KernelTiers:
             self._maybe_rebuild()  # the first build starts before this launch runs
         gb = k.module.globals
         gaddr, gsize = gb.__array_interface__["data"][0], gb.nbytes
-        plan = k._plans[False]
+        plan = k._plans[self.checked]
         if _streams.BUSY:
             _streams.wait_legacy()
         ctx = printf.known_memory([args[i] for i in k._range_params], gb) if k._access.uses_printf else None
@@ -304,11 +332,12 @@ class KernelTiers:
             nworkers = max(1, min(_launch.worker_count(), nctas))
             long_launch = nctas >= nworkers * 4 * POLICY.min_batches_for_swap or (hold is not None and nctas >= 2)
             if not ok and long_launch and (self.building is not None or hold is not None):
-                self._run_swapping(t0, pb, g, b, plan, values, patches, gaddr, gsize, shared_mem, timeout, args, gb)
+                self._run_swapping(t0, pb, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem, timeout,
+                                   args, gb)
             else:
                 t = v1.tr if ok else (self.plain or t0.tr)  # a guard failed: the generic code
                 self.stats.launches[1 if ok else 0] += 1
-                _launch.run_packed(t, k.name, g, b, plan, values, None, patches, gaddr, gsize, shared_mem,
+                _launch.run_packed(t, k.name, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem,
                                    timeout, k._range_names, args, (args, gb))
         finally:
             if ctx is not None:
@@ -316,7 +345,7 @@ class KernelTiers:
         if v1 is not None and (sampled or not ok):  # the policy looks at sampled launches and failures only
             self._maybe_rebuild()
 
-    def _run_swapping(self, t0: Version, pb: bytes, g, b, plan, values, patches, gaddr, gsize, shared_mem,
+    def _run_swapping(self, t0: Version, pb: bytes, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem,
                       timeout, args, gb) -> None:
         hold = HOOKS["ready_after_batches"]
 
@@ -330,26 +359,70 @@ class KernelTiers:
         # while tier 1 builds, one core is left to the build: tier 0's code can be many times slower
         # than tier 1's (generic barrier code), so the build is what the launch waits for
         spare = 1 if (self.building is not None and hold is None) or HOOKS.get("spare") else 0
-        run_batched(t0.tr, current, self.kernel.name, g, b, plan, values, patches, gaddr, gsize, shared_mem,
-                    timeout, (args, gb), log, spare)
-        tiers_run = {tier for _, tier, _, _ in log.batches}
-        self.stats.launches[max(tiers_run) if tiers_run else 0] += 1
-        self.stats.swaps += log.swaps
-        tl = HOOKS["timeline"]
-        if isinstance(tl, list):
-            tl.append(log)
+        try:
+            run_batched(t0.tr, current, self.kernel.name, g, b, plan, values, patches, gaddr, gsize, shared_mem,
+                        timeout, (args, gb), log, spare, ranges, self.kernel._range_names, args)
+        finally:  # a launch that faulted counts too
+            tiers_run = {tier for _, tier, _, _ in log.batches}
+            self.stats.launches[max(tiers_run) if tiers_run else 0] += 1
+            self.stats.swaps += log.swaps
+            tl = HOOKS["timeline"]
+            if isinstance(tl, list):
+                tl.append(log)
+
+
+# Exiting while a background build runs: a thread inside LLVM when the process tears LLVM down aborts
+# it (measured: "An asserting value handle still pointed to this value!", exit status 134), while a
+# thread in Python code (lowering) is simply stopped by the interpreter's finalization.  So at exit
+# no build enters LLVM any more (_Lowering raises), and only a build already inside LLVM (one
+# optimization and code generation: a few seconds at most) is waited for.
+_exiting = threading.Event()
+_exit_lock = threading.Lock()
+_in_llvm: set[threading.Thread] = set()  # build threads past their lowering, inside LLVM
+EXIT_WAIT_S = 60.0  # a cap: waiting is better than an abort
+
+
+class _BuildCancelled(Exception):
+    pass
+
+
+class _Lowering:
+    """translate()'s `lock`: the module lock, held while lowering reads the module's IR; on leaving it,
+    the build either stops (the process is exiting) or is marked as inside LLVM."""
+
+    def __init__(self, lock: threading.Lock) -> None:
+        self.lock = lock
+
+    def __enter__(self) -> None:
+        if _exiting.is_set():
+            raise _BuildCancelled("exiting")
+        self.lock.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.lock.release()
+        with _exit_lock:
+            if _exiting.is_set():
+                raise _BuildCancelled("exiting")
+            _in_llvm.add(threading.current_thread())
 
 
 def _join_builders() -> None:
-    """At exit: let tier-1 builds in flight finish (LLVM must not be torn down under them)."""
-    for th in list(_builders):
-        th.join(timeout=60)
+    """At exit: wait for the builds inside LLVM only (see above)."""
+    with _exit_lock:
+        _exiting.set()
+        busy = list(_in_llvm)
+    deadline = time.monotonic() + EXIT_WAIT_S
+    for th in busy:
+        th.join(timeout=max(0.0, deadline - time.monotonic()))
 
 
 def _after_fork_in_child() -> None:
     """Threads do not survive fork: a build in flight in the parent never finishes in the child, which
     builds again when its launches ask."""
+    global _exit_lock
     _builders.clear()
+    _in_llvm.clear()
+    _exit_lock = threading.Lock()  # another thread may have held it at the fork
     for _, r in list(_registry):
         st = r()
         if st is not None:
