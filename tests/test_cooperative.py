@@ -125,6 +125,11 @@ def test_grid_sync_without_cooperative_launch_traps_with_hint(mod):
     x = np.zeros(256, np.float32)
     with pytest.raises(KernelTrap, match=r"grid.sync\(\) needs a cooperative launch .*cooperative=True.*coop.ptx:"):
         k(4, 64, (x, x.copy(), x.copy(), np.int32(256)))
+    # the kernel's own __trap() (its CUDA line is known) gets no such hint
+    out = np.zeros(64, np.int32)
+    with pytest.raises(KernelTrap) as e:
+        mod.get_function("trap_before_sync")(1, 64, (out, np.int32(0)))
+    assert "cooperative" not in str(e.value) and "coop.cu:" in str(e.value)
 
 
 def test_block_exiting_before_grid_sync_is_a_deadlock(mod, workers):

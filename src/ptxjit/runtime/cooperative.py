@@ -347,6 +347,10 @@ def explain_trap(tr: Translation, L, err: BaseException) -> BaseException:
     if not isinstance(err, KernelTrap) or L[abi.L_COOP] or L[abi.L_ERROR] != abi.ERR_TRAP \
             or not uses_grid_workspace(tr):
         return err
+    where = int(L[abi.L_ERR_WHERE])
+    pos = tr.locations[where][0] if 0 <= where < len(tr.locations) else ""
+    if "cooperative_groups" not in pos and pos.split(":")[0].endswith((".cu", ".cuh", ".h", ".hpp")):
+        return err  # a trap in the user's own CUDA source (line info names it), not grid.sync()'s
     hint = KernelTrap(err.kernel, err.cta, err.thread, err.where,
                       "executed trap: cooperative_groups grid.sync() needs a cooperative launch "
                       "(kernel(grid, block, args, cooperative=True), cudaLaunchCooperativeKernel); "
