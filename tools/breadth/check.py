@@ -17,6 +17,7 @@ and place, or anything else.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import json
 import os
 import queue
@@ -147,9 +148,19 @@ def _worker(files: list[str]) -> None:
 FORM_DEADLINE = 300.0  # seconds one form may take in the child (translation included) before it is killed
 
 
-def check_all(files: list[Path] | None = None) -> list[Verdict]:
-    """Classify every file in child processes; a child that dies or hangs takes only its current form."""
-    todo = [str(p) for p in (files if files is not None else sorted(CORPUS.glob("*.ptx")))]
+def check_all(files: list[Path] | None = None, jobs: int | None = None) -> list[Verdict]:
+    """Classify every file in child processes (`jobs` at once; default: the cores, at most 4); a child
+    that dies or hangs takes only its current form.  Verdicts come in file order."""
+    paths = [str(p) for p in (files if files is not None else sorted(CORPUS.glob("*.ptx")))]
+    n = max(1, min(jobs or min(os.cpu_count() or 1, 4), len(paths)))
+    with cf.ThreadPoolExecutor(n) as ex:
+        parts = list(ex.map(_check_chunk, [paths[k::n] for k in range(n)]))
+    order = {Path(p).name: i for i, p in enumerate(paths)}
+    return sorted((v for part in parts for v in part), key=lambda v: order[v.file])
+
+
+def _check_chunk(todo: list[str]) -> list[Verdict]:
+    todo = list(todo)
     out: list[Verdict] = []
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
     while todo:
