@@ -253,3 +253,175 @@ def test_read_past_the_end_in_a_barrier_kernel():
     assert n - 37 <= element < n
     k(8, 256, (x, np.ones(n, np.float32), partial, n))  # the module is still usable
     assert partial.sum() == n
+
+
+# ---- the launch-wide precheck for addresses with run-time coefficients (lower/bounds_corners.py grid_check)
+JACOBI = Path(__file__).parent.parent / "bench" / "kernels" / "ptx" / "jacobi.ptx"
+
+
+def _jacobi(n: int, inp: np.ndarray, out: np.ndarray) -> None:
+    k = ptxjit.Module.from_file(JACOBI).get_function("jacobi")
+    k(((n + 31) // 32, (n + 7) // 8), (32, 8), (inp, out, n))
+
+
+def test_jacobi_pitch_from_a_parameter_matches_numpy():
+    """`in[y * n + x]`, n a parameter: the interior CTAs run the fast copy (launch-wide linearity, corners
+    in range), the border ones the checked copy; the result is NumPy's sweep either way."""
+    n = 200
+    a = np.random.default_rng(3).random((n, n), dtype=np.float32)
+    out = a.copy()
+    _jacobi(n, a, out)
+    want = a.copy()
+    want[1:-1, 1:-1] = 0.25 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:])
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-7)
+
+
+def test_jacobi_input_one_row_short_faults_at_the_last_interior_row():
+    """`in` lacks the grid's last row: the CTAs of the last interior rows fail their corner check and fault
+    reading in[(y + 1) * n + x] (PTX line 58) for y = n - 2, naming argument 0 and that element."""
+    n = 200
+    a = np.ones(n * (n - 1), np.float32)
+    out = np.zeros(n * n, np.float32)
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        _jacobi(n, a, out)
+    e = ei.value
+    assert e.allocation == "jacobi_param_0"
+    gx, gy = e.cta[0] * 32 + e.thread[0], e.cta[1] * 8 + e.thread[1]
+    assert gy == n - 2 and 1 <= gx < n - 1, (e.cta, e.thread)
+    msg = str(e)
+    assert "jacobi.ptx:58:" in msg and "past the end of argument 0 ('jacobi_param_0')" in msg, msg
+    assert f"element [{(n - 1) * n + gx}]" in msg, msg
+
+
+PITCHED = """
+    ld.param.u64 %rd1, [a];
+    ld.param.u64 %rd2, [out];
+    ld.param.u32 %r1, [pitch];
+    mov.u32 %r2, %tid.y;
+    mov.u32 %r3, %tid.x;
+    mad.lo.s32 %r4, %r2, %r1, %r3;
+    mul.wide.s32 %rd3, %r4, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.f32 %f1, [%rd4];
+    mov.u32 %r5, %ntid.x;
+    mad.lo.s32 %r6, %r2, %r5, %r3;
+    mul.wide.u32 %rd5, %r6, 4;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.f32 [%rd6], %f1;
+"""
+
+
+def test_pitch_wrapping_inside_the_block_is_caught():
+    """a[tid.y * pitch + tid.x] with pitch = 2**31 (32-bit arithmetic): rows 0 and 2 of a 3-row block read
+    a[0..3], row 1 reads 8 GiB before a.  The block's corners are in bounds; the launch-wide check must
+    see that the index is not linear (row 1's value) and the checked copy faults in thread (0, 1, 0).
+    Launched first with a harmless pitch: the launch record's verdict of that launch is not reused."""
+    from tests.ptxsnip import snippet_kernel
+
+    m = ptxjit.Module(snippet_kernel(PITCHED, [("u64", "a"), ("u64", "out"), ("u32", "pitch")]), "pitched.ptx")
+    k = m.get_function("k")
+    a = np.arange(16, dtype=np.float32)
+    out = np.zeros(12, np.float32)
+    k(1, (4, 3), (a, out, 4))
+    np.testing.assert_array_equal(out, a[:12])  # pitch 4: in bounds, a copy
+    out[:] = 0
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        k(1, (4, 3), (a, out, 1 << 31))
+    e = ei.value
+    assert tuple(e.thread) == (0, 1, 0), (e.cta, e.thread)
+    assert f"address {(a.ctypes.data - (1 << 33)) % (1 << 64):#x}" in str(e), str(e)
+    np.testing.assert_array_equal(out[4:8], 0)  # row 1 stored nothing of what it read
+
+
+def test_pitch_wrapping_across_the_grid_is_caught():
+    """The same index over CTAs: a[ctaid.x * pitch + tid.x], pitch = 2**31, grid 3: CTAs 0 and 2 read a[0..3]
+    (the launch's corners), CTA 1 reads 8 GiB before a and faults in its thread 0."""
+    from tests.ptxsnip import snippet_kernel
+
+    body = PITCHED.replace("mov.u32 %r2, %tid.y;", "mov.u32 %r2, %ctaid.x;")
+    m = ptxjit.Module(snippet_kernel(body, [("u64", "a"), ("u64", "out"), ("u32", "pitch")]), "pitched.ptx")
+    a = np.arange(16, dtype=np.float32)
+    out = np.zeros(12, np.float32)
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        m.get_function("k")(3, 4, (a, out, 1 << 31))
+    e = ei.value
+    assert tuple(e.cta) == (1, 0, 0) and tuple(e.thread) == (0, 0, 0), (e.cta, e.thread)
+    assert f"address {(a.ctypes.data - (1 << 33)) % (1 << 64):#x}" in str(e), str(e)
+
+
+# ---- shared accesses decided at translation time from value ranges (passes/ranges.py)
+BYTE_BINS = """
+    .shared .align 4 .b8 h[BYTES];
+    ld.param.u64 %rd1, [data];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r6, %r1, 2;
+    mov.u32 %r3, h;
+    add.s32 %r7, %r3, %r6;
+    mov.u32 %r8, 0;
+    st.shared.u32 [%r7], %r8;
+    bar.sync 0;
+    cvt.u64.u32 %rd3, %r1;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.u8 %h1, [%rd4];
+    mul.wide.u16 %r2, %h1, 4;
+    add.s32 %r4, %r3, %r2;
+    atom.shared.add.u32 %r5, [%r4], 1;
+    bar.sync 0;
+    ld.shared.u32 %r9, [%r7];
+    mul.wide.u32 %rd5, %r1, 4;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.u32 [%rd6], %r9;
+"""
+
+
+def _byte_bins(nbins: int):
+    from tests.ptxsnip import snippet_kernel
+
+    text = snippet_kernel(BYTE_BINS.replace("BYTES", str(4 * nbins)), [("u64", "data"), ("u64", "out")])
+    return ptxjit.Module(text, "byte_bins.ptx").get_function("k")
+
+
+def test_byte_indexed_shared_bins_need_no_check_and_count_right():
+    """h[data[i]] with 256 bins: the index is a byte, so every address is inside h (no run-time check);
+    the counts are np.bincount's."""
+    data = np.random.default_rng(5).integers(0, 256, 256).astype(np.uint8)
+    data[:2] = (0, 255)
+    out = np.zeros(256, np.uint32)
+    _byte_bins(256)(1, 256, (data, out))
+    np.testing.assert_array_equal(out, np.bincount(data, minlength=256))
+
+
+def test_byte_indexed_shared_bins_too_few_fault():
+    """The same kernel with 64 bins: a byte may exceed them, so the check stays; thread 9's byte 200 is
+    out of bounds (shared offset 800 of 256 bytes) and faults."""
+    data = (np.arange(64) % 64).astype(np.uint8)
+    data[9] = 200
+    out = np.zeros(64, np.uint32)
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        _byte_bins(64)(1, 64, (data, out))
+    assert tuple(ei.value.thread) == (9, 0, 0), str(ei.value)
+    assert "shared" in str(ei.value), str(ei.value)
+
+
+def test_histogram_checked_matches_bincount():
+    k = ptxjit.Module.from_file(JACOBI.parent / "histogram.ptx").get_function("histogram")
+    data = np.random.default_rng(11).integers(0, 256, 100_000).astype(np.uint8)
+    hist = np.zeros(256, np.uint32)
+    k(16, 256, (data, hist, len(data)))
+    np.testing.assert_array_equal(hist, np.bincount(data, minlength=256))
+
+
+def test_histogram_data_short_faults_in_the_grid_stride_loop():
+    """n = 5003 but data holds 5000 bytes: the lockstep rounds of the grid-stride loop check data[i] once per
+    round at the block's corners (i restored as u + tid.x); the last round fails that check and its checked
+    copy faults for i = 5000: CTA 3 (5000 mod 1024 = 3 * 256 + 136), thread 136."""
+    k = ptxjit.Module.from_file(JACOBI.parent / "histogram.ptx").get_function("histogram")
+    data = np.zeros(5000, np.uint8)
+    hist = np.zeros(256, np.uint32)
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        k(4, 256, (data, hist, 5003))
+    e = ei.value
+    assert tuple(e.cta) == (3, 0, 0) and tuple(e.thread) == (136, 0, 0), (e.cta, e.thread)
+    msg = str(e)
+    assert "past the end of argument 0 ('histogram_param_0')" in msg and "element [5000]" in msg, msg

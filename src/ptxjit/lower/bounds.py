@@ -23,6 +23,8 @@ Where the checks go (what makes them cheap; measured by bench/, the `ptxjit_unch
   function of %tid/%ctaid/parameters (passes/remat.py); before it, one check per CTA covers those
   accesses for all threads -- at the block's corners for addresses affine in %tid, by a vectorized loop
   over the threads otherwise.  A CTA that fails runs the fully checked copy.
+* Decided at translation time: a shared access whose register's value range (passes/ranges.py, e.g. a
+  loaded byte times 4) keeps it inside the static shared memory (histogram's `h[data[i]]`).
 * Per access, branch-free (`redirected`), in the thread's inner loops: the pointer becomes a scratch
   area when out of bounds, so an unrolled loop body stays one basic block (SLP vectorization).
 * Per access, with a branch (`guarded`) elsewhere: LLVM if-converts it into masked vector accesses
@@ -226,7 +228,9 @@ class BoundsChecks:
             return const_int(I1, 0), self.lw.b.ptrtoint(p, I64), KIND_HOST
         if space == "param":
             return None
-        if self.hoist_mode and isinstance(addr.base, ir.Reg) and addr.base.name in self.lw.remat \
+        if space == "shared" and isinstance(addr.base, ir.Reg) and self._shared_in_bounds_always(addr, size):
+            return None
+        if self.hoist_mode and isinstance(addr.base, ir.Reg) and self._hoistable(addr.base.name) \
                 and -(1 << 47) <= addr.offset < (1 << 47):  # (larger offsets trap in lw.address)
             self.hoisted.setdefault((addr.base.name, addr.offset, space, size), (addr, space, size))
             return None  # checked for every thread at once, before the loop (precheck)
@@ -243,6 +247,25 @@ class BoundsChecks:
         if v is None or any(d is None for d in v.dims):
             return True
         return 0 <= addr.offset and addr.offset + size <= v.size
+
+    def _shared_in_bounds_always(self, addr: ir.Addr, size: int) -> bool:
+        """A shared access through a register whose range (passes/ranges.py: e.g. a loaded byte times 4
+        plus a shared array's offset) keeps it inside the CTA's static shared memory whatever the data."""
+        rs = getattr(self, "_ranges", None)
+        if rs is None:
+            from ptxjit.passes.ranges import value_ranges
+
+            lw, cg = self.lw, self.lw.cg
+            own = {v.name for v in [*lw.fn.vars, *lw.fn.params, *lw.fn.rets] if v.space != "shared"}
+
+            def shared_offset(name: str) -> int | None:  # (as FnLowering.symbol_value reads a symbol)
+                if name in own or (lw.is_kernel and name in cg.kparams):
+                    return None
+                return cg.shared.offsets.get(name)
+            rs = self._ranges = value_ranges(lw.fn, shared_offset)
+        r = rs.get(addr.base.name)
+        return r is not None and r[0] + addr.offset >= 0 \
+            and r[1] + addr.offset + size <= self.lw.cg.shared.static_size
 
     def _variables(self) -> dict:
         vs = getattr(self, "_vars", None)
@@ -363,10 +386,87 @@ class BoundsChecks:
         umin = lw.cg.intrinsic("llvm.umin", I64, [I64, I64])
         b.store(b.call(umin, [b.load(slot), new]), slot)
 
-    def begin_copy(self, fast: bool) -> None:
-        """A copy of a thread loop is lowered next: `fast` ones leave hoistable accesses to precheck."""
+    def begin_copy(self, fast: bool, corners_only: bool = False) -> None:
+        """A copy of a thread loop is lowered next: `fast` ones leave hoistable accesses to precheck
+        (`corners_only`: only those checked at the block's corners, for a copy run once per round of a
+        lockstep loop, where a loop over the threads would cost as much as the round)."""
         self.hoist_mode = fast and self.can_hoist
+        self.corners_only = corners_only
         self.hoisted = {}
+        self.segment_defs: dict[str, ir.Instr] = {}
+        self.segment_leaves: set[str] = set()
+        self.in_segment = False
+
+    # ---------------------------------------------------------------- region entry segments
+    # A dense region copy starts with the registers that its preheader verified affine (regions.py
+    # affine_restore: u + k.tid, e.g. the index of a grid-stride loop, rebuilt from the loop counters).
+    # Up to the end of the first basic block (straight-line code), a register computed only from those
+    # and from rematerializable registers is as pure a function of the thread index as a remat one, so
+    # its accesses are hoisted too: corner-checked, with the restored registers set to u + k.c.
+    def begin_segment(self, leaves) -> None:
+        self.in_segment = self.hoist_mode
+        self.segment_leaves = set(leaves) if self.in_segment else set()
+
+    def end_segment(self) -> None:
+        self.in_segment = False
+        self.segment_leaves = set()
+
+    def note_instr(self, ins: ir.Instr) -> None:
+        """After lowering `ins` inside a segment: which registers are still pure functions there."""
+        if not self.in_segment:
+            return
+        from ptxjit.lower.function import is_special
+        from ptxjit.passes.dataflow import _regs, defs_uses
+        from ptxjit.passes.remat import PURE_OPS
+
+        d, _u = defs_uses(ins)
+        lw = self.lw
+        if not hasattr(self, "_ndefs"):
+            self._ndefs: dict[str, int] = {}
+            for i in lw.fn.instructions:
+                for r in defs_uses(i)[0]:
+                    self._ndefs[r] = self._ndefs.get(r, 0) + 1
+        srcs = [x for op in ins.operands[1:] for x in _regs(op)]
+        pure = (len(d) == 1 and ins.guard is None and ins.opcode in PURE_OPS and not ins.has("cc")
+                and not any(isinstance(op, ir.Addr) for op in ins.operands)
+                and all(x in lw.remat or x in self.segment_leaves or x in self.segment_defs or is_special(x)
+                        for x in srcs))
+        for r in d:
+            self.segment_leaves.discard(r)  # redefined: no longer the restored value
+            if pure and self._ndefs.get(r) == 1:
+                self.segment_defs[r] = ins
+
+    def _hoistable(self, name: str) -> bool:
+        lw = self.lw
+        if name in lw.remat and not self.corners_only:
+            return True
+        if name not in lw.remat and not (self.in_segment and (name in self.segment_defs
+                                                              or name in self.segment_leaves)):
+            return False
+        # (segment registers and lockstep copies: only where the corner check applies)
+        _instrs, regs = self._chain(name, {id(i): k for k, i in enumerate(lw.fn.instructions)})
+        return lw.cg.block is not None and all(r in self._affine_regs() for r in regs)
+
+    def _affine_regs(self) -> dict:
+        if not hasattr(self, "_affine"):
+            from ptxjit.passes.affine import grid_linear, tid_affine
+
+            self._affine = tid_affine(self.lw.fn, set(self.lw.cg.kparams))
+            self._uniform, self._grid_linear = grid_linear(self.lw.remat)  # coefficients known at run time
+        return self._affine
+
+    def _chain(self, name: str, order: dict) -> tuple[list[ir.Instr], list[str]]:
+        """The instructions computing register `name` from leaves (remat and segment definitions, in
+        program order) and the registers involved (restored segment leaves included)."""
+        from ptxjit.passes.dataflow import _regs
+        from ptxjit.passes.remat import recompute_order
+
+        defs = {**self.lw.remat, **self.segment_defs}
+        instrs = recompute_order({name}, defs, order)
+        regs = [r for r, d in defs.items() if d in instrs]
+        leaves = set(self.lw.affine_restore) if self.segment_defs or self.segment_leaves else set()
+        used = {x for i in instrs for op in i.operands[1:] for x in _regs(op)} | {name}
+        return instrs, regs + sorted(used & leaves - set(regs))
 
     def precheck(self, entry: ll.Block, tag: str) -> ll.Value:
         """From block `entry` (unterminated): whether every access collected while lowering a fast copy
@@ -376,28 +476,32 @@ class BoundsChecks:
         x86).  An access under a branch is checked for all threads: a CTA where some thread would fail
         it runs the checked copy, which faults only if the access really happens.
 
-        Addresses affine in %tid (passes/affine.py) are checked at the corners of the block only: every
-        register of their computation is verified to be exactly affine there (equal to its value at
-        thread 0 plus k.tid, computed without wrapping), so it is affine over the whole block (the wrap
-        count of an affine function is monotone along each axis), and an affine address is in a range
-        at all points of the block iff it is at the corners.  The other addresses are computed for every
-        thread by a (vectorized) loop."""
-        from ptxjit.passes.affine import tid_affine
-        from ptxjit.passes.remat import recompute_order
+        Addresses affine in %tid are checked at the corners of the block only (lower/bounds_corners.py):
+        with coefficients known now (passes/affine.py tid_affine) every register of their computation is
+        verified exact there; with coefficients known at run time only (grid_linear: jacobi's
+        `y * pitch`) the launch verifies once that the computation is linear over the whole grid, and each
+        CTA compares its corners with the ranges.  The other addresses are computed for every thread by a
+        (vectorized) loop."""
+        from ptxjit.lower.bounds_corners import corner_check, grid_check
 
         lw, b = self.lw, self.lw.b
         self.hoist_mode = False
         order = {id(i): k for k, i in enumerate(lw.fn.instructions)}
-        if not hasattr(self, "_affine"):
-            self._affine = tid_affine(lw.fn, set(lw.cg.kparams))
-        corner, looped = [], []
+        self._affine_regs()
+        corner, grid, looped = [], [], []
         for addr, space, size in self.hoisted.values():
-            instrs = recompute_order({addr.base.name}, lw.remat, order)
-            regs = [r for r, d in lw.remat.items() if d in instrs]
-            affine = lw.cg.block is not None and all(r in self._affine for r in regs)
-            (corner if affine else looped).append((addr, space, size, instrs, regs))
+            site = (addr, space, size, *self._chain(addr.base.name, order))
+            regs = site[4]
+            if lw.cg.block is not None and all(r in self._affine for r in regs):
+                corner.append(site)
+            elif lw.cg.block is not None and all(r in self._uniform or r in self._grid_linear for r in regs):
+                grid.append(site)
+            else:
+                looped.append(site)
         b.position_at_end(entry)
-        ok = self._corner_check(corner, order) if corner else const_int(I1, 1)
+        ok = corner_check(self, corner, order) if corner else const_int(I1, 1)
+        if grid:
+            ok = b.and_(ok, grid_check(self, grid, order))
         if looped:
             ok = b.and_(ok, self._loop_check(looped, order, tag))
         return ok
@@ -418,51 +522,6 @@ class BoundsChecks:
             v = b.ptrtoint(v, I64)
         i128 = ll.IntType(128)
         return b.sext(v, i128), b.zext(v, i128)
-
-    def _corner_check(self, sites: list, order: dict) -> ll.Value:
-        import itertools
-
-        from ptxjit.passes.remat import recompute_order
-
-        lw, b = self.lw, self.lw.b
-        saved = (lw.tlin, lw.loop_tid, lw.cur)
-        dims = lw.cg.block
-        instrs = recompute_order({a.base.name for a, *_ in sites}, lw.remat, order)
-        regs = sorted({r for *_, rs in sites for r in rs if any(self._affine[r])})
-        i128 = ll.IntType(128)
-        base: dict[str, tuple] = {}
-        exact = {r: [const_int(I1, 1), const_int(I1, 1)] for r in regs}  # signed, unsigned
-        inside = [[const_int(I1, 1) for _ in self._site_ranges(s)] for s in sites]
-        corners = itertools.product(*[(0, n - 1) if n > 1 else (0,) for n in dims])
-        for c in corners:
-            lw.loop_tid = tuple(const_int(I32, x) for x in c)
-            lw.tlin = const_int(I32, c[0] + dims[0] * (c[1] + dims[1] * c[2]))
-            lw._setup_vars()  # this thread's local variables
-            self._lower_slice(instrs)
-            for r in regs:
-                vals = self._reg_value(r)
-                if not any(c):
-                    base[r] = vals
-                    continue
-                step = sum(k * x for k, x in zip(self._affine[r], c, strict=True))
-                for j in (0, 1):
-                    want = b.add(base[r][j], ll.Constant(i128, step))
-                    exact[r][j] = b.and_(exact[r][j], b.icmp_unsigned("==", vals[j], want))
-            for s, flags in zip(sites, inside, strict=True):
-                addr, space, size, *_ = s
-                a, rs, _kind = self._where(addr, space, lw.address(addr, space))
-                for j, rng in enumerate(rs):
-                    flags[j] = b.and_(flags[j], self._in(a, rng, size))
-        lw.tlin, lw.loop_tid, lw.cur = saved
-        ok = const_int(I1, 1)
-        for r in regs:
-            ok = b.and_(ok, b.or_(*exact[r]))
-        for flags in inside:  # all corners in one and the same range
-            any_range = const_int(I1, 0)
-            for f in flags:
-                any_range = b.or_(any_range, f)
-            ok = b.and_(ok, any_range)
-        return ok
 
     def _site_ranges(self, site) -> list:
         addr, space, _size, *_ = site

@@ -52,7 +52,7 @@ class RegionLowering:
                 affine = self._affine_candidates(code) if dense else []
                 # bounds-checked kernels: the dense copy also needs its hoisted accesses in bounds for
                 # every thread (lower/bounds.py precheck); otherwise the fully checked guarded copy runs
-                hoist = dense and self.bounds.can_hoist and not code & abi.WARP_POINT
+                hoist = dense and self.bounds.can_hoist
                 need_pre = bool(affine) or hoist
                 pre = self.llfn.append_basic_block(f"{tag}_check") if need_pre else entry
                 go = self.llfn.append_basic_block(f"{tag}_affine") if need_pre else entry
@@ -91,7 +91,7 @@ class RegionLowering:
                                                        else ({}, const_int(I1, 1)))
                     checks.append([b.block, all_affine, go, code])
                     b.position_at_end(setup_end)
-                self.bounds.begin_copy(hoist)
+                self.bounds.begin_copy(hoist, corners_only=bool(code & abi.WARP_POINT))
                 target = self._lower_region_copy(code, tag)
                 if hoist and self.bounds.hoisted:
                     after = b.block
@@ -280,6 +280,9 @@ class RegionLowering:
                     b.position_at_end(self.llfn.append_basic_block(f"{tag}_dead"))
                 stops = id(st) in self.yield_index and i != entry_i and st.opcode not in CONDITIONAL_YIELDS
                 self.lower_instr(st)
+                self.bounds.note_instr(st)  # (bounds.py segments: registers still pure functions of tid)
+                if i == entry_i and code:  # resumed here: the restored registers start a segment
+                    self.bounds.begin_segment(self.affine_restore)
                 if stops:  # the rest of this block belongs to the region after that point
                     if not b.block.is_terminated:
                         b.unreachable()
@@ -294,9 +297,11 @@ class RegionLowering:
         entry_blk = self.llfn.append_basic_block(f"{tag}_entry")
         b.position_at_end(entry_blk)
         lower_from(entry_b, entry_i)
+        self.bounds.end_segment()  # (a segment ends with its basic block)
         for bi in sorted(reach):
             b.position_at_end(llblocks[bi])
             lower_from(bi, blocks[bi].start)
+            self.bounds.end_segment()
         return entry_blk if code == 0 else dict(self.yield_blocks)[code]
 
     # ------------------------------------------------------------------ suspension points

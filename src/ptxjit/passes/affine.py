@@ -119,3 +119,101 @@ def tid_affine(fn: ir.Function, kernel_params: set[str]) -> dict[str, Coeffs]:
         if not changed:
             break
     return {r: k for r, k in state.items() if k != _VARYING}
+
+
+_GRID_VARS = {"%tid.x", "%tid.y", "%tid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z"}
+_LAUNCH_UNIFORM_SPECIAL = ("%ntid", "%nctaid", "%warpsize")
+
+
+def grid_linear(remat: dict[str, ir.Instr]) -> tuple[set[str], set[str]]:
+    """(launch-uniform, grid-linear) registers among the rematerializable ones (one pure definition
+    each: passes/remat.py).  Launch-uniform: the same value in every thread of the launch (parameters,
+    %ntid, %nctaid, constants).  Grid-linear: (u + k . (tid, ctaid)) mod 2**width with launch-uniform
+    coefficients, which may be known only at run time (`y * pitch` with a parameter `pitch`).
+
+    Built from %tid/%ctaid and launch-uniform values by add/sub, mul.lo/mad.lo/mul.wide/mad.wide with
+    one launch-uniform factor, shl by a literal, mov, cvta and integer cvt.  Same-width operations keep
+    a value linear modulo 2**width; an extension (cvt to a wider type, .wide, a 32-bit cvta) is linear
+    only where its operand does not wrap over the grid, which the bounds precheck verifies at run time
+    (lower/bounds_corners.py; see extension_operands): this only nominates."""
+    uniform: set[str] = set()
+    linear: set[str] = set()
+
+    def kind(op) -> str | None:
+        """'u' (launch-uniform), 'l' (grid-linear), None (neither, or not known yet)."""
+        if isinstance(op, ir.Imm):
+            return "u"
+        if not isinstance(op, ir.Reg) or op.neg or op.sel or op.minus:
+            return None
+        if op.name in _GRID_VARS:
+            return "l"
+        if op.name.split(".")[0] in _LAUNCH_UNIFORM_SPECIAL or op.name in uniform:
+            return "u"
+        return "l" if op.name in linear else None
+
+    def classify(ins: ir.Instr) -> str | None:
+        ops, op = ins.operands, ins.opcode
+        if op == "ld":  # rematerializable loads read kernel parameters
+            return "u"
+        if ins.guard is not None or ins.has("sat", "cc", "hi") or op not in _LINEAR_OPS:
+            return None
+        ks = [kind(o) for o in ops[1:]]
+        if None in ks:
+            return None
+        if all(k == "u" for k in ks):
+            return "u"
+        if op in ("mov", "cvta") and len(ops) == 2:
+            return "l"
+        if op == "cvt" and len(ops) == 2:
+            t = ins.types()
+            return "l" if len(t) == 2 and all(x in _INT_TYPES | _NARROW for x in t) else None
+        if op in ("add", "sub") and len(ops) == 3:
+            return "l"
+        if op == "mul" and len(ops) == 3 and ins.has("lo", "wide"):
+            return "l" if "u" in ks else None
+        if op == "mad" and len(ops) == 4 and ins.has("lo", "wide"):
+            return "l" if "u" in ks[:2] else None
+        if op == "shl" and len(ops) == 3 and isinstance(ops[2], ir.Imm):
+            return "l" if 0 <= int(ops[2].value) < 64 else None
+        return None
+
+    changed = True
+    while changed:
+        changed = False
+        for r, ins in remat.items():
+            d = ins.operands[0] if ins.operands else None
+            if r in uniform or r in linear or not isinstance(d, ir.Reg) or d.name != r:
+                continue
+            k = classify(ins)
+            if k is not None:
+                (uniform if k == "u" else linear).add(r)
+                changed = True
+    return uniform, linear
+
+
+_LINEAR_OPS = frozenset({"mov", "cvta", "cvt", "add", "sub", "mul", "mad", "shl"})
+_NARROW = frozenset({"u16", "s16", "b16", "u8", "s8", "b8"})
+
+
+def extension_operands(ins: ir.Instr, reg_types: dict[str, str]) -> list[tuple[str, bool]]:
+    """(register, signed) for each register operand that `ins` (a grid-linear definition) widens:
+    cvt to a wider type, mul/mad.wide factors, cvta of a 32-bit address, and a register narrower than
+    the instruction's type (read with an extension).  Only there may a wrapped value break linearity."""
+    ops, op = ins.operands, ins.opcode
+    types = ins.types()
+    out = []
+    for i, o in enumerate(ops[1:], start=1):
+        if not isinstance(o, ir.Reg) or o.name not in reg_types:
+            continue
+        have = ir.type_size(reg_types[o.name])
+        if op == "cvt" and len(types) == 2:
+            src = types[1]
+            if ir.type_size(types[0]) > ir.type_size(src) or have < ir.type_size(src):
+                out.append((o.name, src.startswith("s")))
+        elif op in ("mul", "mad") and ins.has("wide") and i <= 2:
+            out.append((o.name, bool(types) and types[-1].startswith("s")))
+        elif op == "cvta" and have < 8:
+            out.append((o.name, False))
+        elif types and have < ir.type_size(types[-1]):
+            out.append((o.name, types[-1].startswith("s")))
+    return out

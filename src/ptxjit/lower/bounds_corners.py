@@ -1,0 +1,285 @@
+"""The bounds precheck at the corners of the block (part of lower/bounds.py's `precheck`).
+
+An access whose address is an affine function of the thread index over the whole block is in a range
+for every thread iff it is in it at the block's corners (a range is convex).  What has to be shown is
+that the address *is* affine over the block, which the translation cannot know where the computation
+may wrap (32-bit indices) or where coefficients are parameters (jacobi's `y * pitch`).  Two ways:
+
+* `corner_check`: coefficients known at translation time (passes/affine.py tid_affine): every register
+  of the computation is evaluated at the block's corners and verified to equal its value at thread 0
+  plus k.tid (in 128-bit arithmetic, so without wrapping).  Per CTA, inline.
+* `grid_check`: coefficients known at run time only (passes/affine.py grid_linear: linear in %tid and
+  %ctaid with launch-uniform coefficients).  Once per launch (remembered in the launch record), the
+  computation is evaluated at the corners of the whole launch (blocks x grid, six axes) and at the unit
+  vectors, which measure the coefficients; every value that is extended (where a wrap would break
+  linearity: passes/affine.py extension_operands) and every address is verified exact at the corners:
+  value(c) == value(0) + sum(c_i * k_i) in 128-bit arithmetic.  Per CTA then only the addresses at the
+  block's corners are compared with the ranges, in a function of its own (see _lowering_into).
+
+Why the corners suffice: a value computed from affine integers by add/sub/mul by a uniform factor/shl
+is T mod 2**w for an affine integer function T, i.e. T - n(t) * 2**w with a wrap count
+n(t) = floor((T + h) / 2**w) whose steps along an axis are all floor(k / 2**w) or floor(k / 2**w) + 1.
+If the value is exact at both ends of an edge with the coefficient measured at its first step, the
+steps along that edge sum to (length * first step), so all are equal: the value is affine along the
+edge, and by the same argument along each axis between edges and faces, affine over the whole box with
+the measured coefficients.  Same-width arithmetic keeps "affine modulo 2**w"; only extensions need the
+value itself affine, so only they (and the addresses) are verified.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from llvmlite import ir as ll
+
+from ptxjit.lower import abi
+from ptxjit.lower.types import I1, I32, I64, PTR, const_int
+
+if TYPE_CHECKING:
+    from ptxjit.lower.bounds import BoundsChecks
+
+I128 = ll.IntType(128)
+
+# launch record word where a launch remembers its grid_check: (L_GRIDID << 2) | 1 passed, | 2 failed
+# (a stale or zero word never matches: every launch has its own record and grid id)
+L_GRID_CHECK = 30
+assert L_GRID_CHECK < abi.L_SIZE and L_GRID_CHECK not in {
+    v for k, v in vars(abi).items() if k.startswith("L_") and k != "L_SIZE"}, "launch record slot taken"
+
+# FnLowering state that belongs to the LLVM function being built: swapped while a check function is
+# lowered (values cached in one function's entry block must not be used in another)
+_FN_STATE = ("llfn", "entry", "b", "launch", "worker", "tlin", "loop_tid", "regs", "var_ptrs", "cur", "probing")
+_FN_CACHES = ("_entry_values", "_record_ptrs", "_shared_ptr", "_param_values", "_param_base", "_progress_ctr",
+              "thread_local", "carry_flag")
+
+
+# ------------------------------------------------------------------------------ constant coefficients
+def corner_check(bc: BoundsChecks, sites: list, order: dict) -> ll.Value:
+    """Sites ((addr, space, size, instrs, regs) each) whose registers all have coefficients known now."""
+
+    lw, b = bc.lw, bc.lw.b
+    saved = (lw.tlin, lw.loop_tid, lw.cur)
+    dims = lw.cg.block
+    instrs = sorted({id(i): i for s in sites for i in s[3]}.values(), key=lambda i: order[id(i)])
+    regs = sorted({r for *_, rs in sites for r in rs if any(bc._affine[r])})
+    # registers a dense region copy restored as u + k.tid (bounds.py segments): set for each corner
+    restored = sorted({r for *_, rs in sites for r in rs if r in lw.affine_restore})
+    base: dict[str, tuple] = {}
+    exact = {r: [const_int(I1, 1), const_int(I1, 1)] for r in regs}  # signed, unsigned
+    inside = [[const_int(I1, 1) for _ in bc._site_ranges(s)] for s in sites]
+    for c in itertools.product(*[(0, n - 1) if n > 1 else (0,) for n in dims]):
+        _at_thread(lw, c)
+        for r in restored:
+            u, k = lw.affine_restore[r]
+            b.store(lw._affine_value(u, k, lw.loop_tid, nsw=False), lw.regs[r])
+        bc._lower_slice(instrs)
+        for r in regs:
+            vals = bc._reg_value(r)
+            if not any(c):
+                base[r] = vals
+                continue
+            step = sum(k * x for k, x in zip(bc._affine[r], c, strict=True))
+            for j in (0, 1):
+                want = b.add(base[r][j], ll.Constant(I128, step))
+                exact[r][j] = b.and_(exact[r][j], b.icmp_unsigned("==", vals[j], want))
+        _in_ranges(bc, sites, inside)
+    lw.tlin, lw.loop_tid, lw.cur = saved
+    ok = const_int(I1, 1)
+    for r in regs:
+        ok = b.and_(ok, b.or_(*exact[r]))
+    return b.and_(ok, _all_inside(b, inside))
+
+
+def _at_thread(lw, c: tuple[int, int, int]) -> None:
+    dims = lw.cg.block
+    lw.loop_tid = tuple(const_int(I32, x) for x in c)
+    lw.tlin = const_int(I32, c[0] + dims[0] * (c[1] + dims[1] * c[2]))
+    lw._setup_vars()  # this thread's local variables
+
+
+def _in_ranges(bc: BoundsChecks, sites: list, inside: list) -> None:
+    """inside[site][range] &= this thread's access of the site is in that range."""
+    lw, b = bc.lw, bc.lw.b
+    for s, flags in zip(sites, inside, strict=True):
+        addr, space, size, *_ = s
+        a, rs, _kind = bc._where(addr, space, lw.address(addr, space))
+        for j, rng in enumerate(rs):
+            flags[j] = b.and_(flags[j], bc._in(a, rng, size))
+
+
+def _all_inside(b: ll.IRBuilder, inside: list) -> ll.Value:
+    """Every site: all corners in one and the same range."""
+    ok = const_int(I1, 1)
+    for flags in inside:
+        any_range = const_int(I1, 0)
+        for f in flags:
+            any_range = b.or_(any_range, f)
+        ok = b.and_(ok, any_range)
+    return ok
+
+
+# ------------------------------------------------------------------------------ run-time coefficients
+def grid_check(bc: BoundsChecks, sites: list, order: dict) -> ll.Value:
+    """Sites whose registers are grid-linear (passes/affine.py grid_linear): the launch's verdict on
+    their linearity (computed by the first CTA of each worker that asks, then read from the launch
+    record) and this CTA's corners in range."""
+    lw, b = bc.lw, bc.lw.b
+    slot = b.gep(lw.launch, [const_int(I32, L_GRID_CHECK)])
+    key = b.shl(lw.launch_slot(abi.L_GRIDID), const_int(I64, 2))
+    known = b.load_atomic(slot, "monotonic", 8)
+    passed = b.icmp_unsigned("==", known, b.or_(key, const_int(I64, 1)))
+    here = b.block
+    compute = lw.llfn.append_basic_block("grid_check")
+    done = lw.llfn.append_basic_block("grid_checked")
+    b.cbranch(b.icmp_unsigned("==", b.and_(known, const_int(I64, -4)), key), done, compute)
+    b.position_at_end(compute)
+    linear = _call_in_own_function(bc, "grid_check", lambda: _grid_linear_verified(bc, sites, order))
+    b.store_atomic(b.or_(key, b.select(linear, const_int(I64, 1), const_int(I64, 2))), slot, "monotonic", 8)
+    b.branch(done)
+    b.position_at_end(done)
+    verdict = b.phi(I1)
+    verdict.add_incoming(passed, here)
+    verdict.add_incoming(linear, compute)
+    ranges = _call_in_own_function(bc, "corners", lambda: _corners_in_range(bc, sites, order))
+    return b.and_(verdict, ranges)
+
+
+def _corners_in_range(bc: BoundsChecks, sites: list, order: dict) -> ll.Value:
+    from ptxjit.passes.remat import recompute_order
+
+    lw = bc.lw
+    dims = lw.cg.block
+    instrs = recompute_order({a.base.name for a, *_ in sites}, lw.remat, order)
+    inside = [[const_int(I1, 1) for _ in bc._site_ranges(s)] for s in sites]
+    for c in itertools.product(*[(0, n - 1) if n > 1 else (0,) for n in dims]):
+        _at_thread(lw, c)
+        bc._lower_slice(instrs)
+        _in_ranges(bc, sites, inside)
+    return _all_inside(lw.b, inside)
+
+
+def _grid_linear_verified(bc: BoundsChecks, sites: list, order: dict) -> ll.Value:
+    """Over the whole launch (six axes: %tid within the block, %ctaid within the grid): every extended
+    value and every address of `sites` is exactly affine (see the module's docstring)."""
+    from ptxjit.passes.affine import extension_operands
+    from ptxjit.passes.remat import recompute_order
+
+    lw, b = bc.lw, bc.lw.b
+    dims = lw.cg.block
+    instrs = recompute_order({a.base.name for a, *_ in sites}, lw.remat, order)
+    # the worker record, copied, so that %ctaid (read from it) can be set to any CTA of the grid
+    with b.goto_entry_block():
+        wrec = b.alloca(ll.ArrayType(I64, abi.W_SIZE))
+        wptr = b.bitcast(wrec, lw.worker.type)
+        for i in range(abi.W_SIZE):
+            b.store(b.load(b.gep(lw.worker, [const_int(I32, i)])), b.gep(wptr, [const_int(I32, i)]))
+    lw.worker = wptr
+    grid = [lw.launch_slot(abi.L_GRID + i) for i in range(3)]
+    # (register, signed) read with an extension, and the address registers narrower than 64 bits
+    need: set[tuple[str, bool]] = set()
+    for ins in instrs:
+        need.update(extension_operands(ins, lw.reg_types))
+    for addr, *_ in sites:
+        t = lw.reg_types.get(addr.base.name)
+        if t is not None and ir_size(t) < 8:
+            need.add((addr.base.name, False))
+    need_list = sorted(need)
+    # points: (tid, ctaid); unit vectors measure the coefficients, corners verify them
+    tid_ext = [(0, n - 1) if n > 1 else (0,) for n in dims]
+    # ("u", tid, ctaid): a unit vector; ("c", tid, g): a corner, g[i] = 1 the last CTA along axis i
+    origin = ("c", (0, 0, 0), (0, 0, 0))
+    units = [("u", tuple(int(i == a) for i in range(3)), (0, 0, 0)) for a in range(3)] + \
+        [("u", (0, 0, 0), tuple(int(i == a) for i in range(3))) for a in range(3)]
+    corners = [("c", t, g) for t in itertools.product(*tid_ext) for g in itertools.product((0, 1), repeat=3)
+               if ("c", t, g) != origin]
+    values: dict = {}
+    for point in [origin, *units, *corners]:
+        kind, t, g = point
+        ctaid = [(b.sub(grid[i], const_int(I64, 1)) if g[i] else const_int(I64, 0)) if kind == "c"
+                 else const_int(I64, g[i]) for i in range(3)]
+        for i in range(3):
+            b.store(ctaid[i], b.gep(wptr, [const_int(I32, abi.W_CTA + i)]))
+        lw.loop_tid = tuple(const_int(I32, x) for x in t)
+        lw.tlin = const_int(I32, t[0] + dims[0] * (t[1] + dims[1] * t[2]))
+        lw._setup_vars()
+        bc._lower_slice(instrs)
+        vals = [b.sext(v, I128) if signed else b.zext(v, I128)
+                for v, signed in ((_reg_int(lw, r), signed) for r, signed in need_list)]
+        for addr, space, *_ in sites:
+            a, _rs, _kind = bc._where(addr, space, lw.address(addr, space))
+            vals.append(b.zext(a, I128))
+        values[point] = (vals, [b.zext(x, I128) for x in ctaid])
+    ok = const_int(I1, 1)
+    nvals = len(need_list) + len(sites)
+    for j in range(nvals):
+        coef = [b.sub(values[u][0][j], values[origin][0][j]) for u in units]
+        for point in corners:
+            vals, cta = values[point]
+            want = values[origin][0][j]
+            for axis in range(6):
+                x = point[1][axis] if axis < 3 else cta[axis - 3]
+                if isinstance(x, int):
+                    if x:
+                        want = b.add(want, b.mul(coef[axis], ll.Constant(I128, x)))
+                else:
+                    want = b.add(want, b.mul(coef[axis], x))
+            ok = b.and_(ok, b.icmp_unsigned("==", vals[j], want))
+    return ok
+
+
+def ir_size(t: str) -> int:
+    from ptxjit.frontend import ir
+
+    return ir.type_size(t)
+
+
+def _reg_int(lw, name: str) -> ll.Value:
+    v = lw.b.load(lw.regs[name])
+    return lw.b.ptrtoint(v, I64) if v.type == PTR else v
+
+
+# ------------------------------------------------------------------------------ own functions
+def _call_in_own_function(bc: BoundsChecks, what: str, emit) -> ll.Value:
+    """emit() lowered in an internal noinline function with the kernel body's arguments, and called.
+    Inline, LLVM combined the evaluations at constant thread indices with the thread loop's index
+    arithmetic and no longer vectorized jacobi's fast copy (an `or` where an add was)."""
+    lw = bc.lw
+    main = lw.llfn
+    f = ll.Function(lw.cg.llmod, ll.FunctionType(I1, [a.type for a in main.args]),
+                    lw.cg.llmod.get_unique_name(f"{main.name}.{what}"))
+    f.linkage = "internal"
+    f.attributes.add("noinline")
+    with _lowering_into(lw, f):
+        lw.b.ret(emit())
+    return lw.b.call(f, list(main.args))
+
+
+@contextlib.contextmanager
+def _lowering_into(lw, f: ll.Function) -> Iterator[None]:
+    """Lower into function `f` (same arguments as the kernel body) with fresh registers and caches."""
+    saved = {k: getattr(lw, k, None) for k in _FN_STATE}
+    caches = {k: lw.__dict__.pop(k) for k in _FN_CACHES if k in lw.__dict__}
+    try:
+        lw.llfn = f
+        lw.entry = f.append_basic_block("entry")
+        body = f.append_basic_block("check")
+        lw.b = b = ll.IRBuilder(lw.entry)
+        lw.launch, lw.worker, lw.tlin = f.args[0], f.args[1], f.args[2]
+        lw.loop_tid, lw.cur, lw.probing = None, None, False
+        lw.regs, lw.var_ptrs = {}, {}
+        for name, slot in saved["regs"].items():
+            ty = slot.type.pointee
+            lw.regs[name] = b.alloca(ty)
+            b.store(ll.Constant(ty, None), lw.regs[name])  # (as FnLowering.lower: never undef)
+        b.branch(body)
+        b.position_at_end(body)
+        yield
+    finally:
+        for k in _FN_CACHES:
+            lw.__dict__.pop(k, None)
+        lw.__dict__.update(caches)
+        for k, v in saved.items():
+            setattr(lw, k, v)
