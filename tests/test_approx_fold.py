@@ -1,7 +1,8 @@
 """Approximate instructions on immediates, as ptxas folds them (passes/approx_fold.py).
 
 tests/data/fold/probes.ptx applies rcp/sqrt/rsqrt/ex2/lg2/sin/cos .approx(.ftz).f32 and div.approx/full
-(.ftz).f32 to 60 immediates; expected.json is what ptxas 13 made of each in the SASS an H100 runs
+(.ftz).f32 to 60 immediates (and, for four forms, to registers set by `mov` of them: ptxas propagates the
+constant, then folds); expected.json is what ptxas 13 made of each in the SASS an H100 runs
 (regen.sh: ptxas + nvdisasm): a constant, or for divisions the FMUL immediates applied to the dividend.
 Entries ptxas leaves to the multifunction unit (null) are the unit model's, checked against the H100
 by the golden tests.
@@ -79,3 +80,27 @@ def test_divisor_fold_differs_from_the_unit() -> None:
     buf = np.array([1.0, np.array([0x3FECE141], np.uint32).view(np.float32)[0], 0, 0], np.float32)
     ptxjit.Module(src, "k.ptx").get_function("k")(1, 1, [buf])
     assert buf[2:].view(np.uint32).tolist() == [0x3F0A54EB, 0x3F0A54EA]
+
+
+def test_register_set_twice_is_not_folded() -> None:
+    """A register with a second (guarded) definition is not a constant: ptxas keeps MUFU.RCP at run time
+    (its SASS: FSEL of the two values, then MUFU.RCP), so the unit's 0x3f0a54ea is the GPU's result."""
+    src = """.version 8.4
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p, .param .u32 n)
+{
+  .reg .b32 %r<6>; .reg .b64 %rd<2>; .reg .pred %p1;
+  ld.param.u64 %rd1, [p];
+  ld.param.u32 %r1, [n];
+  setp.gt.u32 %p1, %r1, 5;
+  mov.b32 %r5, 0f3FECE141;
+  @%p1 mov.b32 %r5, 0f40000000;
+  rcp.approx.f32 %r4, %r5;
+  st.global.f32 [%rd1], %r4;
+  ret;
+}
+"""
+    buf = np.zeros(1, np.float32)
+    ptxjit.Module(src, "k.ptx").get_function("k")(1, 1, [buf, np.uint32(0)])
+    assert buf.view(np.uint32)[0] == 0x3F0A54EA

@@ -18,6 +18,7 @@ from ptxjit.frontend import ir
 from ptxjit.frontend.parser import parse
 from ptxjit.jit import translate as tr
 from ptxjit.lower.layout import encode_initializer, globals_layout, local_size, param_layout, shared_layout
+from ptxjit.passes.approx_fold import propagate_immediates
 from ptxjit.passes.contract import contract_fma
 from ptxjit.passes.inline import inline_suspending_calls
 from ptxjit.passes.preprocess import preprocess
@@ -138,6 +139,9 @@ class Module:
             rewrite_cg_calls(self.ir)  # Numba's cudaCGSynchronize -> CTA barriers + gridwait
             self.preprocess_reports = {f.name: preprocess(f) for f in self.ir.functions.values()
                                        if f.body is not None}
+            for f in self.ir.functions.values():  # constants ptxas would fold into approximate instructions
+                if f.body is not None:
+                    propagate_immediates(f)
             self.contracted = {f.name: contract_fma(f) for f in self.ir.functions.values()
                                if self.fmad and f.body is not None}
         self._glay = globals_layout(self.ir)

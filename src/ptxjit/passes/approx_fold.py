@@ -153,3 +153,58 @@ def folded_divisor(bits: int, full: bool, ftz: bool) -> tuple[int, int] | None:
     if r is None:
         return None
     return round_f32(scale), r
+
+
+APPROX_UNARY = ("rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos")
+
+
+def _approx_operand(ins: ir.Instr) -> int | None:
+    """Index of the operand ptxas folds when it is a constant: the argument of an approximate f32 unary,
+    the divisor of div.approx/full.f32."""
+    if ins.types() != ["f32"]:
+        return None
+    if ins.opcode in APPROX_UNARY and ins.has("approx") and len(ins.operands) == 2:
+        return 1
+    if ins.opcode == "div" and ins.has("approx", "full") and len(ins.operands) == 3:
+        return 2
+    return None
+
+
+def propagate_immediates(fn: ir.Function) -> int:
+    """Put an immediate in place of a register argument of an approximate instruction when the register
+    is only ever set by one unguarded `mov` of that immediate ahead of the use (in the entry block, or
+    earlier in the use's block): ptxas propagates such constants and then folds the instruction, so
+    `mov.b32 %r5, 0f3FECE141; div.full.f32 %r4, %r2, %r5;` is a multiply by the correctly rounded
+    reciprocal on the GPU.  Returns how many operands were replaced."""
+    from ptxjit.passes.dataflow import build_cfg, defs_uses
+
+    body = fn.body or []
+    if not any(isinstance(s, ir.Instr) and _approx_operand(s) for s in body):
+        return 0
+    n_defs: dict[str, int] = {}
+    movs: dict[str, tuple[int, ir.FImm]] = {}
+    for i, st in enumerate(body):
+        if not isinstance(st, ir.Instr):
+            continue
+        for r in defs_uses(st)[0]:
+            n_defs[r] = n_defs.get(r, 0) + 1
+        if (st.opcode == "mov" and st.guard is None and len(st.operands) == 2 and st.types() in (["f32"], ["b32"])
+                and isinstance(st.operands[0], ir.Reg) and isinstance(st.operands[1], ir.FImm)
+                and imm_bits(st.operands[1]) is not None):
+            movs[st.operands[0].name] = (i, st.operands[1])
+    blocks, _ = build_cfg(fn)
+    block_of = {i: bi for bi, blk in enumerate(blocks) for i in range(blk.start, blk.end)}
+    replaced = 0
+    for i, st in enumerate(body):
+        k = _approx_operand(st) if isinstance(st, ir.Instr) else None
+        op = st.operands[k] if k else None
+        if (not isinstance(op, ir.Reg) or op.neg or op.minus or op.sel or op.name not in movs
+                or n_defs.get(op.name) != 1):
+            continue
+        at, imm = movs[op.name]
+        if at < i and block_of.get(at) in (0, block_of.get(i)):
+            operands = list(st.operands)
+            operands[k] = imm
+            body[i] = ir.Instr(st.opcode, st.mods, operands, st.guard, st.pos, st.src_loc)
+            replaced += 1
+    return replaced

@@ -21,6 +21,8 @@ OPS = ["rcp.approx.f32", "rcp.approx.ftz.f32", "sqrt.approx.f32", "sqrt.approx.f
        "rsqrt.approx.ftz.f32", "ex2.approx.f32", "ex2.approx.ftz.f32", "lg2.approx.f32", "lg2.approx.ftz.f32",
        "sin.approx.f32", "sin.approx.ftz.f32", "cos.approx.f32", "cos.approx.ftz.f32",
        "div.full.f32", "div.full.ftz.f32", "div.approx.f32", "div.approx.ftz.f32"]
+# the same through a register set by `mov` (ptxas propagates the constant, then folds)
+VIA_MOV = ["rcp.approx.f32", "sin.approx.f32", "div.full.f32", "div.approx.ftz.f32"]
 
 
 def constants() -> list[int]:
@@ -31,17 +33,22 @@ def constants() -> list[int]:
     return [int(v) for v in c]
 
 
-def kernel_name(op: str) -> str:
-    return "k_" + op.replace(".", "_")
+def kernel_name(op: str, via_mov: bool = False) -> str:
+    return "k_" + op.replace(".", "_") + ("_mov" if via_mov else "")
 
 
 def write_ptx(path: str) -> None:
     out = [".version 8.4\n.target sm_90\n.address_size 64\n"]
-    for op in OPS:
-        out.append(f".visible .entry {kernel_name(op)}(.param .u64 pa)\n{{\n .reg .b32 %r<4>; .reg .b64 %rd<2>;\n"
-                   " ld.param.u64 %rd1, [pa];\n ld.global.f32 %r1, [%rd1];\n")
+    for op, via_mov in [(op, False) for op in OPS] + [(op, True) for op in VIA_MOV]:
+        nregs = len(constants()) + 4
+        out.append(f".visible .entry {kernel_name(op, via_mov)}(.param .u64 pa)\n{{\n .reg .b32 %r<{nregs}>;"
+                   " .reg .b64 %rd<2>;\n ld.param.u64 %rd1, [pa];\n ld.global.f32 %r1, [%rd1];\n")
         for i, c in enumerate(constants()):
-            src = f"%r1, 0f{c:08X}" if op.startswith("div") else f"0f{c:08X}"
+            arg = f"0f{c:08X}"
+            if via_mov:
+                out.append(f" mov.b32 %r{i + 3}, {arg};\n")
+                arg = f"%r{i + 3}"
+            src = f"%r1, {arg}" if op.startswith("div") else arg
             out.append(f" {op} %r2, {src};\n st.global.f32 [%rd1+{4 * i + 4}], %r2;\n")
         out.append(" ret;\n}\n")
     with open(path, "w") as f:
@@ -66,8 +73,8 @@ def expect(path: str) -> dict:
         if m and kernel:
             code[kernel].append((m.group(1).replace(".reuse", ""), int(m.group(2), 16)))
     result = {}
-    for op in OPS:
-        prog = code[kernel_name(op)]
+    for op, via_mov in [(op, False) for op in OPS] + [(op, True) for op in VIA_MOV]:
+        prog = code[kernel_name(op, via_mov)]
         vals: list = [None] * len(constants())
         for j, (text, _) in enumerate(prog):
             m = re.match(r"STG\.E desc\[UR\d+\]\[R\d+\.64(?:\+(0x[0-9a-f]+))?\], (R\d+|RZ)$", text)
@@ -75,7 +82,7 @@ def expect(path: str) -> dict:
                 continue
             i = int(m.group(1), 16) // 4 - 1
             vals[i] = _chain(prog[:j], m.group(2)) if op.startswith("div") else _const(prog[:j], m.group(2))
-        result[kernel_name(op)] = vals
+        result[kernel_name(op, via_mov)] = vals
     return result
 
 
