@@ -24,6 +24,7 @@ from llvmlite import ir as ll
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr, type_size
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.rules import b128
 from ptxjit.lower.rules.memory import space_of
 from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import F32, F64, I8, I16, I32, I64, const_int, lltype
@@ -56,7 +57,7 @@ def _check_atom(ins: Instr) -> str | None:
     t = ts[-1]
     op = next(m for m in ins.mods if m in ATOM_OPS)
     if t == "b128":
-        return "128-bit atomics are not supported"
+        return b128.check_atom(ins)
     n = _vec(ins)
     if n > 1:
         if t == "f32" and op != "add":
@@ -267,6 +268,8 @@ def _write_old(lw: FnLowering, ins: Instr, d, old: ll.Value) -> None:
 @rule("atom", family="atomic", check=_check_atom)
 def lower_atom(lw: FnLowering, ins: Instr) -> None:
     """atom.space.op.type d, [a], b[, c]: returns the old value (.v2/.v4/.v8: per element)."""
+    if ins.types()[-1] == "b128":
+        return b128.lower_atom(lw, ins)
     olds = atomic(lw, ins, ins.operands[1], ins.operands[2:])
     d = ins.operands[0]
     dests = d.items if isinstance(d, ir.Vec) else [d]

@@ -9,6 +9,7 @@ from ptxjit.frontend.ir import Instr, type_size
 from ptxjit.isa.spec import unsupported_special
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.rules import b128
 from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import I32, I64, PTR, const_int, lltype
 
@@ -36,7 +37,7 @@ def _check_ldst(ins: Instr) -> str | None:
     if not ts:
         return "missing type"
     if ts[-1] == "b128":
-        return ".b128 loads/stores are not supported"
+        return b128.check_ldst(ins)
     if ins.has("async"):  # the mbarrier complete_tx half is not lowered (a plain st would drop it)
         return "st.async (a store completing bytes on an mbarrier) is not supported"
     return None
@@ -55,6 +56,8 @@ def lower_ld(lw: FnLowering, ins: Instr) -> None:
     """ld/ldu in every state space, scalar and .v2/.v4 (cache qualifiers are hints: ignored)."""
     b = lw.b
     t = ins.types()[-1]
+    if t == "b128":
+        return b128.lower_ld(lw, ins)
     n = _vec(ins)
     elt = lltype(t)
     size = type_size(t)
@@ -115,6 +118,8 @@ def lower_st(lw: FnLowering, ins: Instr) -> None:
     """st in every state space, scalar and .v2/.v4."""
     b = lw.b
     t = ins.types()[-1]
+    if t == "b128":
+        return b128.lower_st(lw, ins)
     n = _vec(ins)
     elt = lltype(t)
     size = type_size(t)
