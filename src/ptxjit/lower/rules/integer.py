@@ -11,7 +11,7 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend.ir import Instr, is_float_type
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules import floating, half
+from ptxjit.lower.rules import floating, half, simd16
 from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import I16, I32, I64, const_int
 
@@ -51,6 +51,8 @@ def _simd16(ins: Instr) -> str | None:
 
 def _check_int(ins: Instr) -> str | None:
     ts = ins.types()
+    if ins.opcode in ("add", "sub") and _simd16(ins) is not None and not ts:
+        return None  # simd16.py
     if ins.opcode in ("min", "max") and _simd16(ins) is not None and not ts:
         return None if not ins.has("relu") or _simd16(ins) == "s16x2" else ".relu needs .s16x2"
     if not ts:
@@ -77,7 +79,10 @@ def _carry_slot(lw: FnLowering) -> ll.Value:
 
 @rule("add", "sub", family="integer", check=_check_int)
 def lower_add_sub(lw: FnLowering, ins: Instr) -> None:
-    """add/sub: integer (.sat, .cc) and float (dispatch)."""
+    """add/sub: integer (.sat, .cc), packed .s16x2/.u16x2 (simd16.py) and float (dispatch)."""
+    if _simd16(ins) is not None:
+        simd16.lower_add_sub(lw, ins)
+        return
     if _float_dispatch(lw, ins):
         return
     b = lw.b
