@@ -26,6 +26,7 @@ from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.rules.grid_sync import arrive_and_spin
 from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import I1, I32, I64, const_int
 
@@ -178,26 +179,7 @@ def lower_cluster_wait(lw: FnLowering, ins: Instr) -> None:
     rank0 = const_int(I1, 1)
     for c, kk in zip(ctaid, k, strict=True):
         rank0 = b.and_(rank0, b.icmp_unsigned("==", b.urem(c, kk), const_int(I32, 0)))
-    inc = b.select(rank0, b.sub(const_int(I32, 0x80000001), size), const_int(I32, 1))
-    old = b.atomic_rmw("add", ctr, inc, "seq_cst")
-    head = lw.llfn.append_basic_block("cluster_spin")
-    body = lw.llfn.append_basic_block("cluster_spin_body")
-    stop = lw.llfn.append_basic_block("cluster_stop")
-    b.branch(head)
-    b.position_at_end(head)
-    now = b.load_atomic(ctr, "seq_cst", 4)
-    flipped = b.icmp_signed("<", b.xor(now, old), const_int(I32, 0))
-    b.cbranch(flipped, after, body)
-    b.position_at_end(body)
-    err = b.load_atomic(b.gep(lw.launch, [const_int(I32, abi.L_ERROR)]), "monotonic", 8)
-    b.call(lw.cg.extern_function("sched_yield", I32, []), [])
-    b.cbranch(b.icmp_unsigned("!=", err, const_int(I64, 0)), stop, head)
-    b.position_at_end(stop)
-    if lw.is_kernel:
-        b.ret(const_int(I32, abi.RESUME_TRAP))  # the launch failed or was cancelled: stop this block
-    else:
-        b.ret_void()
-    b.position_at_end(after)
+    arrive_and_spin(lw, ctr, rank0, size, after, "cluster")
 
 
 def rewrite_cluster_barriers(module: ir.Module) -> None:

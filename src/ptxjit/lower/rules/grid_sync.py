@@ -88,12 +88,21 @@ def lower_grid_wait(lw: FnLowering, ins: Instr) -> None:
     first = const_int(I1, 1)
     for v in c:
         first = b.and_(first, b.icmp_unsigned("==", v, const_int(I32, 0)))
-    inc = b.select(first, b.sub(const_int(I32, 0x80000001), nblocks), const_int(I32, 1))
     ctr = b.inttoptr(b.add(ws, const_int(I64, 4)), I32.as_pointer())
+    arrive_and_spin(lw, ctr, first, nblocks, after, "grid")
+
+
+def arrive_and_spin(lw: FnLowering, ctr, first, count, after, name: str) -> None:
+    """nvcc's grid-barrier protocol on the u32 counter `ctr`: the first block adds 0x80000001 - count, the
+    others 1, so the top bit flips when the last one arrives; spin (yielding the core, polling the launch's
+    error word so that a failed or cancelled launch stops this block) until it does, then go on at `after`.
+    Also the cluster barrier's (lower/rules/cluster.py), on a counter per cluster."""
+    b = lw.b
+    inc = b.select(first, b.sub(const_int(I32, 0x80000001), count), const_int(I32, 1))
     old = b.atomic_rmw("add", ctr, inc, "seq_cst")
-    head = lw.llfn.append_basic_block("grid_spin")
-    body = lw.llfn.append_basic_block("grid_spin_body")
-    stop = lw.llfn.append_basic_block("grid_stop")
+    head = lw.llfn.append_basic_block(f"{name}_spin")
+    body = lw.llfn.append_basic_block(f"{name}_spin_body")
+    stop = lw.llfn.append_basic_block(f"{name}_stop")
     b.branch(head)
     b.position_at_end(head)
     now = b.load_atomic(ctr, "seq_cst", 4)
