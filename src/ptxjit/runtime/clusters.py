@@ -20,7 +20,7 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
-from concurrent.futures import Future, wait
+from concurrent.futures import wait
 from typing import TYPE_CHECKING
 
 from ptxjit.errors import KernelDeadlock
@@ -29,6 +29,7 @@ from ptxjit.lower.rules.cluster import WS_COUNTERS, WS_DIMS, WS_EXPLICIT, WS_SHA
 from ptxjit.runtime import launch, printf
 from ptxjit.runtime.cooperative import _arrived, _threads, occupancy, pack_record
 from ptxjit.runtime.launch import RecordPlan
+from ptxjit.runtime.supervise import supervised
 
 if TYPE_CHECKING:
     from ptxjit.api import Kernel
@@ -188,18 +189,19 @@ def _run(kernel: Kernel, tr: Translation, grid, block, k, checked: bool, values,
                 (partial.discard if exited[j] == csize else partial.add)(j)
 
     lock = threading.Lock()
-    t0 = time.monotonic()
-    wd = launch._get_watchdog()
-    token = wd.add_deadline(t0 + limit, L) if limit is not None else None
-    main = threading.get_ident() == launch._MAIN_IDENT
-    old_fd = wd.enter_main(L) if main else None
-    futures: list[Future] = []
-    settled = False
     dead: tuple[int, int, int] | None = None
     pool = _threads.acquire(nworkers)
-    try:
-        futures = [pool.submit(member, mems[i], i // csize, i % csize, shared[i]) for i in range(nworkers)]
-        pending = futures
+
+    def give_back() -> None:
+        for m, s in zip(mems, saved, strict=True):
+            m.record[abi.W_SHARED] = s
+            m.record[abi.W_BSTART] = m.record[abi.W_BEND] = 0
+        pool_memory.give(tr, nthreads, shared_bytes, mems, key)
+        _threads.release(pool, nworkers)
+
+    with supervised(L, limit, mems, keep, kernel.name, tr.checked, give_back, _threads.forget) as run:
+        run.futures += [pool.submit(member, mems[i], i // csize, i % csize, shared[i]) for i in range(nworkers)]
+        pending = run.futures
         while pending:
             _done, not_done = wait(pending, timeout=_POLL_SECONDS)
             pending = list(not_done)
@@ -207,29 +209,10 @@ def _run(kernel: Kernel, tr: Translation, grid, block, k, checked: bool, values,
                 dead = _stuck_cluster(lock, partial, exited, counters, csize)
                 if dead is not None:
                     launch._cancel(L, abi.ERR_DEADLOCK)
-        settled = True
-        for f in futures:
+        run.settled = True
+        for f in run.futures:
             f.result()  # a Python error in a member thread (none expected) is the launch's error
-    except BaseException:
-        launch._cancel(L, abi.ERR_CANCEL)
-        settled = launch._drain(futures)
-        raise
-    finally:
-        if main:
-            wd.leave_main(old_fd)
-        if token is not None:
-            wd.remove_deadline(token)
-        if settled or all(f.done() for f in futures):
-            for m, s in zip(mems, saved, strict=True):
-                m.record[abi.W_SHARED] = s
-                m.record[abi.W_BSTART] = m.record[abi.W_BEND] = 0
-                if L[abi.L_ERROR] and tr.checked:
-                    m.fault[:] = 0
-            pool_memory.give(tr, nthreads, shared_bytes, mems, key)
-            _threads.release(pool, nworkers)
-        else:
-            _threads.forget()
-            launch._abandon(L, keep, mems, kernel.name)
+    t0 = run.started
     if dead is not None and L[abi.L_ERROR] == abi.ERR_DEADLOCK:
         j, arrived, gone = dead
         where = (j % ncl[0], (j // ncl[0]) % ncl[1], j // (ncl[0] * ncl[1]))

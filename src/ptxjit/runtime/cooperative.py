@@ -34,7 +34,7 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -42,6 +42,7 @@ from ptxjit.errors import KernelDeadlock, KernelTrap
 from ptxjit.lower import abi
 from ptxjit.runtime import launch, printf
 from ptxjit.runtime.launch import RecordPlan
+from ptxjit.runtime.supervise import supervised
 
 if TYPE_CHECKING:
     from ptxjit.api import Kernel
@@ -278,18 +279,16 @@ def _execute(kernel: Kernel, tr: Translation, grid, block, nctas: int, nthreads:
     key = pool_memory.key(tr, nthreads, shared_bytes, nctas)
     mems = pool_memory.take(tr, nthreads, shared_bytes, nctas, key)
     fn = tr.native.worker
-    t0 = time.monotonic()
-    wd = launch._get_watchdog()
-    token = wd.add_deadline(t0 + limit, L) if limit is not None else None
-    main = threading.get_ident() == launch._MAIN_IDENT
-    old_fd = wd.enter_main(L) if main else None
-    futures: list[Future] = []
-    settled = False
     dead: _GridDeadlock | None = None
     pool = _threads.acquire(nctas)
-    try:
-        futures = [pool.submit(fn, lp, m.address) for m in mems]
-        pending = futures
+
+    def give_back() -> None:
+        pool_memory.give(tr, nthreads, shared_bytes, mems, key)
+        _threads.release(pool, nctas)
+
+    with supervised(L, limit, mems, keep, kernel.name, tr.checked, give_back, _threads.forget) as run:
+        run.futures += [pool.submit(fn, lp, m.address) for m in mems]
+        pending = run.futures
         while pending:
             _done, not_done = wait(pending, timeout=_POLL_SECONDS)
             pending = list(not_done)
@@ -297,25 +296,8 @@ def _execute(kernel: Kernel, tr: Translation, grid, block, nctas: int, nthreads:
                 dead = _watch(L, counter, nctas)
                 if dead is not None:
                     launch._cancel(L, abi.ERR_DEADLOCK)
-        settled = True
-    except BaseException:
-        launch._cancel(L, abi.ERR_CANCEL)
-        settled = launch._drain(futures)
-        raise
-    finally:
-        if main:
-            wd.leave_main(old_fd)
-        if token is not None:
-            wd.remove_deadline(token)
-        if settled or all(f.done() for f in futures):
-            if L[abi.L_ERROR] and tr.checked:
-                for m in mems:
-                    m.fault[:] = 0
-            pool_memory.give(tr, nthreads, shared_bytes, mems, key)
-            _threads.release(pool, nctas)
-        else:
-            _threads.forget()
-            launch._abandon(L, keep, mems, kernel.name)
+        run.settled = True
+    t0 = run.started
     if dead is not None and L[abi.L_ERROR] == abi.ERR_DEADLOCK:
         err = KernelDeadlock(
             f"kernel '{kernel.name}' deadlocked at grid.sync() (cooperative launch, grid {tuple(grid)}): "
