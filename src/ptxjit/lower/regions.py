@@ -107,7 +107,9 @@ class RegionLowering:
                 b.position_before(ret)
                 for k, counter in self._point_counters.items():
                     slot = self.typed_ptr(b.gep(pcount, [const_int(I64, 4 * k)]), I32)
-                    b.store(b.add(b.load(slot), b.load(counter)), slot)
+                    # (an atomic store, unordered: no SLP seed, so the counters of the loop stay scalar
+                    # registers; a <2 x i32> of them cost histogram's checked rounds 1.5x, lower/bounds.py)
+                    b.store_atomic(b.add(b.load(slot), b.load(counter)), slot, "unordered", 4)
                 heads[code | (abi.REGION_DENSE if dense else 0)] = pre if need_pre else head
         for check_end, all_affine, go, code in checks:
             # the saved registers are not all affine (threads at different iterations): guarded copy
