@@ -121,9 +121,7 @@ def test_invalid_instruction_refused_at_load(body, expected, ptxas_says):
 
 # Valid PTX (ptxas accepts each) that ptxjit has no rule for: refused as unsupported, not as invalid.
 VALID_UNSUPPORTED = [
-    "alloca.u64 %rd1, 64;",  # (createpolicy was the example until it got a rule)
-    "stacksave.u64 %rd1;",  # (mma.sync was the example here until tensor cores got rules)
-    "istypep.texref %p1, %rd1;",
+    "istypep.texref %p1, %rd1;",  # (createpolicy, mma.sync, alloca and stacksave were examples until they got rules)
 ]
 
 
@@ -142,6 +140,8 @@ VALID_REFUSED_BY_RULE = [
     "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%r1], %r2;",  # ptxas: [mbar] may be left out
     "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r1], %r2, [%r3];",
     "mov.u32 %r1, %pm0;",
+    "alloca.u32 %r1, %r2, 16;",  # 32-bit local addresses (lower/rules/stack.py)
+    "stacksave.u32 %r1;",
 ]
 
 

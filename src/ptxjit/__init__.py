@@ -18,6 +18,7 @@ from ptxjit.errors import (
 )
 from ptxjit.instrument.trace import Trace, TraceOverflow, trace
 from ptxjit.jit.translate import cache_stats
+from ptxjit.lower.rules.stack import set_stack_size, stack_size
 from ptxjit.lower.rules.tma import encode_tensor_map
 from ptxjit.runtime.clusters import ClusterLaunchError
 from ptxjit.runtime.cooperative import (
@@ -40,7 +41,7 @@ __all__ = [
     "PtxjitWarning", "RawKernel", "RawModule", "UnsupportedInstructionError", "cache_stats", "compile_cuda",
     "Trace", "TraceOverflow", "cuda", "empty", "numba", "texture", "set_workers", "to_device", "trace", "worker_count",
     "zeros",
-    "heap_leaks", "heap_size", "set_heap_size",
+    "heap_leaks", "heap_size", "set_heap_size", "set_stack_size", "stack_size",
     "Event", "Graph", "Stream", "copy_async", "get_elapsed_time", "synchronize", "stats", "encode_tensor_map",
     "ClusterLaunchError", "CooperativeLaunchTooLarge", "max_active_blocks_per_multiprocessor", "multiprocessor_count",
 ]

@@ -137,6 +137,9 @@ class Module:
 
             rewrite_cluster_barriers(self.ir)  # barrier.cluster.* -> CTA barriers + clusterwait
             rewrite_cg_calls(self.ir)  # Numba's cudaCGSynchronize -> CTA barriers + gridwait
+            from ptxjit.lower.rules.stack import rewrite_stack
+
+            self.ptx_digest += rewrite_stack(self.ir)  # alloca & co. -> a per-thread stack in local memory
             self.preprocess_reports = {f.name: preprocess(f) for f in self.ir.functions.values()
                                        if f.body is not None}
             for f in self.ir.functions.values():  # constants ptxas would fold into approximate instructions

@@ -217,7 +217,7 @@ SPECS = [
          form(types("u32 u64"), [mods("space", "shared::cluster")], (d(), s("a", "T", "reg sym"), s("b", "u32")))),
     # ptxas: "No state space qualifier expected for instruction 'alloca'" (the ISA's .local is implied)
     spec("alloca", "memory", form(types("u32 u64"), [],
-                                  (d(), s("size", "u32"), s("align", "u32", "imm", optional=True)))),
+                                  (d(), s("size", "T"), s("align", "u32", "imm", optional=True)))),
     spec("stacksave", "memory", form(types("u32 u64"), [], (d(),))),
     spec("stackrestore", "memory", form(types("u32 u64"), [], (s("a", "T", "reg"),))),
 ]

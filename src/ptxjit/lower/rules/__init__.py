@@ -3,6 +3,7 @@
 from ptxjit.lower.rules import (  # noqa: F401  (imported for their registrations)
     async_copy,
     atomic,
+    b128,
     bits,
     cluster,
     compare,
@@ -14,6 +15,8 @@ from ptxjit.lower.rules import (  # noqa: F401  (imported for their registration
     matrix,
     memory,
     mma,
+    simd16,
+    stack,
     sync,
     texture,
     video,
