@@ -121,7 +121,8 @@ def test_invalid_instruction_refused_at_load(body, expected, ptxas_says):
 
 # Valid PTX (ptxas accepts each) that ptxjit has no rule for: refused as unsupported, not as invalid.
 VALID_UNSUPPORTED = [
-    "istypep.texref %p1, %rd1;",  # (createpolicy, mma.sync, alloca and stacksave were examples until they got rules)
+    # (createpolicy, mma.sync, alloca, stacksave and istypep were examples until they got rules)
+    "sured.b.add.1d.u32.trap [%rd1, {%r1}], %r2;",
 ]
 
 

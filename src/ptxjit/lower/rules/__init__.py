@@ -12,6 +12,7 @@ from ptxjit.lower.rules import (  # noqa: F401  (imported for their registration
     floating,
     grid_sync,
     integer,
+    istypep,
     matrix,
     memory,
     mma,
