@@ -34,7 +34,7 @@ from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules import mma_numerics as nm
 from ptxjit.lower.rules.fp8 import E4M3, E5M2, decode8
-from ptxjit.lower.rules.half import BF16, F16, decode, encode
+from ptxjit.lower.rules.half import F16, encode
 from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import F32, F64, I16, I32, I64, PTR, const_int
 
@@ -211,8 +211,13 @@ def _element(lw: FnLowering, word: ll.Value, t: str, e: int) -> ll.Value:
         return b.zext(word, I64)
     w = _BITS[t]
     field = b.and_(b.lshr(word, const_int(I32, w * e)), const_int(I32, (1 << w) - 1)) if w < 32 else word
-    if t in ("f16", "bf16"):
-        return decode(lw, b.trunc(field, I16), F16 if t == "f16" else BF16)
+    # f16/bf16: the hardware conversions (exact; a NaN keeps its payload, but every float result
+    # leaves through _write_acc, which writes the canonical NaN)
+    if t == "f16":
+        return b.fpext(b.bitcast(b.trunc(field, I16), ll.HalfType()), F64)
+    if t == "bf16":
+        return b.fpext(b.bitcast(b.shl(field, const_int(I32, 16)) if e == 0 else b.and_(
+            word, const_int(I32, 0xFFFF0000)), F32), F64)
     if t in ("e4m3", "e5m2"):
         return decode8(lw, b.trunc(field, I16), E4M3 if t == "e4m3" else E5M2)
     if t == "tf32":  # the tensor core reads the upper 19 bits (sign, exponent, 10 mantissa bits)
@@ -236,7 +241,8 @@ def _acc_elements(lw: FnLowering, ops: list, t: str) -> list[ll.Value]:
     for r in ops:
         if t == "f16":
             w = lw.read(r, "b32")
-            out += [decode(lw, b.trunc(b.lshr(w, const_int(I32, 16 * h)), I16), F16) for h in (0, 1)]
+            out += [b.fpext(b.bitcast(b.trunc(b.lshr(w, const_int(I32, 16 * h)), I16), ll.HalfType()), F64)
+                    for h in (0, 1)]
         elif t == "f32":
             out.append(b.fpext(lw.read(r, "f32"), F64))
         elif t == "f64":
