@@ -24,7 +24,7 @@ from llvmlite import ir as ll
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr, type_size
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules import b128
+from ptxjit.lower.rules import async_store, b128
 from ptxjit.lower.rules.memory import space_of
 from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import F32, F64, I8, I16, I32, I64, const_int, lltype
@@ -47,8 +47,8 @@ def _vec(ins: Instr) -> int:
 
 
 def _check_atom(ins: Instr) -> str | None:
-    if ins.has("async"):  # the mbarrier complete_tx half is not lowered (a plain red would drop it)
-        return "red.async (a reduction completing bytes on an mbarrier) is not supported"
+    if ins.has("async"):  # red.async: async_store.py (the ISA table allows its types and operations)
+        return None
     if not any(m in ATOM_OPS for m in ins.mods):
         return "missing operation (.add, .cas, ...)"
     ts = ins.types()
@@ -280,4 +280,6 @@ def lower_atom(lw: FnLowering, ins: Instr) -> None:
 @rule("red", family="atomic", check=_check_atom)
 def lower_red(lw: FnLowering, ins: Instr) -> None:
     """red.space.op.type [a], b: atomic reduction without result."""
+    if ins.has("async"):
+        return async_store.lower_red_async(lw, ins)
     atomic(lw, ins, ins.operands[0], ins.operands[1:])

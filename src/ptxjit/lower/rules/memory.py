@@ -9,7 +9,7 @@ from ptxjit.frontend.ir import Instr, type_size
 from ptxjit.isa.spec import unsupported_special
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules import b128
+from ptxjit.lower.rules import async_store, b128
 from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import I32, I64, PTR, const_int, lltype
 
@@ -38,8 +38,8 @@ def _check_ldst(ins: Instr) -> str | None:
         return "missing type"
     if ts[-1] == "b128":
         return b128.check_ldst(ins)
-    if ins.has("async"):  # the mbarrier complete_tx half is not lowered (a plain st would drop it)
-        return "st.async (a store completing bytes on an mbarrier) is not supported"
+    if ins.has("async"):  # st.async: async_store.py
+        return None
     return None
 
 
@@ -120,6 +120,8 @@ def lower_st(lw: FnLowering, ins: Instr) -> None:
     t = ins.types()[-1]
     if t == "b128":
         return b128.lower_st(lw, ins)
+    if ins.has("async"):
+        return async_store.lower_st_async(lw, ins)
     n = _vec(ins)
     elt = lltype(t)
     size = type_size(t)
