@@ -58,6 +58,12 @@ def _tile_words(n: int) -> np.ndarray:
     return (k + 1) | (k + 2) << 16
 
 
+def _wmma_inputs() -> tuple[np.ndarray, np.ndarray]:
+    """A (row-major) and B (column-major: B^T row-major) of a 16x16x16 half product, small integers (exact)."""
+    rng = np.random.default_rng(11)
+    return rng.integers(-3, 4, (16, 16)).astype(np.float16), rng.integers(-3, 4, (16, 16)).astype(np.float16)
+
+
 BUGGY = {
     "oob_global": ("memcheck", 1, 64, _oob_global),
     "oob_shared": ("memcheck", 1, 64, lambda: (np.zeros(64, np.float32),)),
@@ -80,6 +86,7 @@ BUGGY = {
     "race_ldmatrix": ("racecheck", 1, 64, lambda: (_tile_words(32), np.zeros(32, np.uint32), 0)),
     "race_bulk_store": ("racecheck", 1, 64, lambda: (_tile_words(64), np.zeros(64, np.uint32), 0)),
     "init_ldmatrix": ("initcheck", 1, 32, lambda: (_tile_words(32), np.zeros(32, np.uint32))),
+    "race_wmma": ("racecheck", 1, 64, lambda: (*_wmma_inputs(), np.zeros((16, 16), np.float32), 0)),
     "init_shared": ("initcheck", 1, 128, lambda: (np.zeros(128, np.float32),)),
     "init_local": ("initcheck", 1, 32, lambda: (np.arange(32, dtype=np.int32), np.zeros(32, np.int32))),
 }
@@ -240,6 +247,10 @@ def test_tensor_access_controls_are_clean():
     out = np.zeros(64, np.uint32)
     assert ptxjit.check(kernel("race_bulk_store"), 1, 64, (w, out, 1), tools=TOOLS) == []
     np.testing.assert_array_equal(out, w + 1)
+    a, bt = _wmma_inputs()
+    d = np.zeros((16, 16), np.float32)
+    assert ptxjit.check(kernel("race_wmma"), 1, 64, (a, bt, d, 1), tools=TOOLS) == []
+    np.testing.assert_array_equal(d, a.astype(np.float32) @ bt.T.astype(np.float32))
 
 
 def test_bulk_copy_on_mbarrier_initcheck():

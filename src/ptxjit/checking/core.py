@@ -57,7 +57,7 @@ def _uses_heap(kernel) -> bool:
 # instructions whose memory accesses the probes do not see yet (instrument/probes.py memory_accesses and
 # tensor_accesses probe ld/st/atom/red, cp.async, ldmatrix/stmatrix and cp.async.bulk of an immediate
 # size): racecheck and initcheck would judge such a kernel on part of its accesses
-_UNTRACED = ("wmma", "wgmma", "tensormap")
+_UNTRACED = ("wgmma", "tensormap")  # and wmma.load/store of forms tensor_accesses does not describe
 # ... and for racecheck also mbarrier: the order its waits give (a bulk copy's data, read once its
 # mbarrier completes) is not modelled -- initcheck needs no order between threads of one epoch
 
@@ -73,7 +73,8 @@ def _untraced(kernel, tool: str = "initcheck") -> str | None:
             copy = ins.opcode == "cp" and "prefetch" not in ins.mods and (
                 "reduce" in ins.mods or "tensor" in ins.mods  # a bulk copy (not a commit or wait): its size
                 or "bulk" in ins.mods and len(ins.operands) > 2 and not tensor_accesses(ins))
-            if ins.opcode in _UNTRACED or copy or ins.opcode == "mbarrier" and tool == "racecheck":
+            wmma = ins.opcode == "wmma" and ins.has("load", "store") and not tensor_accesses(ins)
+            if ins.opcode in _UNTRACED or copy or wmma or ins.opcode == "mbarrier" and tool == "racecheck":
                 return f"'{ins.text}' at {ins.pos}"
     return None
 

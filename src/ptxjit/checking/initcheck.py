@@ -145,7 +145,7 @@ def initcheck(L: Launch) -> list[Report]:
     rows = np.unique(np.concatenate(bad_rows)) if bad_rows else np.zeros(0, np.int64)
     out = []
     if len(rows):
-        sites, first, counts = np.unique(a.site[rows], return_index=True, return_counts=True)
+        sites, first, counts = np.unique(L.report_site[a.site[rows]], return_index=True, return_counts=True)
         for s, i, n in zip(sites.tolist(), rows[first].tolist(), counts.tolist(), strict=True):
             site = L.mem_site(s)
             w = L.who(a.cta[i], a.tid[i])

@@ -310,7 +310,8 @@ def _reports(L: Launch, a: Accesses, r1: np.ndarray, r2: np.ndarray) -> list[Rep
     s = np.where(swap, r1, r2)
     code = np.where(waw, 2, np.where(raw, 0, 1))
     nsites = max(len(L.plan.memory), 1)
-    key = (a.site[f] * nsites + a.site[s]) * 3 + code
+    rs = L.report_site  # a wmma's elements: one instruction, one report
+    key = (rs[a.site[f]] * nsites + rs[a.site[s]]) * 3 + code
     keys, first, counts = np.unique(key, return_index=True, return_counts=True)
     names = ("race RAW", "race WAR", "race WAW")
     out = []

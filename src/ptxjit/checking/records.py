@@ -135,6 +135,16 @@ class Launch:
         return {"cta": unlinear(int(cta), self.grid), "thread": unlinear(int(tid), self.block),
                 "warp": int(tid) // WARP, "lane": int(tid) % WARP}
 
+    @functools.cached_property
+    def report_site(self) -> np.ndarray:
+        """Per memory site: the site its reports go under -- a wmma.load/store's elements (one site each,
+        instrument/probes.py tensor_accesses) under its first, so that one instruction is one report."""
+        out = np.arange(max(len(self.plan.memory), 1), dtype=np.int64)
+        for s in self.plan.memory:
+            if s.part and s.text.startswith("wmma"):
+                out[s.ident] = s.ident - s.part
+        return out
+
     def mem_site(self, site: int):
         return self.plan.memory[int(site)]
 

@@ -52,6 +52,16 @@ def runtime_sites(kernel, plan: Plan) -> frozenset[int]:
     return frozenset(out)
 
 
+def _any_register_mask(kernel) -> bool:
+    """Does the kernel (or a device function of its module) have a collective with a register mask?"""
+    from ptxjit.checking.synccheck import _const
+
+    fns = [kernel.fn] + [f for f in kernel.module.ir.functions.values() if not f.is_entry and f.body is not None]
+    return any(ins.opcode in COLLECTIVES and ins.has("sync") and ins.operands and (
+        ins.opcode not in ("bar", "barrier") or ins.has("warp")) and _const(fn, ins.operands[-1]) is None
+        for fn in fns for ins in fn.instructions)
+
+
 class MaskSpec:
     """The probe set of the mask run (the protocol of instrument/probes.py ProbeSpec)."""
 
@@ -148,6 +158,8 @@ def record_masks(kernel, grid, block, args, shared_mem: int, timeout: float | No
     from ptxjit.instrument.trace import kernel_plan
     from ptxjit.runtime.launch import worker_count
 
+    if not _any_register_mask(kernel):  # the common case, without lowering the kernel for a plan
+        return None
     plan = kernel_plan(kernel, block, ("barriers",))
     sites = runtime_sites(kernel, plan)
     if not sites:

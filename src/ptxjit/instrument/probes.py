@@ -121,7 +121,8 @@ def tensor_accesses(ins: ir.Instr) -> list[tuple[str, int, int]]:
     """(space, bytes, kind) of the probed accesses of matrix moves and bulk copies (ptxjit check's
     racecheck/initcheck): ldmatrix/stmatrix, each lane's own 16-byte row (lanes below 8 x matrices probe
     it); cp.async.bulk (not .tensor) with an immediate size, its source (part 0) and destination (part 1)
-    from the issuing thread.  A bulk copy of a register size has no site (the record's size is static)."""
+    from the issuing thread; wmma.load/store, every fragment element of the lane.  A bulk copy of a
+    register size has no site (the record's size is static)."""
     op = ins.opcode
     if op in ("ldmatrix", "stmatrix"):
         space = "shared" if ins.has("shared") or ins.has("shared::cta") else ""
@@ -132,6 +133,13 @@ def tensor_accesses(ins: ir.Instr) -> list[tuple[str, int, int]]:
             return "global" if m == "global" else "shared"
         size = int(ins.operands[2].value)
         return [(sp(ins.mods[3]), size, KIND_LOAD), (sp(ins.mods[2]), size, KIND_STORE)]
+    if op == "wmma" and ins.has("load", "store"):  # each lane's fragment elements, one site each
+        from ptxjit.lower.rules.wmma import wmma_elements
+
+        got = wmma_elements(ins)
+        if got is not None:
+            space, esize, n = got
+            return [(space, esize, KIND_LOAD if ins.has("load") else KIND_STORE)] * n
     return []
 
 

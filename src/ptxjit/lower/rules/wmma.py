@@ -137,8 +137,9 @@ def _lower_load(lw: FnLowering, ins: Instr) -> None:
     ldm = _ldm(lw, ins, ins.operands, frag, mm)
     space = _space(ins)
     words: dict[int, ll.Value] = {}
-    for j, e, row, col in _sites(mm, frag, lw):
+    for k, (j, e, row, col) in enumerate(_sites(mm, frag, lw)):
         p = _element_ptr(lw, ins, ins.operands[1], space, row, col, ldm, es, store=False)
+        lw.probe_memory(p, k)  # ptxjit check's probes: one per element (wmma_elements)
         v = lw.user_access(b.load(lw.typed_ptr(p, _ETYPE[es]), align=es), space)
         v = b.shl(b.zext(v, I32), const_int(I32, 8 * es * e)) if es < 4 else v
         words[j] = b.or_(words[j], v) if j in words else v
@@ -155,11 +156,29 @@ def _lower_store(lw: FnLowering, ins: Instr) -> None:
     es = _ESIZE[t]
     ldm = _ldm(lw, ins, ins.operands, "d", mm)
     space = _space(ins)
-    for j, e, row, col in _sites(mm, "d", lw):
+    for k, (j, e, row, col) in enumerate(_sites(mm, "d", lw)):
         w = lw.read(src[j], "b32")
         v = b.trunc(b.lshr(w, const_int(I32, 8 * es * e)), _ETYPE[es]) if es < 4 else w
         p = _element_ptr(lw, ins, ins.operands[0], space, row, col, ldm, es, store=True)
+        lw.probe_memory(p, k)
         lw.user_access(b.store(v, lw.typed_ptr(p, _ETYPE[es]), align=es), space)
+
+
+def wmma_elements(ins: Instr) -> tuple[str, int, int] | None:
+    """(space, element bytes, elements per lane) of a wmma.load/store, whose elements the lowering
+    probes one by one (ptxjit check, instrument/probes.py tensor_accesses); None for other forms."""
+    try:
+        if _check(ins) is not None or _shape(ins) is None or ins.types()[-1] not in _ESIZE:
+            return None
+        t = ins.types()[-1]
+        frag = next((m for m in ins.mods if m in ("a", "b", "c")), None) if ins.has("load") else "d"
+        if frag is None:
+            return None
+        mm = _variant_for(ins, frag, t)
+        n = len(mm.a_sites()) if frag == "a" else len(mm.b_sites()) if frag == "b" else mm.M * mm.N // 32
+        return _space(ins), _ESIZE[t], n
+    except (KeyError, ValueError, IndexError, TypeError):
+        return None
 
 
 @rule("wmma", family="warp", check=_check, yields=True)
