@@ -427,3 +427,71 @@ def test_trap_in_tiered_launch_names_block_thread_and_line(monkeypatch, swap):
     out[:] = 0
     k(64, 64, (out, 99, 0), unchecked=True)
     np.testing.assert_array_equal(out, np.ones_like(out))
+
+
+def test_tier1_build_releases_the_module_lock_for_llvm(monkeypatch, tmp_path):
+    """A background tier-1 build holds the module lock only while lowering reads the IR: through
+    LLVM's optimization and code generation (seconds for big kernels) other launches need not wait."""
+    from ptxjit.tiers import llvmproc
+
+    monkeypatch.setenv("PTXJIT_CACHE_DIR", str(tmp_path / "cache"))  # built, not found on disk
+    k = _kernel("saxpy")
+    seen: list[tuple[int, bool]] = []
+    real = llvmproc.optimize_to_object
+
+    def spy(ir_text: str, opt_level: int = 3, name: str = "kernel") -> bytes:
+        seen.append((opt_level, k.module._lock.locked()))
+        return real(ir_text, opt_level, name)
+
+    monkeypatch.setattr(llvmproc, "optimize_to_object", spy)
+    x, y = np.arange(1000, dtype=np.float32), np.ones(1000, np.float32)
+    k(4, 256, (1000, 2.0, x, y))
+    np.testing.assert_array_equal(y, 2.0 * x + 1.0)
+    assert seen == [(3, False), (3, False)]  # the specialized and the plain code, both unlocked
+
+
+def test_child_process_llvm_gives_the_same_object_code():
+    """Tier-1 builds optimize in a child process (llvmproc.py): the same bytes as in this process."""
+    from ptxjit.jit import engine
+    from ptxjit.lower.module import ModuleCodegen
+    from ptxjit.tiers import llvmproc
+
+    m = ptxjit.Module.from_file(PTX / "saxpy.ptx")
+    f = m.get_function("saxpy").fn
+    ir_text = str(ModuleCodegen(m.ir, f, m._glay, (256, 1, 1), checked=True).build())
+    assert llvmproc.optimize_to_object(ir_text, 3, "saxpy") == engine.optimize_to_object(ir_text, 3, "saxpy")
+
+
+_EXITING_CHILD = r"""
+import sys, time
+import numpy as np
+import ptxjit
+from ptxjit.tiers import state
+k = ptxjit.Module.from_file(sys.argv[1]).get_function("bitonic")
+src = np.arange(4096, dtype=np.uint32)[::-1].copy()
+dst = np.zeros_like(src)
+k(4, 512, (src, dst))
+assert (dst == np.sort(src.reshape(-1, 1024), axis=1).ravel()).all()
+for _ in range(3000):  # until the background tier-1 build is inside LLVM, then exit at once
+    if state._in_llvm:
+        break
+    time.sleep(0.005)
+print("in-llvm" if state._in_llvm else "not-in-llvm", time.monotonic(), flush=True)
+"""
+
+
+def test_exit_while_tier1_builds_is_clean(tmp_path):
+    """Exiting while a tier-1 build runs inside LLVM: no abort (LLVM torn down under a running build
+    aborted the process: 'An asserting value handle still pointed to this value!'), and no build
+    step starts after the exit began."""
+    import time
+
+    env = dict(os.environ, PTXJIT_CACHE_DIR=str(tmp_path / "cache"), PTXJIT_TIERS="1")
+    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-c", _EXITING_CHILD, str(PTX / "bitonic.ptx")], env=env,
+                       capture_output=True, text=True, timeout=300)
+    end = time.monotonic()
+    assert r.returncode == 0, r.stderr
+    state, t_exit = r.stdout.split()
+    assert state == "in-llvm"
+    assert end - float(t_exit) < 30  # one LLVM step (the specialized code's), not the plain code's too

@@ -87,13 +87,15 @@ def ptx_hash(text: str) -> str:
 
 def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
               block: tuple[int, int, int] | None = None, ptx_digest: str | None = None,
-              checked: bool = False, probes=None, opt_level: int = 3, spec=None, lock=None) -> Translation:
+              checked: bool = False, probes=None, opt_level: int = 3, spec=None, lock=None,
+              optimizer=None) -> Translation:
     """`checked`: bounds-check memory accesses (lower/bounds.py; `checked=True` launches).  `probes`:
     instrument the code (an object of ptxjit/instrument with a `key`: part of the cache key).
     `opt_level`: LLVM's level (ptxjit/tiers builds its quick tier 0 lower); `spec`: constants for
     parameters and launch slots (ptxjit/tiers/specialize.py, with a `key`: part of the cache key).
     `lock`: held only while lowering reads the module's IR (ptxjit/tiers' background builds), not
-    through LLVM's optimization and code generation, so that other launches do not wait for them."""
+    through LLVM's optimization and code generation, so that other launches do not wait for them.
+    `optimizer`: in place of engine.optimize_to_object (the tiers run it in a child process)."""
     t0 = time.perf_counter()
     pkey = probes.key if probes is not None else ""
     tkey = (f"|O{opt_level}" if opt_level != 3 else "") + (f"|spec={spec.key}" if spec is not None else "")
@@ -126,7 +128,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
     with lock if lock is not None else contextlib.nullcontext():
         cg = ModuleCodegen(module, kernel, glay, block, checked=checked, probes=probes, spec=spec)
         llvm_ir = str(cg.build())
-    obj = optimize_to_object(llvm_ir, opt_level=opt_level, name=kernel.name)
+    obj = (optimizer or optimize_to_object)(llvm_ir, opt_level=opt_level, name=kernel.name)
     native = load_object(obj, WORKER_SYMBOL)
     _count("translations")
     locations = [(str(i.pos), i.text) for i in cg.locations]  # CUDA line first where .loc gives one

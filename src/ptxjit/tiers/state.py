@@ -30,6 +30,7 @@ from ptxjit.jit.translate import Translation
 from ptxjit.runtime import launch as _launch
 from ptxjit.runtime import printf
 from ptxjit.streams import stream as _streams
+from ptxjit.tiers import llvmproc
 from ptxjit.tiers.policy import Policy, moved_params
 from ptxjit.tiers.profile import Profile, candidates
 from ptxjit.tiers.runner import BatchLog, run_batched
@@ -69,6 +70,24 @@ class TierStats:
 _registry: list[tuple[str, weakref.ref[KernelTiers]]] = []
 _registry_lock = threading.Lock()
 _builders: set[threading.Thread] = set()
+
+
+def _generic_ok(fn) -> bool:
+    """May tier 0 be the generic (no block shape) code?  Only where it behaves as the block-specialized
+    code does.  Not for a kernel with a spin loop: only the block-specialized code suspends a thread
+    spinning on a flag that a later thread of its CTA sets (lower/progress.py spin_points; generic:
+    the launch hangs, tests/test_interrupts.py intra_spin), nor where a barrier names a thread count
+    (bar.sync id, count; bar.red; bar.arrive): the generic code lets the threads pass a barrier whose
+    count exceeds the block's threads (tests/data/interrupts.ptx bar_too_many completes where the
+    block-specialized code raises KernelDeadlock).  Such kernels get the block-specialized code at
+    the low level: the same behaviour and errors as today's translation."""
+    from ptxjit.lower.module import ModuleCodegen
+    from ptxjit.lower.progress import spin_points
+
+    if any(i.opcode in ("bar", "barrier") and len(i.operands) >= 2 for i in fn.instructions):
+        return False
+    # ModuleCodegen.yields reads no state of its codegen (the instruction's rule only)
+    return spin_points(fn, lambda ins: ModuleCodegen.yields(None, ins)) is fn
 
 
 class KernelTiers:
@@ -130,7 +149,7 @@ class KernelTiers:
         if v is None:
             k = self.kernel
             before = _tr.cache_stats()["disk_hits"]
-            t = k.module.translation(k.fn, None, self.checked, opt_level=1)
+            t = k.module.translation(k.fn, None if _generic_ok(k.fn) else self.block, self.checked, opt_level=1)
             v = self.t0 = Version(0, t, None, t.seconds, _tr.cache_stats()["disk_hits"] > before)
             self.stats.builds.append({"level": 0, "seconds": t.seconds, "from_disk": v.from_disk, "spec": {}})
         return v
@@ -188,7 +207,7 @@ class KernelTiers:
         with gc_paused():
             try:
                 t = _tr.translate(m.ir, k.fn, m._glay, self.block, m.ptx_digest, self.checked, None, 3, spec,
-                                  lock=_Lowering(m._lock))
+                                  lock=_Lowering(m._lock), optimizer=llvmproc.optimize_to_object)
             finally:
                 with _exit_lock:
                     _in_llvm.discard(threading.current_thread())
@@ -374,8 +393,9 @@ class KernelTiers:
 # Exiting while a background build runs: a thread inside LLVM when the process tears LLVM down aborts
 # it (measured: "An asserting value handle still pointed to this value!", exit status 134), while a
 # thread in Python code (lowering) is simply stopped by the interpreter's finalization.  So at exit
-# no build enters LLVM any more (_Lowering raises), and only a build already inside LLVM (one
-# optimization and code generation: a few seconds at most) is waited for.
+# no build starts LLVM any more (_Lowering raises), builds optimizing in a child process are killed
+# (llvmproc.py), and only a build inside LLVM in this process (linking the object, milliseconds; or a
+# whole build where the child could not run) is waited for.
 _exiting = threading.Event()
 _exit_lock = threading.Lock()
 _in_llvm: set[threading.Thread] = set()  # build threads past their lowering, inside LLVM
@@ -400,6 +420,8 @@ class _Lowering:
 
     def __exit__(self, *exc) -> None:
         self.lock.release()
+        if exc[0] is not None:
+            return
         with _exit_lock:
             if _exiting.is_set():
                 raise _BuildCancelled("exiting")
@@ -411,6 +433,7 @@ def _join_builders() -> None:
     with _exit_lock:
         _exiting.set()
         busy = list(_in_llvm)
+    llvmproc.kill_all()  # builds in a child process stop at once (llvmproc.py)
     deadline = time.monotonic() + EXIT_WAIT_S
     for th in busy:
         th.join(timeout=max(0.0, deadline - time.monotonic()))
@@ -423,6 +446,7 @@ def _after_fork_in_child() -> None:
     _builders.clear()
     _in_llvm.clear()
     _exit_lock = threading.Lock()  # another thread may have held it at the fork
+    llvmproc.after_fork_in_child()
     for _, r in list(_registry):
         st = r()
         if st is not None:
