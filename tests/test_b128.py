@@ -5,6 +5,8 @@ the old 16 bytes).  The bounds checks cover all 16 bytes; a misaligned 128-bit a
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -264,3 +266,38 @@ def test_misaligned_atomic_traps(mode):
     with pytest.raises(ptxjit.KernelTrap, match=r"atom\.global\.exch\.b128"):
         ptxjit.Module(EXCH).get_function("atom_at")(1, 1, (view,), **mode)
     assert not a.any()
+
+
+INT128 = Path(__file__).parent / "data" / "b128" / "int128.ptx"  # nvcc's PTX for unsigned __int128 (int128.cu)
+M128 = (1 << 128) - 1
+
+
+def _u128(words: np.ndarray) -> list[int]:
+    return [int(lo) | int(hi) << 64 for lo, hi in words.reshape(-1, 2)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nvcc_int128_exchange(mode):
+    """nvcc's atomicExch on unsigned __int128 (atom.global.exch.b128) and 128-bit arithmetic in a
+    device function, against Python integers."""
+    n = 64
+    x = np.random.default_rng(11).integers(0, 2**63, 4 * n, dtype=np.uint64)
+    s = (0x0123456789ABCDEF << 64) | 0xFEDCBA9876543210
+    before = _u128(x)
+    ptxjit.Module.from_file(INT128).get_function("int128_exch")(
+        1, n, (x, s.to_bytes(16, "little")), **mode)  # a 16-byte .b8 array parameter
+    after = _u128(x)
+    for t in range(n):
+        v = before[t]
+        assert after[t] == ((v * s + (v >> 3)) & M128) ^ before[t + n], t
+        assert after[t + n] == v, t
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nvcc_int128_cas_sum(mode):
+    """nvcc's atomicCAS loop on unsigned __int128 (atom.global.cas.b128) from 4 blocks of 96 threads."""
+    ctr = np.array([5, 7], dtype=np.uint64)
+    grid, block = 4, 96
+    ptxjit.Module.from_file(INT128).get_function("int128_cas_sum")(grid, block, (ctr,), **mode)
+    want = (5 | 7 << 64) + sum(((t + 1) << 64 | 1) for t in range(block)) * grid
+    assert _u128(ctr) == [want & M128]
