@@ -184,3 +184,80 @@ def markdown(sec: dict) -> list[str]:
 
 def _x(v, digits: int) -> str:
     return "—" if v is None else f"{v:.{digits}f}×"
+
+
+def compare_memory(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
+    """A memory trace with the traced run's cost cutters (instrument/trace.py PACK_MEMORY_KEYS,
+    POOLED_SNAPSHOT) against one without them -- the earlier layout and snapshot -- and the plain launch,
+    interleaved in one process (plain, without, with, plain, ...) so that both see the same load.
+    Returns {"kernels": {name: {"plain_s", "without_x", "with_x", "bytes_without", "bytes_with"}},
+    "summary": {"without_geomean", "with_geomean"}}."""
+    from ptxjit.instrument import trace as tr
+
+    def cutters(on: bool) -> None:
+        tr.PACK_MEMORY_KEYS = tr.POOLED_SNAPSHOT = on
+
+    out = {}
+    try:
+        for name in kernels:
+            if name not in SIZES[mode]:
+                continue
+            case, n = CASES[name], SIZES[mode][name]
+            inputs = case.make(n, np.random.default_rng(1234))
+            expected = case.reference(inputs)
+            kernel = peer.kernel(name)
+            targets = {"plain": kernel, "without": _traced(kernel, ("memory",)), "with": _traced(kernel, ("memory",))}
+            runs, nbytes = {}, {}
+            for label in targets:  # each checked against the reference once (and translated)
+                cutters(label != "without")
+                got, problems = checked_runs(case, n, {label: targets[label]}, inputs, expected)
+                if problems:
+                    raise AssertionError(f"{name} {label}: {problems[label]}")
+                runs.update(got)
+                if label != "plain":
+                    nbytes[label] = sum(targets[label].last.nbytes().values())
+            times: dict[str, list[float]] = {k: [] for k in runs}
+            parts: dict[str, dict[str, list[float]]] = {k: {} for k in runs if k != "plain"}
+            for _ in range(reps):
+                for label, run in runs.items():
+                    cutters(label != "without")
+                    t0 = time.perf_counter()
+                    run()
+                    times[label].append(time.perf_counter() - t0)
+                    if label != "plain":  # where the time went: snapshot + restore, counting run, traced run
+                        tm = targets[label].last.timings
+                        for part, v in (("copy", tm["snapshot"] + tm["restore"]), ("count", tm["count"]),
+                                        ("traced", tm["trace"])):
+                            parts[label].setdefault(part, []).append(v)
+            plain = statistics.median(times["plain"])
+            out[name] = {"plain_s": plain, "without_x": statistics.median(times["without"]) / plain,
+                         "with_x": statistics.median(times["with"]) / plain,
+                         "bytes_without": nbytes["without"], "bytes_with": nbytes["with"],
+                         **{f"{part}_{label}_x": statistics.median(v) / plain
+                            for label, d in parts.items() for part, v in d.items()}}
+            e = out[name]
+            log(f"{name:13s} plain {plain * 1e3:7.2f} ms  memory trace {e['without_x']:5.2f}x -> {e['with_x']:5.2f}x"
+                f"  (traced run {e['traced_without_x']:.2f} -> {e['traced_with_x']:.2f}, snapshot+restore "
+                f"{e['copy_without_x']:.2f} -> {e['copy_with_x']:.2f}, counting run {e['count_with_x']:.2f})"
+                f"  records {nbytes['without'] / 1e6:.0f} -> {nbytes['with'] / 1e6:.0f} MB")
+            del runs, targets, inputs, expected
+            gc.collect()
+    finally:
+        cutters(True)
+    summary = {f"{k}_geomean": geomean([v[f"{k}_x"] for v in out.values()]) for k in ("without", "with")}
+    return {"kernels": out, "summary": summary}
+
+
+if __name__ == "__main__":  # python bench/ptxbench/tracing.py [quick|full] [reps] [kernel,...]
+    import os
+    import sys
+
+    from ptxbench.peers import PtxjitPeer
+
+    mode = sys.argv[1] if len(sys.argv) > 1 else "quick"
+    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    names = sys.argv[3].split(",") if len(sys.argv) > 3 else list(SIZES[mode])
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    res = compare_memory(PtxjitPeer(), mode, names, reps)
+    print(f"geomean: without {res['summary']['without_geomean']:.2f}x, with {res['summary']['with_geomean']:.2f}x; "
+          f"load average after: {os.getloadavg()[0]:.2f}")

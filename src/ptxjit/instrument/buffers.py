@@ -20,9 +20,14 @@ the thread's epoch before the barrier.
 The traced code writes only what the post-pass cannot know (`record_dtypes`): never `cta` (a CTA runs on
 one worker, which fills the CTA's claim -- below -- so the claim tells), `seq` only when several record
 types are traced (with one, a record's seq is its position in the claim; with several, seq interleaves
-the types) and `epoch` only for kernels with CTA barriers.  The traced run is bound by the bytes it
-writes (vadd: three memory records per 12 bytes the kernel moves), so this matters: a memory record of a
-one-type trace of a barrier-free kernel is 12 bytes (addr | tid | site), a block record 4.
+the types) and `epoch` only for kernels with CTA barriers.  Records are several times the bytes a
+streaming kernel moves (vadd: three memory records per 12 bytes), so a memory record packs addr, tid
+and site into one 64-bit key where tid and site fit its top 16 bits (`key_tid_bits`: the bits of
+nthreads - 1, 10 for the generic translation, plus the bits of the number of memory sites; the
+address keeps 48 bits, sign-extended by the post-pass: x86-64 user-space addresses are below 2**47 --
+elsewhere records stay wide -- and shared/local offsets small), else addr | tid | site.  A memory
+record of a one-type trace of a barrier-free kernel is 8 bytes (one store), 12 with barriers; a block
+record 4.
 
 Sizing: each type's buffer holds exactly `capacity` records, the sum over counters of
 records(counter, type) x executions(counter) from the counting run, plus one scratch record where a
@@ -58,13 +63,47 @@ DTYPES_VALUES = _layouts(_FULL_HEAD, True)
 BLOCK_DTYPE, MEMORY_DTYPE, BRANCH_DTYPE, BARRIER_DTYPE = DTYPES
 
 
-def record_dtypes(plan: Plan, values: bool = False, ntypes: int = 2) -> tuple[np.dtype, ...]:
-    """The record layouts the traced code writes for `plan`, tracing `ntypes` record types (module doc)."""
+ADDR_BITS = 48  # a memory key's address field: user-space host addresses and offsets (sign-extended)
+ADDR_MASK = (1 << ADDR_BITS) - 1
+
+
+def key_tid_bits(plan: Plan, nthreads: int | None) -> int | None:
+    """Memory records of `plan` for CTAs of `nthreads` threads (None: any, up to 1,024) pack address,
+    tid and site into one 64-bit key when tid and site fit the key's top 16 bits: the tid's bits, else
+    None (the wide layout)."""
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return None  # user-space addresses below 2**47 (sign-extension restores them): x86-64 only
+    tid_bits = max(1, (1024 if nthreads is None else max(nthreads, 1)) - 1).bit_length()
+    site_bits = max(1, len(plan.memory) - 1).bit_length()
+    return tid_bits if tid_bits + site_bits <= 64 - ADDR_BITS else None
+
+
+def record_dtypes(plan: Plan, values: bool = False, ntypes: int = 2,
+                  tid_bits: int | None = None) -> tuple[np.dtype, ...]:
+    """The record layouts the traced code writes for `plan`, tracing `ntypes` record types (module doc);
+    `tid_bits` (key_tid_bits): memory records as key | [seq] | [epoch] [| value]."""
     head = ([("seq", "<u4")] if ntypes > 1 else []) + ([("epoch", "<u4")] if plan.has_barriers else [])
-    return _layouts(head + [("tid", "<u2"), ("site", "<u2")], values)
+    out = list(_layouts(head + [("tid", "<u2"), ("site", "<u2")], values))
+    if tid_bits is not None:
+        out[T_MEMORY] = np.dtype([("key", "<u8")] + head + (_VALUE if values else []))
+    return tuple(out)
 
 
-def expand(records: np.ndarray, cta: np.ndarray, t: int, seq: np.ndarray | None = None) -> np.ndarray:
+def unpack_keys(key: np.ndarray, tid_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """Memory keys -> (addr as uint64, tid | site << 16 as uint32): the address sign-extended from
+    ADDR_BITS (host addresses are below 2**47; a negative shared or local offset comes back whole)."""
+    key = np.asarray(key, np.uint64)
+    shift = np.uint64(64 - ADDR_BITS)
+    addr = ((key << shift).view(np.int64) >> np.int64(64 - ADDR_BITS)).view(np.uint64)
+    top = (key >> np.uint64(ADDR_BITS)).astype(np.uint32)
+    tid = top & np.uint32((1 << tid_bits) - 1)
+    return addr, tid | ((top >> np.uint32(tid_bits)) << np.uint32(16))
+
+
+def expand(records: np.ndarray, cta: np.ndarray, t: int, seq: np.ndarray | None = None,
+           tid_bits: int | None = None) -> np.ndarray:
     """Records as written (record_dtypes) with their CTAs (and their seq, when not written) -> the full
     layout (DTYPES[t], or with values); epoch 0 when not written.  Copied as 32-bit words (every field,
     and the tid/site pair, is word-aligned in all layouts): NumPy's per-field structured assignment is
@@ -80,6 +119,13 @@ def expand(records: np.ndarray, cta: np.ndarray, t: int, seq: np.ndarray | None 
         dst[:, full_dt.fields["seq"][1] // 4] = seq
     for name in records.dtype.names:
         if name == "site":  # shares tid's word
+            continue
+        if name == "key":  # packed memory record: addr, tid and site
+            o = records.dtype.fields["key"][1] // 4
+            addr, tid_site = unpack_keys(src[:, o:o + 2].copy().view(np.uint64).reshape(n), tid_bits)
+            a = full_dt.fields["addr"][1] // 4
+            dst[:, a:a + 2] = addr.view(np.uint32).reshape(n, 2)
+            dst[:, full_dt.fields["tid"][1] // 4] = tid_site
             continue
         ftype, offset = records.dtype.fields[name][:2]
         words = max(1, ftype.itemsize // 4)
@@ -197,7 +243,7 @@ class TraceBuffers:
     each CTA's claim per type, and where each CTA's records went."""
 
     def __init__(self, plan: Plan, types: tuple[int, ...], capacity: np.ndarray, cta_claims: np.ndarray,
-                 nworkers: int, nthreads: int, values: bool = False) -> None:
+                 nworkers: int, nthreads: int, values: bool = False, tid_bits: int | None = None) -> None:
         nctas = len(cta_claims)
         self.types = types
         self.capacity = capacity.copy()
@@ -213,7 +259,7 @@ class TraceBuffers:
             cap = int(capacity[t])
             # np.empty: only records written are ever read (holes of short claims are skipped), and
             # np.zeros's calloc path faults its pages in slower; the last record is the scratch slot
-            dt = record_dtypes(plan, values, len(types))[t]
+            dt = record_dtypes(plan, values, len(types), tid_bits)[t]
             self.buffers[t] = POOL.take((cap + 1) * dt.itemsize)[:(cap + 1) * dt.itemsize].view(dt)
             self.table[TB_CAP + t] = cap
         for w in range(nworkers):
@@ -262,13 +308,29 @@ def array_arguments(args, module_globals: np.ndarray, may_write: list[bool] | No
 class Snapshot:
     """Copies of arrays, put back by restore() (in order: aliasing views get the same bytes back)."""
 
-    def __init__(self, arrays: list[np.ndarray]) -> None:
-        self.saved = [(a, a.copy()) for a in arrays]
+    def __init__(self, arrays: list[np.ndarray], pooled: bool = False) -> None:
+        """`pooled`: large contiguous copies go into buffers of the BufferPool (release() gives them
+        back): a fresh copy's first write faults every page in, which costs about as much as the copy
+        (saxpy's 16 MB y: half the snapshot)."""
+        self.saved: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pooled: list[np.ndarray] = []
+        for a in arrays:
+            if pooled and a.flags.c_contiguous and a.nbytes >= BufferPool.MIN_BYTES:
+                buf = POOL.take(a.nbytes)[:a.nbytes]
+                np.copyto(buf, a.reshape(-1).view(np.uint8))
+                self._pooled.append(buf)
+                self.saved.append((a, buf.view(a.dtype).reshape(a.shape)))
+            else:
+                self.saved.append((a, a.copy()))
+        self.nbytes = sum(c.nbytes for _a, c in self.saved)
 
     def restore(self) -> None:
         for a, copy in self.saved:
             np.copyto(a, copy)
 
-    @property
-    def nbytes(self) -> int:
-        return sum(c.nbytes for _a, c in self.saved)
+    def release(self) -> None:
+        """Done with the copies (no restore() after this): pooled buffers go back to the pool."""
+        self.saved = []
+        for buf in self._pooled:
+            POOL.give(buf)
+        self._pooled = []

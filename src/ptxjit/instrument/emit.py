@@ -27,6 +27,8 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from ptxjit.instrument.buffers import (
+    ADDR_BITS,
+    ADDR_MASK,
     TB_CAP,
     TB_CTA,
     TB_CTA_START,
@@ -127,7 +129,7 @@ class ProbeEmitter:
         if self.spec.values:  # written by `after`, once the value is known (a load's result)
             self._pending.append((site, self._address(p, site.space)))
             return
-        self._write(T_MEMORY, [self._address(p, site.space), *self._head(site.ident)])
+        self._write(T_MEMORY, self._memory_words(self._address(p, site.space), site.ident))
 
     def after(self, ins) -> None:
         """After `ins` was lowered (where it executed): with values, its memory records, each with the
@@ -138,7 +140,7 @@ class ProbeEmitter:
         pending, self._pending = self._pending, []
         value = self._value(ins)
         for site, addr in pending:
-            self._write(T_MEMORY, [addr, *self._head(site.ident), value])
+            self._write(T_MEMORY, [*self._memory_words(addr, site.ident), value])
 
     def _value(self, ins) -> ll.Value:
         from ptxjit.frontend import ir
@@ -245,17 +247,32 @@ class ProbeEmitter:
     def _epochs(self) -> ll.Value:
         return self._fixed_ptr(WS_EPOCH, I32P)
 
-    def _head(self, site: int) -> list[ll.Value]:
+    def _head(self, site: int, tid_site: bool = True) -> list[ll.Value]:
         """The i32 fields every record ends with (instrument/buffers.py record_dtypes): seq (when
-        several record types are traced), epoch (kernels with CTA barriers), tid | site << 16."""
+        several record types are traced), epoch (kernels with CTA barriers), tid | site << 16 (unless
+        `tid_site` is false: a packed memory key holds them)."""
         b, lw = self.lw.b, self.lw
         head = []
         if len(self.spec.types) > 1:
             head.append(b.trunc(self._bump(WS_SEQ), I32))
         if self.plan.has_barriers:
             head.append(lw.internal_access(b.load(b.gep(self._epochs(), [lw.tlin]))))
-        head.append(b.or_(b.and_(lw.tlin, const_int(I32, 0xFFFF)), const_int(I32, (site << 16) & MASK32)))
+        if tid_site:
+            head.append(b.or_(b.and_(lw.tlin, const_int(I32, 0xFFFF)), const_int(I32, (site << 16) & MASK32)))
         return head
+
+    def _memory_words(self, addr: ll.Value, site: int) -> list[ll.Value]:
+        """A memory record's fields but the value: addr and head, or with `spec.tid_bits` (set by
+        ptxjit.trace when they fit, instrument/buffers.py key_tid_bits) one 64-bit key
+        addr (low ADDR_BITS) | tid << ADDR_BITS | site << (ADDR_BITS + tid_bits), then seq and epoch:
+        8 bytes a record instead of 12 in a barrier-free kernel.  Fewer bytes, and one store."""
+        tid_bits = getattr(self.spec, "tid_bits", None)
+        if tid_bits is None:
+            return [addr, *self._head(site)]
+        b = self.lw.b
+        tid = b.zext(b.and_(self.lw.tlin, const_int(I32, (1 << tid_bits) - 1)), I64)
+        top = b.or_(b.shl(tid, const_int(I64, ADDR_BITS)), const_int(I64, site << (ADDR_BITS + tid_bits)))
+        return [b.or_(b.and_(addr, const_int(I64, ADDR_MASK)), top), *self._head(site, tid_site=False)]
 
     def _address(self, p: ll.Value, space: str) -> ll.Value:
         b, lw = self.lw.b, self.lw

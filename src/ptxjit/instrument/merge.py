@@ -75,7 +75,8 @@ def gather_claims(records: np.ndarray, start: np.ndarray, written: np.ndarray) -
     return records[claim_order(start, written)]
 
 
-def sorted_records(records: np.ndarray, start: np.ndarray, written: np.ndarray, t: int) -> np.ndarray:
+def sorted_records(records: np.ndarray, start: np.ndarray, written: np.ndarray, t: int,
+                   tid_bits: int | None = None) -> np.ndarray:
     """Type t's records (as written: instrument/buffers.py record_dtypes) in trace order, full layout.
 
     After gathering the claims in CTA order, `cta` is in order, and within a CTA so is `seq` (a claim is
@@ -89,7 +90,7 @@ def sorted_records(records: np.ndarray, start: np.ndarray, written: np.ndarray, 
     seq = None
     if "seq" not in g.dtype.names:
         seq = (np.arange(len(g), dtype=np.int64) - np.repeat(np.cumsum(w[nz]) - w[nz], w[nz])).astype(np.uint32)
-    g = expand(g, np.repeat(nz.astype(np.uint32), w[nz]), t, seq)
+    g = expand(g, np.repeat(nz.astype(np.uint32), w[nz]), t, seq, tid_bits)
     if len(g) < 2:
         return g
     first = (np.cumsum(w[w > 0]) - w[w > 0])  # index of each CTA's first record

@@ -37,6 +37,7 @@ from ptxjit.instrument.buffers import (
     array_arguments,
     capacities,
     give_back,
+    key_tid_bits,
     record_dtypes,
 )
 from ptxjit.instrument.clock import Clock
@@ -54,6 +55,12 @@ from ptxjit.instrument.probes import (
     ProbeSpec,
     build_plan,
 )
+
+# The traced run's cost cutters (both on; bench/ptxbench/tracing.py turns them off to measure, in the same
+# process and load, what they save): memory records packed into 64-bit keys (buffers.key_tid_bits), and
+# the counting run's snapshot in pooled buffers (buffers.Snapshot).
+PACK_MEMORY_KEYS = True
+POOLED_SNAPSHOT = True
 
 
 class TraceOverflow(RuntimeError):
@@ -117,7 +124,7 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     # 1. counting run, on a snapshot of the data
     t0 = time.perf_counter()
     snap = Snapshot(array_arguments(args, kernel.module.globals, [p.may_write for p in kernel._access.params],
-                                    bool(kernel.module._glay.offsets)))
+                                    bool(kernel.module._glay.offsets)), pooled=POOLED_SNAPSHOT)
     t1 = time.perf_counter()
     cb = CountBuffers(plan, nworkers, nctas, nthreads)
     try:
@@ -127,6 +134,7 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     finally:
         t2 = time.perf_counter()
         snap.restore()
+        snap.release()
         t3 = time.perf_counter()
     counts = cb.counts()
     cap = capacities(plan, counts)
@@ -134,11 +142,17 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     for t in types:  # the counting pass and the per-CTA totals are two views of the same counts
         assert int(cap[t]) == int(cb.cta_totals[:, t].sum()), (RECORD_TYPES[t], cap[t], cb.cta_totals[:, t].sum())
     # 2. traced run
-    tb = TraceBuffers(plan, types, cap, cb.cta_totals, nworkers, nthreads, values)
+    tid_bits = key_tid_bits(plan, None if _generic else nthreads) if "memory" in recs and PACK_MEMORY_KEYS \
+        else None
+    tb = TraceBuffers(plan, types, cap, cb.cta_totals, nworkers, nthreads, values, tid_bits)
+    spec = ProbeSpec(plan, "trace", recs, _generic, values)
+    if tid_bits is not None:  # packed memory records (instrument/buffers.py key_tid_bits)
+        spec.tid_bits = tid_bits
+        spec.key += f":key{tid_bits}"
     clock = Clock.start()
     t4 = time.perf_counter()
     kernel(g, b, args, shared_mem, timeout=timeout, checked=checked, unchecked=unchecked,
-           probes=ProbeLaunch(ProbeSpec(plan, "trace", recs, _generic, values), tb.table))
+           probes=ProbeLaunch(spec, tb.table))
     t5 = time.perf_counter()
     dropped = {RECORD_TYPES[t]: tb.dropped(t) for t in types}
     if strict and any(dropped.values()):
@@ -148,14 +162,14 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
                             f"run counted ({sizes}); pass strict=False to keep the partial trace")
     # 3. the post-pass runs when the records are first asked for (see SortedRecords)
     per_type = SortedRecords({RECORD_TYPES[t]: (tb.buffers[t], tb.start[:, t], tb.written(t)) for t in types},
-                             times)
+                             times, tid_bits)
     times.update(snapshot=t1 - t0, count=t2 - t1, restore=t3 - t2, trace=t5 - t4)
     block_counts = counts[[s.counter for s in plan.blocks]] if plan.blocks else np.zeros(0, np.int64)
     tr = Trace(kernel.name, g, b, plan, per_type, {RECORD_TYPES[t]: int(cap[t]) for t in types}, dropped,
                block_counts, times, snap.nbytes)
     if nctas:  # time 0: the first CTA's start (the launch itself may first have translated the kernel)
         clock = Clock(int(tb.cta_time[:, 1].min()))
-    tr.clock, tr._cta_time, tr.values = clock, tb.cta_time, values
+    tr.clock, tr._cta_time, tr.values, tr._tid_bits = clock, tb.cta_time, values, tid_bits
     return tr
 
 
@@ -164,8 +178,10 @@ class SortedRecords(Mapping):
     instrument/merge.py): a trace that is only counted or exported in part never pays for sorting the
     rest.  The time spent accumulates in timings["post"]."""
 
-    def __init__(self, raw: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], timings: dict) -> None:
+    def __init__(self, raw: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], timings: dict,
+                 tid_bits: int | None = None) -> None:
         self._raw = raw
+        self._tid_bits = tid_bits  # packed memory records (instrument/buffers.py key_tid_bits)
         self._done: dict[str, np.ndarray] = {}
         self._timings = timings
         timings.setdefault("post", 0.0)
@@ -176,7 +192,8 @@ class SortedRecords(Mapping):
         if got is None:
             t0 = time.perf_counter()
             buf, start, written = self._raw[kind]
-            got = self._done[kind] = sorted_records(buf, start, written, RECORD_TYPES.index(kind))  # a copy
+            got = self._done[kind] = sorted_records(buf, start, written, RECORD_TYPES.index(kind),
+                                                    self._tid_bits)  # a copy
             self._raw[kind] = (None, None, written)
             POOL.give(buf)
             self._timings["post"] += time.perf_counter() - t0
@@ -213,6 +230,7 @@ class Trace:
         self.clock: Clock | None = None  # the traced run's clock (barrier times, CTA spans)
         self.values = False  # memory records carry the value accessed
         self._cta_time: np.ndarray | None = None  # per CTA: worker, start, end (raw clock)
+        self._tid_bits: int | None = None  # memory records as written: packed keys (buffers.key_tid_bits)
 
     @property
     def record_types(self) -> tuple[str, ...]:
@@ -232,7 +250,7 @@ class Trace:
 
     def nbytes(self) -> dict[str, int]:
         """Bytes of records per type (the buffers' size, less the scratch record)."""
-        sizes = record_dtypes(self.plan, self.values, len(self._records))
+        sizes = record_dtypes(self.plan, self.values, len(self._records), self._tid_bits)
         return {k: self._records.count(k) * sizes[RECORD_TYPES.index(k)].itemsize for k in self._records}
 
     def records(self, kind: str) -> np.ndarray:
