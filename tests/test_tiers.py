@@ -308,7 +308,7 @@ def test_tiers_off_leaves_launches_untouched(monkeypatch):
     assert "_tiers" not in k.__dict__
 
 
-def test_tiers_on_by_default(monkeypatch):
+def test_tiers_default_and_off(monkeypatch):
     monkeypatch.delenv("PTXJIT_TIERS", raising=False)
     assert tiers.enabled() is tiers.DEFAULT_ON
     monkeypatch.setenv("PTXJIT_TIERS", "0")
@@ -495,3 +495,21 @@ def test_exit_while_tier1_builds_is_clean(tmp_path):
     state, t_exit = r.stdout.split()
     assert state == "in-llvm"
     assert end - float(t_exit) < 30  # one LLVM step (the specialized code's), not the plain code's too
+
+
+def test_tier0_keeps_deadlock_and_spin_behaviour():
+    """Kernels the generic code would run differently get block-specialized tier-0 code: a barrier
+    waiting for more threads than the block has still raises KernelDeadlock at the first launch, and
+    a thread spinning on a flag a later thread of its CTA sets still finishes."""
+    mod = ptxjit.Module.from_file(ROOT / "tests" / "data" / "interrupts.ptx")
+    out = np.zeros(64, np.int32)
+    with pytest.raises(ptxjit.KernelDeadlock, match="128 threads but the block has only 64"):
+        mod.get_function("bar_too_many")(1, 64, (out,))
+    assert (out == 1).all()  # every thread reached the barrier; none went past it
+    out = np.zeros(65, np.int32)
+    flag, data = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    mod.get_function("intra_spin")(1, 64, (out, flag, data), timeout=30)
+    assert out[0] == 43 and flag[0] == 1 and data[0] == 42
+    np.testing.assert_array_equal(out[1:], np.arange(64) * 2)
+    for name in ("bar_too_many", "intra_spin"):
+        assert ptxjit.stats()[name]["builds"][0]["level"] == 0  # they ran tier 0

@@ -1,9 +1,10 @@
-"""The tiers section (ptxjit/tiers, PTXJIT_TIERS=1): first-launch latency and steady-state time of tiered
-launches next to today's single O3 translation, and the timeline of one long launch that moves from
-tier 0 to tier 1 while it runs (docs/tiers_swap.png).
+"""The tiers section (ptxjit/tiers, PTXJIT_TIERS=1; PTXJIT_TIERS=0 is today's single translation):
+first-launch latency and steady-state time of tiered launches next to today's single O3 translation,
+and the timeline of one long launch that moves from tier 0 to tier 1 while it runs (docs/tiers_swap.png).
 
 * first launch: a fresh Module and a fresh, empty PTXJIT_CACHE_DIR per measurement; the time of the
-  first `unchecked` launch (translation + run), tiers off (today: the block-specialized O3 code) vs
+  first launch (translation + run; bounds-checked, the default launch, or unchecked with
+  `--unchecked`), tiers off (today: the block-specialized O3 code) vs
   tiers on (tier 0: the generic code at LLVM O1, tier 1 left building in the background; the
   measurement waits for that build before the next one starts).  At the "tiny" sizes, where the
   translation is the first launch's cost.
@@ -32,14 +33,17 @@ KERNELS = ["vadd", "saxpy", "sgemm", "transpose", "nbody", "blackscholes", "bito
 BARRIER_HEAVY = {"bitonic", "scan", "transpose", "sgemm"}
 
 
-class _Unchecked:
-    """A kernel launched with unchecked=True (only unchecked launches are tiered)."""
+UNCHECKED = False  # --unchecked: measure unchecked launches (else bounds-checked: the default launch)
+
+
+class _Launch:
+    """A kernel launched bounds-checked (the default) or, with UNCHECKED, unchecked=True."""
 
     def __init__(self, kernel) -> None:
         self.kernel = kernel
 
     def __call__(self, grid, block, args, shared_mem=0) -> None:
-        self.kernel(grid, block, args, shared_mem, unchecked=True)
+        self.kernel(grid, block, args, shared_mem, unchecked=UNCHECKED)
 
 
 def _set_tiers(on: bool) -> None:
@@ -72,7 +76,7 @@ def first_launch(name: str, on: bool) -> tuple[float, list[str]]:
         try:
             _set_tiers(on)
             k = ptxjit.Module.from_file(_ptx(name)).get_function(name)
-            run = case.ptxjit(_Unchecked(k), d, n)
+            run = case.ptxjit(_Launch(k), d, n)
             t0 = time.perf_counter()
             run()
             dt = time.perf_counter() - t0
@@ -101,7 +105,7 @@ def steady(name: str, mode: str, reps: int) -> dict:
             _set_tiers(on)
             k = ptxjit.Module.from_file(_ptx(name)).get_function(name)
             d = {kk: (v.copy() if isinstance(v, np.ndarray) else v) for kk, v in inputs.items()}
-            run = case.ptxjit(_Unchecked(k), d, n)
+            run = case.ptxjit(_Launch(k), d, n)
             run()  # translations (tier 1 built from this launch's profile)
             bad = case.check({o: d[o] for o in case.outputs}, expected)
             if bad:
@@ -110,7 +114,7 @@ def steady(name: str, mode: str, reps: int) -> dict:
                 run()
             if on:  # and tier 1's (or the race winner's) outputs, on fresh inputs
                 d2 = {kk: (v.copy() if isinstance(v, np.ndarray) else v) for kk, v in inputs.items()}
-                case.ptxjit(_Unchecked(k), d2, n)()
+                case.ptxjit(_Launch(k), d2, n)()
                 bad = case.check({o: d2[o] for o in case.outputs}, expected)
                 if bad:
                     problems["tier1"] = "; ".join(bad)
@@ -154,7 +158,7 @@ def swap_timeline(png: Path | None, mode: str, log=print, name: str = "scan") ->
         try:
             _set_tiers(True)
             k = ptxjit.Module.from_file(_ptx(name)).get_function(name)
-            run = case.ptxjit(_Unchecked(k), d, n)
+            run = case.ptxjit(_Launch(k), d, n)
             t0 = time.perf_counter_ns()
             run()
             t_end = time.perf_counter_ns()
@@ -238,7 +242,7 @@ def measure(mode: str, kernels: list[str] | None = None, reps: int | None = None
         else:
             os.environ["PTXJIT_TIERS"] = saved
     heavy = [r["first_speedup"] for r in rows if r["kernel"] in BARRIER_HEAVY]
-    return {"kernels": rows, "swap": swap, "summary": {
+    return {"kernels": rows, "swap": swap, "unchecked": UNCHECKED, "summary": {
         "first_launch_geomean": geomean([r["first_speedup"] for r in rows]),
         "first_launch_geomean_barrier_heavy": geomean(heavy),
         "steady_geomean": geomean([r["speedup"] for r in rows]),
@@ -246,7 +250,8 @@ def measure(mode: str, kernels: list[str] | None = None, reps: int | None = None
 
 
 def markdown(sec: dict) -> list[str]:
-    out = ["", "## Tiers (PTXJIT_TIERS=1, unchecked launches)", "",
+    kind = "unchecked" if sec.get("unchecked") else "bounds-checked (default)"
+    out = ["", f"## Tiers (PTXJIT_TIERS=1, {kind} launches)", "",
            "First launch: fresh module and empty disk cache, tiny sizes (today's O3 translation vs tier 0). "
            "Steady state: medians of interleaved launches (today vs tier 1). Ratios > 1: tiers faster.", "",
            "| kernel | first today (s) | first tier 0 (s) | ratio | steady today (ms) | steady tier 1 (ms) | ratio "
@@ -279,7 +284,7 @@ def add_to(run, log=print) -> None:
     """bench/run.py: measure into run.res["tiers"] and add the section to results.md."""
     if run.peers.get("ptxjit") is None:
         return
-    log("tiers (PTXJIT_TIERS=1)")
+    log("tiers (bounds-checked launches)")
     png = run.out / "tiers_swap.png"
     sec = run.guard("tiers", measure, run.mode, [k for k in run.kernel_names if k in KERNELS], None, png, log)
     if sec:
@@ -297,7 +302,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--png", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--unchecked", action="store_true", help="measure unchecked launches")
     a = ap.parse_args(argv)
+    global UNCHECKED
+    UNCHECKED = a.unchecked
     sec = measure(a.mode, [k for k in a.kernels.split(",") if k], a.reps, a.png)
     if a.json:
         a.json.write_text(json.dumps(sec, indent=1, default=str))
