@@ -190,3 +190,98 @@ def test_wgmma_descriptor_past_shared_memory_faults() -> None:
         k((1,), (128,), [np.uint64(1 << 62 | 0x3FF0), np.uint64(0), out])
     line = next(i for i, t in enumerate(_WGMMA_DESC_PTX.splitlines(), 1) if "mma_async" in t)
     assert f"wg.ptx:{line}:" in str(ei.value) and "wgmma" in str(ei.value), str(ei.value)
+
+
+_RUN_PTX = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 inp, .param .u64 out)
+{
+    .reg .b32 %r<80>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [inp];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r0, %tid.x;
+    mul.wide.u32 %rd3, %r0, 56;
+    add.u64 %rd4, %rd1, %rd3;
+    ld.global.v4.b32 {%r10, %r11, %r12, %r13}, [%rd4];
+    ld.global.v4.b32 {%r14, %r15, %r16, %r17}, [%rd4+16];
+    ld.global.v4.b32 {%r18, %r19, %r20, %r21}, [%rd4+32];
+    ld.global.v2.b32 {%r22, %r23}, [%rd4+48];
+    MMA.f32.f16.f16.f32 {%r30,%r31,%r32,%r33}, {%r10,%r11,%r12,%r13}, {%r18,%r19}, {%r20,%r21,%r22,%r23};
+    MMA.f32.f16.f16.f32 {%r34,%r35,%r36,%r37}, {%r14,%r15,%r16,%r17}, {%r18,%r19}, {%r20,%r21,%r22,%r23};
+    MMA.f32.f16.f16.f32 {%r20,%r21,%r22,%r23}, {%r14,%r15,%r16,%r17}, {%r18,%r19}, {%r30,%r31,%r32,%r33};
+    MMA.f16.f16.f16.f16 {%r38,%r39}, {%r10,%r11,%r12,%r13}, {%r18,%r19}, {%r10,%r11};
+    MMA.f32.f16.f16.f32 {%r40,%r41,%r42,%r43}, {%r10,%r11,%r12,%r13}, {%r18,%r19}, {%r20,%r21,%r22,%r23};
+    mul.wide.u32 %rd5, %r0, 72;
+    add.u64 %rd6, %rd2, %rd5;
+    st.global.v4.b32 [%rd6], {%r30, %r31, %r32, %r33};
+    st.global.v4.b32 [%rd6+16], {%r34, %r35, %r36, %r37};
+    st.global.v4.b32 [%rd6+32], {%r20, %r21, %r22, %r23};
+    st.global.v4.b32 [%rd6+48], {%r40, %r41, %r42, %r43};
+    st.global.v2.b32 [%rd6+64], {%r38, %r39};
+    ret;
+}
+""".replace("MMA", "mma.sync.aligned.m16n8k16.row.col")
+
+
+def _frag_a(words: np.ndarray) -> np.ndarray:
+    """m16n8k16 f16 A fragments (lane, 4 registers) -> the 16 x 16 matrix (PTX ISA layout)."""
+    h = words.view(np.float16).reshape(32, 4, 2).astype(np.float64)
+    a = np.zeros((16, 16))
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        for j in range(4):
+            for e in range(2):
+                a[g + 8 * (j % 2), 2 * t + e + 8 * (j // 2)] = h[lane, j, e]
+    return a
+
+
+def _frag_b(words: np.ndarray) -> np.ndarray:
+    h = words.view(np.float16).reshape(32, 2, 2).astype(np.float64)
+    b = np.zeros((16, 8))
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        for j in range(2):
+            for e in range(2):
+                b[2 * t + e + 8 * j, g] = h[lane, j, e]
+    return b
+
+
+def _frag_c(vals: np.ndarray) -> np.ndarray:
+    """Accumulator fragments (lane, 4 elements) -> the 16 x 8 matrix."""
+    c = np.zeros((16, 8))
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        for i in range(4):
+            c[g + 8 * (i // 2), 2 * t + i % 2] = vals[lane, i]
+    return c
+
+
+def test_mma_back_to_back_runs_match_numpy() -> None:
+    """Five mma.sync in a row (lowering lets a run of independent ones share one suspension): two
+    independent ones, one whose C is the first's D (and overwrites the C registers the others read),
+    an f16-accumulator one whose C registers are A registers, and one reading the overwritten C again;
+    each against NumPy's float64 product of the same f16 inputs (k = 16: < 2 ulp of f32 each)."""
+    rng = np.random.default_rng(5)
+    a1, a2 = (rng.standard_normal(32 * 8).astype(np.float16).view(np.uint32).reshape(32, 4) for _ in range(2))
+    bw = rng.standard_normal(32 * 4).astype(np.float16).view(np.uint32).reshape(32, 2)
+    cw = rng.standard_normal((32, 4)).astype(np.float32)
+    inp = np.concatenate([a1, a2, bw, cw.view(np.uint32)], axis=1)
+    out = np.zeros((32, 18), np.uint32)
+    ptxjit.Module(_RUN_PTX, "run.ptx").get_function("k")((1,), (32,), [inp, out])
+    A1, A2, B, C = _frag_a(a1), _frag_a(a2), _frag_b(bw), _frag_c(cw)
+    d1 = A1 @ B + C
+    f32 = out[:, :16].view(np.float32).reshape(32, 4, 4)
+    f16 = out[:, 16:].view(np.float16).reshape(32, 4).astype(np.float64)
+    c16 = _frag_c(a1[:, :2].view(np.float16).astype(np.float64))  # C = a1's first two registers as f16x2
+    for got, want, mag in [
+        (_frag_c(f32[:, 0]), d1, np.abs(A1) @ np.abs(B) + np.abs(C)),
+        (_frag_c(f32[:, 1]), A2 @ B + C, np.abs(A2) @ np.abs(B) + np.abs(C)),
+        (_frag_c(f32[:, 2]), A2 @ B + d1, np.abs(A2) @ np.abs(B) + np.abs(d1)),
+        (_frag_c(f32[:, 3]), A1 @ B + (A2 @ B + d1), np.abs(A1) @ np.abs(B) + np.abs(A2 @ B + d1)),
+    ]:
+        assert np.all(np.abs(got - want) <= mag * 2.0**-21), np.max(np.abs(got - want) / mag)
+    want16 = A1 @ B + c16
+    mag16 = np.abs(A1) @ np.abs(B) + np.abs(c16)
+    assert np.all(np.abs(_frag_c(f16) - want16) <= mag16 * 2.0**-10 + 2.0**-24)
