@@ -395,6 +395,7 @@ class BoundsChecks:
         self.hoisted = {}
         self.segment_defs: dict[str, ir.Instr] = {}
         self.segment_leaves: set[str] = set()
+        self.segment_live: set[str] = set()  # segment_defs defined so far in the current segment
         self.in_segment = False
 
     # ---------------------------------------------------------------- region entry segments
@@ -406,6 +407,7 @@ class BoundsChecks:
     def begin_segment(self, leaves) -> None:
         self.in_segment = self.hoist_mode
         self.segment_leaves = set(leaves) if self.in_segment else set()
+        self.segment_live = set()
 
     def end_segment(self) -> None:
         self.in_segment = False
@@ -429,18 +431,19 @@ class BoundsChecks:
         srcs = [x for op in ins.operands[1:] for x in _regs(op)]
         pure = (len(d) == 1 and ins.guard is None and ins.opcode in PURE_OPS and not ins.has("cc")
                 and not any(isinstance(op, ir.Addr) for op in ins.operands)
-                and all(x in lw.remat or x in self.segment_leaves or x in self.segment_defs or is_special(x)
+                and all(x in lw.remat or x in self.segment_leaves or x in self.segment_live or is_special(x)
                         for x in srcs))
         for r in d:
             self.segment_leaves.discard(r)  # redefined: no longer the restored value
-            if pure and self._ndefs.get(r) == 1:
+            if pure and self._ndefs.get(r) == 1:  # (read before this point: the previous iteration's value)
                 self.segment_defs[r] = ins
+                self.segment_live.add(r)
 
     def _hoistable(self, name: str) -> bool:
         lw = self.lw
         if name in lw.remat and not self.corners_only:
             return True
-        if name not in lw.remat and not (self.in_segment and (name in self.segment_defs
+        if name not in lw.remat and not (self.in_segment and (name in self.segment_live
                                                               or name in self.segment_leaves)):
             return False
         # (segment registers and lockstep copies: only where the corner check applies)
