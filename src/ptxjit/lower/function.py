@@ -101,7 +101,11 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
         # loop back-edges poll for cancellation; spin points may suspend (lower/progress.py)
         self.back_edges = back_edges(fn)
         self.has_spinpoints = any(i.opcode == SPINPOINT for i in fn.instructions)
-        yields = [i for i in fn.instructions if cg.yields(i)]
+        from ptxjit.lower.rules.mma import batched_mmas  # back-to-back mma.sync share one suspension
+
+        batched = batched_mmas(fn)
+        self.suspends = lambda i: cg.yields(i) and id(i) not in batched
+        yields = [i for i in fn.instructions if self.suspends(i)]
         # each suspension point's resume code is fixed by its position (1, 2, ... in program order)
         self.yield_index = {id(i): k + 1 for k, i in enumerate(yields)}
         self.thread_loop = is_kernel and not yields
@@ -144,13 +148,13 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
 
             self.remat = rematerializable(fn, set(cg.kparams), is_special)
             self.instr_order = {id(i): k for k, i in enumerate(fn.instructions)}
-        if is_kernel and any(cg.yields(i) for i in fn.instructions):
+        if is_kernel and yields:
             from ptxjit.passes.dataflow import defs_uses, liveness
 
             _blocks, after = liveness(fn)
             # across a suspension point: what is live after it, and what it re-reads on resume
             self.live_after = {k: v | set(defs_uses(i)[1]) for i in fn.instructions
-                               if cg.yields(i) for k, v in [(id(i), after[id(i)])]}
+                               if self.suspends(i) for k, v in [(id(i), after[id(i)])]}
 
     # ------------------------------------------------------------------ setup
     def lower(self) -> None:
