@@ -425,3 +425,52 @@ def test_histogram_data_short_faults_in_the_grid_stride_loop():
     assert tuple(e.cta) == (3, 0, 0) and tuple(e.thread) == (136, 0, 0), (e.cta, e.thread)
     msg = str(e)
     assert "past the end of argument 0 ('histogram_param_0')" in msg and "element [5000]" in msg, msg
+
+
+def test_address_read_before_its_definition_in_a_lockstep_round_is_checked():
+    """A grid-stride loop (lockstep rounds, region mode) loads through %rd5 before the loop body defines it
+    (a[i - stride], skipped in the first round): in round 2 %rd5 still holds the previous round's value,
+    a[i1 - stride], before a for thread 0.  The round's corner check must not treat %rd5 as the function of
+    the restored index it becomes later in the body (a[i2 - stride], in bounds): the access stays checked."""
+    from tests.ptxsnip import snippet_kernel
+
+    body = """
+    ld.param.u64 %rd1, [a];
+    ld.param.u64 %rd2, [out];
+    ld.param.u32 %r9, [n];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r13, %ctaid.x;
+    mad.lo.s32 %r20, %r13, %r3, %r1;
+    mov.u32 %r14, %nctaid.x;
+    mul.lo.s32 %r5, %r14, %r3;
+    mov.f32 %f2, 0f00000000;
+    mov.u32 %r30, 0;
+    setp.ge.s32 %p1, %r20, %r9;
+    @%p1 bra DONE;
+LOOP:
+    setp.ne.s32 %p3, %r30, 0;
+    mov.f32 %f1, 0f00000000;
+    @%p3 ld.global.f32 %f1, [%rd5];
+    add.f32 %f2, %f2, %f1;
+    sub.s32 %r21, %r20, %r5;
+    mul.wide.s32 %rd4, %r21, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    mov.u32 %r30, 1;
+    add.s32 %r20, %r20, %r5;
+    setp.lt.s32 %p2, %r20, %r9;
+    @%p2 bra LOOP;
+DONE:
+    bar.sync 0;
+    mul.wide.u32 %rd6, %r1, 4;
+    add.s64 %rd7, %rd2, %rd6;
+    st.global.f32 [%rd7], %f2;
+"""
+    m = ptxjit.Module(snippet_kernel(body, [("u64", "a"), ("u64", "out"), ("u32", "n")]), "late_def.ptx")
+    a = np.ones(4096, np.float32)
+    out = np.zeros(64, np.float32)
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        m.get_function("k")(2, 64, (a, out, 4096))
+    e = ei.value
+    assert e.allocation == "k_param_0" or "before" in str(e), str(e)
+    assert tuple(e.thread) == (0, 0, 0) and tuple(e.cta) == (0, 0, 0), str(e)

@@ -433,8 +433,10 @@ class BoundsChecks:
                 and not any(isinstance(op, ir.Addr) for op in ins.operands)
                 and all(x in lw.remat or x in self.segment_leaves or x in self.segment_live or is_special(x)
                         for x in srcs))
+        if any(r in self.segment_leaves for r in d):  # a restored register redefined: the segment ends
+            self.end_segment()  # (the corner check evaluates every definition from the restored values)
+            return
         for r in d:
-            self.segment_leaves.discard(r)  # redefined: no longer the restored value
             if pure and self._ndefs.get(r) == 1:  # (read before this point: the previous iteration's value)
                 self.segment_defs[r] = ins
                 self.segment_live.add(r)
@@ -464,10 +466,10 @@ class BoundsChecks:
         from ptxjit.passes.dataflow import _regs
         from ptxjit.passes.remat import recompute_order
 
-        defs = {**self.lw.remat, **self.segment_defs}
+        leaves = set(self.lw.affine_restore)  # (restored values: never recomputed from a definition)
+        defs = {**self.lw.remat, **{r: i for r, i in self.segment_defs.items() if r not in leaves}}
         instrs = recompute_order({name}, defs, order)
         regs = [r for r, d in defs.items() if d in instrs]
-        leaves = set(self.lw.affine_restore) if self.segment_defs or self.segment_leaves else set()
         used = {x for i in instrs for op in i.operands[1:] for x in _regs(op)} | {name}
         return instrs, regs + sorted(used & leaves - set(regs))
 
