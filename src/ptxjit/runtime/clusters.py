@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 from ptxjit.errors import KernelDeadlock
 from ptxjit.lower import abi
 from ptxjit.lower.rules.cluster import WS_COUNTERS, WS_DIMS, WS_EXPLICIT, WS_SHARED_TABLE
-from ptxjit.runtime import launch, printf
-from ptxjit.runtime.cooperative import _arrived, _threads, occupancy, pack_record
+from ptxjit.runtime import launch
+from ptxjit.runtime.cooperative import _arrived, _threads, occupancy, pack_record, prepare, printf_scope
 from ptxjit.runtime.launch import RecordPlan
 from ptxjit.runtime.supervise import supervised
 
@@ -110,26 +110,12 @@ def _stuck_cluster(lock: threading.Lock, partial: set[int], exited: list[int], c
 def launch_clusters(kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int], args, shared_mem: int,
                     timeout: float | None, checked: bool, cluster, stream=None) -> None:
     """A validated launch (Kernel.__call__ did the shape and shared-memory checks) run cluster by cluster."""
-    from ptxjit.streams import stream as _streams
-
     k = cluster_shape(kernel, grid, block, cluster, shared_mem)
-    if stream is not None:  # runs now, after the stream's earlier work (the stream's order holds)
-        stream.synchronize()
-    elif _streams.BUSY:
-        _streams.wait_legacy()
-    values, ranges, patches = kernel._packer.pack(args, checked)
-    t = kernel._tcache.get((block, checked))
-    if t is None:
-        t = kernel._tcache[(block, checked)] = kernel.module.translation(kernel.fn, block, checked)
-    gb = kernel.module.globals
+    t, values, ranges, patches, gb = prepare(kernel, block, args, checked, stream)
     gaddr, gsize = gb.__array_interface__["data"][0], gb.nbytes
-    run = (kernel, t, grid, block, k, checked, values, ranges, patches, gaddr, gsize, shared_mem, timeout, args,
-           (args, gb))
-    if kernel._access.uses_printf:
-        with printf.known_memory([args[i] for i in kernel._range_params], gb):
-            _run(*run)
-    else:
-        _run(*run)
+    with printf_scope(kernel, args, gb):
+        _run(kernel, t, grid, block, k, checked, values, ranges, patches, gaddr, gsize, shared_mem, timeout, args,
+             (args, gb))
 
 
 def _run(kernel: Kernel, tr: Translation, grid, block, k, checked: bool, values, ranges, patches, gaddr: int,

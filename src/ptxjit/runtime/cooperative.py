@@ -31,6 +31,7 @@ others wait there -- raises KernelDeadlock instead of hanging.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
 import time
@@ -183,10 +184,21 @@ def launch_cooperative(kernel: Kernel, grid: tuple[int, int, int], block: tuple[
                        shared_mem: int, timeout: float | None, checked: bool, stream=None) -> None:
     """A checked-and-validated launch (Kernel.__call__ did the shape and shared-memory checks) whose
     blocks all run at once, with a grid workspace for grid.sync()."""
+    _check_size(kernel, grid, block, shared_mem)
+    t, values, ranges, patches, gb = prepare(kernel, block, args, checked, stream)
+    gaddr, gsize = gb.__array_interface__["data"][0], gb.nbytes
+    with printf_scope(kernel, args, gb):
+        _run(kernel, t, grid, block, checked, values, ranges, patches, gaddr, gsize, shared_mem, timeout, args,
+             (args, gb))
+
+
+def prepare(kernel: Kernel, block, args, checked: bool, stream):
+    """What a cooperative or cluster launch needs before it runs: the stream's earlier work done (they
+    run now, in the stream's order), the packed arguments and the translation:
+    (translation, values, ranges, patches, the module's globals)."""
     from ptxjit.streams import stream as _streams
 
-    _check_size(kernel, grid, block, shared_mem)
-    if stream is not None:  # runs now, after the stream's earlier work (the stream's order holds)
+    if stream is not None:
         stream.synchronize()
     elif _streams.BUSY:
         _streams.wait_legacy()
@@ -194,15 +206,14 @@ def launch_cooperative(kernel: Kernel, grid: tuple[int, int, int], block: tuple[
     t = kernel._tcache.get((block, checked))
     if t is None:
         t = kernel._tcache[(block, checked)] = kernel.module.translation(kernel.fn, block, checked)
-    gb = kernel.module.globals
-    gaddr, gsize = gb.__array_interface__["data"][0], gb.nbytes
-    keep = (args, gb)
+    return t, values, ranges, patches, kernel.module.globals
+
+
+def printf_scope(kernel: Kernel, args, gb):
+    """printf's view of the memory its %s arguments may point into, for kernels that print."""
     if kernel._access.uses_printf:
-        with printf.known_memory([args[i] for i in kernel._range_params], gb):
-            _run(kernel, t, grid, block, checked, values, ranges, patches, gaddr, gsize, shared_mem, timeout, args,
-                 keep)
-    else:
-        _run(kernel, t, grid, block, checked, values, ranges, patches, gaddr, gsize, shared_mem, timeout, args, keep)
+        return printf.known_memory([args[i] for i in kernel._range_params], gb)
+    return contextlib.nullcontext()
 
 
 def pack_record(plan: RecordPlan, grid, block, checked: bool, values, ranges, patches, gaddr: int, gsize: int,
