@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir as ll
 
+from ptxjit.checking.shadow import worker_state_row
 from ptxjit.instrument.probes import KIND_ATOMIC, KIND_LOAD, KIND_STORE, Plan
 from ptxjit.lower import abi
 from ptxjit.lower.types import I8, I32, I64, PTR, const_int
@@ -58,10 +59,7 @@ class InitSpec:
         return InitEmitter(self, lw)
 
     def worker_prologue(self, b: ll.IRBuilder, L: ll.Value, W: ll.Value) -> None:
-        table = b.inttoptr(b.load(b.gep(L, [const_int(I32, abi.L_PROBE)])), I64P)
-        base = b.load(b.gep(table, [const_int(I32, 0)]))
-        wid = b.load(b.gep(W, [const_int(I32, abi.W_ID)]))
-        b.store(b.add(base, b.mul(wid, const_int(I64, 8 * STRIDE))), b.gep(W, [const_int(I32, abi.W_PROBE)]))
+        worker_state_row(b, L, W, 0, STRIDE)
 
     def before_cta(self, b: ll.IRBuilder, L: ll.Value, W: ll.Value, c: ll.Value, nthreads: ll.Value) -> None:
         """A CTA starts with nothing written in its shared memory."""

@@ -65,11 +65,7 @@ class ShadowSpec:
         return ShadowEmitter(self, lw)
 
     def worker_prologue(self, b: ll.IRBuilder, L: ll.Value, W: ll.Value) -> None:
-        """W[W_PROBE] = this worker's state (the table's state array, row W_ID)."""
-        table = b.inttoptr(b.load(b.gep(L, [const_int(I32, abi.L_PROBE)])), I64P)
-        base = b.load(b.gep(table, [const_int(I32, T_WS)]))
-        wid = b.load(b.gep(W, [const_int(I32, abi.W_ID)]))
-        b.store(b.add(base, b.mul(wid, const_int(I64, 8 * WS_STRIDE))), b.gep(W, [const_int(I32, abi.W_PROBE)]))
+        worker_state_row(b, L, W, T_WS, WS_STRIDE)
 
     def before_cta(self, b: ll.IRBuilder, L: ll.Value, W: ll.Value, c: ll.Value, nthreads: ll.Value) -> None:
         """The CTA's tag (its shadow entries in shared memory from earlier CTAs become stale) and its
@@ -422,3 +418,12 @@ def screen(kernel, grid, block, args, shared_mem: int, timeout: float | None) ->
     s = Screen(kernel, args, worker_count(), nthreads, shared_bytes, private)
     kernel(grid, block, args, shared_mem, timeout=timeout, checked=True, probes=ProbeLaunch(spec, s.table))
     return s.hazards()
+
+
+def worker_state_row(b: ll.IRBuilder, L: ll.Value, W: ll.Value, entry: int, stride: int) -> None:
+    """W[W_PROBE] = this worker's state row: the probe table's entry `entry` (an array of per-worker rows
+    of `stride` 8-byte words), row W_ID.  The checking screens' worker prologue."""
+    table = b.inttoptr(b.load(b.gep(L, [const_int(I32, abi.L_PROBE)])), I64P)
+    base = b.load(b.gep(table, [const_int(I32, entry)]))
+    wid = b.load(b.gep(W, [const_int(I32, abi.W_ID)]))
+    b.store(b.add(base, b.mul(wid, const_int(I64, 8 * stride))), b.gep(W, [const_int(I32, abi.W_PROBE)]))

@@ -24,6 +24,7 @@ from llvmlite import ir as ll
 
 from ptxjit.checking.records import WARP, dense
 from ptxjit.checking.report import Report
+from ptxjit.checking.shadow import worker_state_row
 from ptxjit.instrument.probes import KIND_WARP, Plan, Site
 from ptxjit.lower import abi
 from ptxjit.lower.types import I32, I64, const_int
@@ -77,11 +78,7 @@ class MaskSpec:
         return MaskEmitter(self, lw)
 
     def worker_prologue(self, b: ll.IRBuilder, L: ll.Value, W: ll.Value) -> None:
-        """W[W_PROBE] = this worker's state row (the table's first entry: the state array)."""
-        table = b.inttoptr(b.load(b.gep(L, [const_int(I32, abi.L_PROBE)])), I64P)
-        base = b.load(b.gep(table, [const_int(I32, 0)]))
-        wid = b.load(b.gep(W, [const_int(I32, abi.W_ID)]))
-        b.store(b.add(base, b.mul(wid, const_int(I64, 8 * STRIDE))), b.gep(W, [const_int(I32, abi.W_PROBE)]))
+        worker_state_row(b, L, W, 0, STRIDE)
 
     def before_cta(self, b: ll.IRBuilder, L: ll.Value, W: ll.Value, c: ll.Value, nthreads: ll.Value) -> None:
         ws = b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_PROBE)])), I64P)
