@@ -205,6 +205,23 @@ def dense(*cols: np.ndarray) -> tuple[np.ndarray, int]:
     return compact(ids, card) if len(ids) else (ids, 0)
 
 
+def collective_instances(cta: np.ndarray, tid: np.ndarray, site: np.ndarray, thread_order) -> tuple:
+    """Group records of warp collectives into instances: the k-th execution of a site by each lane of a
+    warp is one instance.  `thread_order(th)` sorts the records into each thread's program order, given
+    their dense per-(cta, tid, site) ids.  Returns (warp, lane, instance id per record, number of
+    instances, per instance the bit set of lanes that arrived)."""
+    th, _ = dense(cta, tid, site)
+    order = thread_order(th)
+    start = np.searchsorted(th[order], th[order], side="left")
+    occ = np.empty(len(th), np.int64)
+    occ[order] = np.arange(len(th)) - start
+    warp, lane = tid // WARP, tid % WARP
+    g, ng = dense(cta, warp, site, occ)
+    lanes = np.zeros(ng, np.int64)
+    np.bitwise_or.at(lanes, g, np.left_shift(1, lane))
+    return warp, lane, g, ng, lanes
+
+
 def radix(*cols: np.ndarray) -> tuple[np.ndarray, int]:
     """The tuples of the columns as single int64 keys (mixed radix over each column's range, compacted
     where the product would overflow), and the bound of the keys."""

@@ -23,7 +23,7 @@ import re
 
 import numpy as np
 
-from ptxjit.checking.records import WARP, Launch, dense
+from ptxjit.checking.records import WARP, Launch, collective_instances, dense
 from ptxjit.checking.report import Report, parse_source, unlinear
 from ptxjit.frontend import ir
 from ptxjit.instrument.probes import KIND_CTA, KIND_WARP
@@ -230,16 +230,7 @@ def warp_masks(L: Launch) -> list[Report]:
     if not len(sel):
         return []
     cta, tid, seq, site = (b[k].astype(np.int64)[sel] for k in ("cta", "tid", "seq", "site"))
-    # occurrence: the k-th execution of the site by the thread
-    th, _ = dense(cta, tid, site)
-    order = np.lexsort((seq, th))
-    start = np.searchsorted(th[order], th[order], side="left")
-    occ = np.empty(len(th), np.int64)
-    occ[order] = np.arange(len(th)) - start
-    warp, lane = tid // WARP, tid % WARP
-    g, ng = dense(cta, warp, site, occ)
-    lanes = np.zeros(ng, np.int64)
-    np.bitwise_or.at(lanes, g, np.left_shift(1, lane))
+    warp, lane, g, ng, lanes = collective_instances(cta, tid, site, lambda th: np.lexsort((seq, th)))
     first = np.full(ng, -1, np.int64)
     first[g[::-1]] = np.arange(len(g))[::-1]
     gwarp, gsite = warp[first], site[first]

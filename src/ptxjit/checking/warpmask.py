@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from llvmlite import ir as ll
 
-from ptxjit.checking.records import WARP, dense
+from ptxjit.checking.records import WARP, collective_instances
 from ptxjit.checking.report import Report
 from ptxjit.checking.shadow import worker_state_row
 from ptxjit.instrument.probes import KIND_WARP, Plan, Site
@@ -200,16 +200,8 @@ def mask_reports(L, m: MaskRecords) -> list[Report]:
     if not len(m.cta):
         return []
     cta, tid, site, mask = m.cta, m.tid, m.site, m.mask
-    # occurrence: the k-th execution of the site by the thread (records are in each thread's order)
-    th, _ = dense(cta, tid, site)
-    order = np.argsort(th, kind="stable")
-    start = np.searchsorted(th[order], th[order], side="left")
-    occ = np.empty(len(th), np.int64)
-    occ[order] = np.arange(len(th)) - start
-    warp, lane = tid // WARP, tid % WARP
-    g, ng = dense(cta, warp, site, occ)
-    lanes = np.zeros(ng, np.int64)
-    np.bitwise_or.at(lanes, g, np.left_shift(1, lane))
+    # records are in each thread's order already
+    warp, lane, g, ng, lanes = collective_instances(cta, tid, site, lambda th: np.argsort(th, kind="stable"))
     exist = (np.left_shift(1, np.minimum(L.nthreads - warp * WARP, WARP)) - 1) & 0xFFFFFFFF
     named = mask & exist
     missing = named & ~lanes[g]  # per record: lanes its mask names that do not arrive
