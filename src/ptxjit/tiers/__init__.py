@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 
+from ptxjit.runtime import launch as _launch
 from ptxjit.tiers.policy import Policy
 from ptxjit.tiers.state import HOOKS, POLICY, KernelTiers, _registry, _registry_lock
 
@@ -27,8 +28,6 @@ __all__ = ["DEFAULT_ON", "HOOKS", "POLICY", "KernelTiers", "Policy", "enabled", 
 
 def enabled() -> bool:
     """PTXJIT_TIERS (read at every launch, about 50 ns when it is not set): 1 on, 0 off."""
-    from ptxjit.runtime import launch as _launch
-
     env = _launch._ENV_DATA
     if env is not None:
         raw = env.get(b"PTXJIT_TIERS")
