@@ -156,6 +156,10 @@ def parse(ins: Instr) -> Mma | str:
 
 
 def _check(ins: Instr) -> str | None:
+    if ins.has("sp") or ins.has("sp::ordered_metadata"):  # sparse: rules/mma_sparse.py
+        from ptxjit.lower.rules.mma_sparse import check_sparse
+
+        return check_sparse(ins)
     r = parse(ins)
     if isinstance(r, str):
         return r
@@ -382,6 +386,11 @@ def _write_acc(lw: FnLowering, mm: Mma, base: ll.Value, d_ops: list) -> None:
 def lower_mma(lw: FnLowering, ins: Instr) -> None:
     """mma.sync.aligned.<shape>.row.col[.satfinite].dtype.atype.btype.ctype d, a, b, c
     (and .b1 with .xor/.and.popc): see the module docstring for the exchange and the layouts."""
+    if ins.has("sp") or ins.has("sp::ordered_metadata"):  # sparse: rules/mma_sparse.py
+        from ptxjit.lower.rules.mma_sparse import lower_sparse
+
+        lower_sparse(lw, ins)
+        return
     mm = parse(ins)
     assert isinstance(mm, Mma)
     run_mma(lw, ins, mm)
