@@ -19,6 +19,14 @@ EXAMPLES = Path(__file__).parent.parent / "examples"
 PTX = (EXAMPLES / "demo_kernels.ptx").read_text()
 
 
+@pytest.fixture(autouse=True)
+def _untiered(monkeypatch):
+    """These tests count the translations and disk entries of one launch: one untiered translation each
+    (a tiered launch makes tier 0, tier 1 and the plain code; test_tiered_versions_come_from_disk below
+    covers the disk cache with tiers on).  Child processes inherit the setting."""
+    monkeypatch.setenv("PTXJIT_TIERS", "0")
+
+
 @pytest.fixture()
 def fresh_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PTXJIT_CACHE_DIR", str(tmp_path))
@@ -82,6 +90,50 @@ def test_fresh_process_starts_from_disk_cache(tmp_path, capsys):
     assert warm["translations"] == 0 and warm["disk_hits"] == 1
     with capsys.disabled():  # measured, not asserted: machines are noisy
         print(f"\n[cache] first launch: cold {cold['seconds'] * 1e3:.0f} ms, warm {warm['seconds'] * 1e3:.0f} ms")
+
+
+_TIERED_CHILD = """
+import json, numpy as np, ptxjit
+from ptxjit import tiers
+tiers.HOOKS["synchronous"] = True  # tier 1 (and the plain code) built before the launch returns
+mod = ptxjit.Module.from_file({path!r})
+A = np.random.default_rng(0).random((64, 64), dtype=np.float32)
+ok = True
+for _ in range(3):
+    C = np.zeros_like(A)
+    mod.get_function("matmul")((4, 4), (16, 16), (A, A, C, 64))
+    ok = ok and bool(np.allclose(C, A @ A, rtol=1e-4))
+st = ptxjit.stats()["matmul"]
+print(json.dumps(dict(ptxjit.cache_stats(), ok=ok, tier=st["tier"], launches=st["launches"],
+                      builds=[[b["level"], b["from_disk"], sorted(b["spec"])] for b in st["builds"]])))
+"""
+
+
+def test_tiered_versions_come_from_disk(tmp_path, monkeypatch):
+    """With tiers on, a new process gets tier 0 and the specialized tier-1 version from the disk cache:
+    nothing is translated again, and it runs tier 1 from its second launch (results against NumPy)."""
+    monkeypatch.setenv("PTXJIT_TIERS", "1")
+    env = dict(os.environ, PTXJIT_CACHE_DIR=str(tmp_path))
+    code = _TIERED_CHILD.format(path=str(EXAMPLES / "demo_kernels.ptx"))
+
+    def child() -> dict:
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                             check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    cold = child()
+    warm = child()
+    assert cold["ok"] and warm["ok"]
+    assert cold["tier"] == 1 and warm["tier"] == 1
+    levels = sorted(b[0] for b in cold["builds"])
+    assert levels[0] == 0 and 1 in levels  # tier 0 and at least one tier-1 version were built
+    assert cold["translations"] >= 2 and cold["disk_hits"] == 0
+    assert warm["translations"] == 0 and warm["disk_hits"] >= 2
+    assert all(from_disk for _, from_disk, _ in warm["builds"]), warm["builds"]
+    # the same versions (same specializations) as the cold process built
+    assert sorted(map(str, warm["builds"])) == sorted(map(str, [[lv, True, sp] for lv, _, sp in cold["builds"]]))
+    assert warm["launches"][1] >= 2
+    assert len(list((tmp_path / "kernels").glob("*.bin"))) >= 2
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "garbage"])
