@@ -52,7 +52,7 @@ class RegionLowering:
                 affine = self._affine_candidates(code) if dense else []
                 # bounds-checked kernels: the dense copy also needs its hoisted accesses in bounds for
                 # every thread (lower/bounds.py precheck); otherwise the fully checked guarded copy runs
-                hoist = dense and self.bounds.can_hoist and not code & abi.WARP_POINT
+                hoist = dense and self.bounds.can_hoist
                 need_pre = bool(affine) or hoist
                 pre = self.llfn.append_basic_block(f"{tag}_check") if need_pre else entry
                 go = self.llfn.append_basic_block(f"{tag}_affine") if need_pre else entry

@@ -138,28 +138,35 @@ class _Exchange:
         lw = self.lw
         b = lw.b
         idx = lw.yield_index[id(lw.cur)]
-        cnt = lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_CNT), [const_int(I64, 4 * idx)]), I32)
+        # the release count only changes in the scheduler, between two calls of the body: read once per
+        # call (in the entry block), so that the region loops see a loop-invariant buffer row
+        count = _release_count(lw, idx)
         if value is not None:
             v64 = b.zext(value, I64) if value.type.width < 64 else value
-            lw.internal_access(b.store(v64, self._region_slot(idx, b.load(cnt), lw.tlin)))
+            _xbuf_access(lw, idx, b.store(v64, self._region_slot(idx, count, lw.tlin)))
         lw.yield_point(warp_level=True)
-        cnt = lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_CNT), [const_int(I64, 4 * idx)]), I32)  # after resume
-        parity = b.sub(b.load(cnt), const_int(I32, 1))
+        parity = b.sub(count, const_int(I32, 1))  # released since: the row written before the suspension
         self.region_idx, self.region_parity = idx, parity
         warp = b.lshr(lw.tlin, const_int(I32, 5))
         self.warp_base = b.shl(warp, const_int(I32, 5))
-        if lw.dense:  # every thread of the CTA is released here: each warp's lanes, all of them
-            n = lw.cg.block[0] * lw.cg.block[1] * lw.cg.block[2]
-            if n % 32 == 0:
-                self.arrived = const_int(I32, 0xFFFFFFFF)
-                return
+        # every thread of the CTA released here: each warp's lanes, all of them
+        n = lw.cg.block[0] * lw.cg.block[1] * lw.cg.block[2]
+        if n % 32 == 0:
+            every = const_int(I32, 0xFFFFFFFF)
+        else:
             left = b.sub(const_int(I32, n), self.warp_base)
             part = b.sub(b.shl(const_int(I32, 1), b.and_(left, const_int(I32, 31))), const_int(I32, 1))
-            self.arrived = b.select(b.icmp_unsigned(">=", left, const_int(I32, 32)), const_int(I32, 0xFFFFFFFF), part)
+            every = b.select(b.icmp_unsigned(">=", left, const_int(I32, 32)), const_int(I32, 0xFFFFFFFF), part)
+        if lw.dense:
+            self.arrived = every
             return
         wm = lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_WMASK), [b.mul(b.zext(warp, I64), const_int(I64, 4))]),
                           I32)
-        self.arrived = b.load(wm)
+        # the guarded copy entered from a dense copy whose precheck failed (arg | REGION_DENSE): the
+        # scheduler released every thread and prepared no per-warp masks (lower/scheduler.py)
+        from_dense = b.icmp_unsigned("!=", b.and_(lw.llfn.args[3], const_int(I32, abi.REGION_DENSE)),
+                                     const_int(I32, 0))
+        self.arrived = b.select(from_dense, every, b.load(wm))
 
     def _region_slot(self, idx: int, count: ll.Value, t: ll.Value) -> ll.Value:
         lw = self.lw
@@ -173,9 +180,43 @@ class _Exchange:
     def value_of(self, lane: ll.Value) -> ll.Value:
         if self.lw.region_mode:
             b = self.lw.b
-            return self.lw.internal_access(
-                b.load(self._region_slot(self.region_idx, self.region_parity, b.add(self.warp_base, lane))))
+            return _xbuf_access(self.lw, self.region_idx, b.load(
+                self._region_slot(self.region_idx, self.region_parity, b.add(self.warp_base, lane))))
         return self.lw.b.load(self._slot(self.ws, abi.WARP_SNAP, lane))
+
+
+def _release_count(lw: FnLowering, idx: int) -> ll.Value:
+    """W_CNT[idx] (how often suspension point idx was released), loaded once in the body's entry block."""
+    def load(b: ll.IRBuilder) -> ll.Value:
+        return b.load(lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_CNT), [const_int(I64, 4 * idx)]), I32))
+    return lw.once_in_entry(("xbuf_count", idx), load)
+
+
+def _xbuf_access(lw: FnLowering, idx: int, inst: ll.Instruction) -> ll.Instruction:
+    """Alias scopes of a region-mode exchange-buffer access of suspension point `idx`.
+
+    A shuffle's read (lane ^ k, ...) is not affine in the thread index, so LLVM vectorizes a region loop
+    only when it knows that read aliases no store of the loop: the register save area and thread states
+    (scope 'internal', noalias 'shared'/'local'), global and shared memory, and the buffer of the next
+    suspension point.  The buffer's scopes are therefore 'local' in ptxjit's domain (the one scope that
+    the runtime's buffers and global accesses exclude but the buffer itself does not, so that it may
+    still alias real local memory, which it never claims not to) plus one scope per suspension point in
+    a domain of its own: rows of different points never overlap, rows of the same point may (two
+    releases apart)."""
+    cg = lw.cg
+    md = cg.llmod.add_metadata
+    domain = md([ll.MetaDataString(cg.llmod, "ptxjit")])
+    xdomain = md([ll.MetaDataString(cg.llmod, "ptxjit.xbuf")])
+
+    def scope(name: str, dom) -> ll.MDValue:  # (uniqued: ptxjit's are ModuleCodegen.scopes's nodes)
+        return md([ll.MetaDataString(cg.llmod, name), dom])
+
+    fn = lw.fn.name
+    points = sorted(set(lw.yield_index.values()))
+    inst.set_metadata("alias.scope", md([scope("ptxjit.local", domain), scope(f"xbuf.{fn}.{idx}", xdomain)]))
+    inst.set_metadata("noalias", md([scope("ptxjit.internal", domain), scope("ptxjit.shared", domain)]
+                                    + [scope(f"xbuf.{fn}.{k}", xdomain) for k in points if k != idx]))
+    return inst
 
 
 def _members(lw: FnLowering, ex: _Exchange, ins: Instr, mask_index: int) -> ll.Value:
