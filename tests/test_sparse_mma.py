@@ -56,11 +56,14 @@ def _pack_words(elems: list[int], bits: int) -> list[int]:
     return out
 
 
-def _sparsify(rng: np.random.Generator, at: str, m: int, k: int, sel: int):
-    """(dense A with structured zeros, packed A, per-lane metadata words) following the ISA's rules."""
+def _sparsify(rng: np.random.Generator, at: str, m: int, k: int, sel: int, vals: np.ndarray | None = None):
+    """(dense A with structured zeros, packed A, per-thread metadata words) following the ISA's rules
+    (m = 64: wgmma, warp w holding rows 16w .. 16w + 15 the way one mma.sp warp holds its 16)."""
     chunk, keep = (2, 1) if at == "tf32" else (4, 2)
     nchunks = k // chunk
-    if at in ("s8", "u8"):
+    if vals is not None:
+        pass
+    elif at in ("s8", "u8"):
         vals = rng.integers(-128 if at == "s8" else 0, 128 if at == "s8" else 256, (m, k // 2))
     else:
         vals = rng.integers(-8, 9, (m, k // 2)).astype(np.float64)
@@ -74,13 +77,15 @@ def _sparsify(rng: np.random.Generator, at: str, m: int, k: int, sel: int):
             # 2:4: two 2-bit indices, the first element's in the low bits; tf32 1:2: 0b0100 / 0b1110
             nib[r, c] = (0b0100 if idx[0] == 0 else 0b1110) if chunk == 2 else idx[0] | idx[1] << 2
     lanes = nchunks // 4  # lanes of a group of four that hold metadata
-    meta = rng.integers(0, 2**32, 32, dtype=np.uint64)  # the other lanes' metadata must not matter
-    for g in range(8):
-        for j in range(lanes):
-            w = 0
-            for c in range(4):
-                w |= int(nib[g, 4 * j + c]) << (4 * c) | int(nib[g + 8, 4 * j + c]) << (16 + 4 * c)
-            meta[4 * g + sel * lanes + j] = w
+    meta = rng.integers(0, 2**32, 2 * m, dtype=np.uint64)  # the other lanes' metadata must not matter
+    for wp in range(m // 16):
+        for g in range(8):
+            r = 16 * wp + g
+            for j in range(lanes):
+                w = 0
+                for c in range(4):
+                    w |= int(nib[r, 4 * j + c]) << (4 * c) | int(nib[r + 8, 4 * j + c]) << (16 + 4 * c)
+                meta[32 * wp + 4 * g + sel * lanes + j] = w
     return dense, vals, meta.astype(np.uint32)
 
 
@@ -173,3 +178,57 @@ def test_mma_sp_bad_selector_is_refused() -> None:
     """A selector outside the ISA's range for the shape is refused at load, naming the instruction."""
     with pytest.raises(ptxjit.UnsupportedInstructionError, match="sparsity selector 2"):
         _kernel("m16n8k32", "f32", "f16", "f16", "f32", 4, 4, 4, 2, False)
+
+
+WG_CASES = [  # A type, B type, swizzle, N, selector, A in registers
+    ("f16", "f16", 128, 16, 1, False), ("bf16", "bf16", 0, 8, 0, False), ("f16", "f16", 64, 24, 0, True),
+    ("tf32", "tf32", 32, 16, 1, False), ("s8", "s8", 128, 16, 0, False), ("e4m3", "e5m2", 0, 8, 0, False),
+]
+
+
+@pytest.mark.parametrize("at,bt,swz,n,sel,rs", WG_CASES)
+def test_wgmma_sp_matches_numpy(at: str, bt: str, swz: int, n: int, sel: int, rs: bool) -> None:
+    """wgmma.mma_async.sp: packed A (64 x K/2, swizzled as asked) through a descriptor laid out as a dense
+    K/2-wide operand, or in registers; B through a descriptor; D = expand(A) @ B + 1 exactly (small integers)."""
+    from tests import test_wgmma_layouts as wl
+
+    rng = np.random.default_rng(zlib.crc32(f"{at}{bt}{swz}{n}{sel}{rs}".encode()))
+    k = 2 * wl.KDIM[at]
+    a_dense, a_packed, meta = _sparsify(rng, at, 64, k, sel, vals=wl.values(rng, at, (64, k // 2)))
+    b = wl.values(rng, bt, (k, n))
+    ra, rb = wl.encode(a_packed, at), wl.encode(b, bt)
+    img = rng.integers(0, 256, 64 * 1024, dtype=np.uint8)
+    da, end_a = 0, 1024
+    if not rs:
+        sa, la, sba, end_a = wl.layout(64, k // 2, wl.ES[at], False, swz, 1024)
+        wl.place(img, ra, False, swz, sa, la, sba, pattern_start=1024)
+        da = wl.descriptor(sa, la, sba, swz, (1024 >> 7) & 7 if swz else 0)
+    bbase = -(-end_a // 1024) * 1024 + 1024
+    # B's K extent is 64 bytes: the layouts helper's swizzled K-major tiles hold 32, so B is unswizzled
+    sb, lb, sbb, end_b = wl.layout(n, k, wl.ES[bt], False, 0, bbase)
+    wl.place(img, np.ascontiguousarray(rb.T), False, 0, sb, lb, sbb)
+    db = wl.descriptor(sb, lb, sbb, 0)
+    size = -(-end_b // 1024) * 1024 + 1024
+    img = img[:size]
+    float_ab = at not in ("s8", "u8")
+    dt = "f32" if float_ab else "s32"
+    tail = "" if not float_ab else ", 1, 1" + (", 0, 0" if at in ("f16", "bf16") and not rs else
+                                               ", 0" if at in ("f16", "bf16") else "")
+    nregs = 4 if rs else 0
+    ptx = wl.kernel_ptx(f"m64n{n}k{k}", f"{dt}.{at}.{bt}", dt, n // 2, n, nregs + 1, tail, size)
+    a_op = "{" + ",".join(f"%a{j}" for j in range(nregs + 1)) + "}"
+    new_a = "{" + ",".join(f"%a{j}" for j in range(nregs)) + "}" if rs else "%rd2"
+    ptx = ptx.replace(f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{dt}.{at}.{bt}",
+                      f"wgmma.mma_async.sp.sync.aligned.m64n{n}k{k}.{dt}.{at}.{bt}")
+    ptx = ptx.replace(f"{a_op}, %rd3, 1", f"{new_a}, %rd3, %a{nregs}, {sel}, 1")
+    assert "mma_async.sp" in ptx and f"%a{nregs}, {sel}, 1" in ptx
+    frag = np.zeros((128, nregs + 1), np.uint32)
+    if rs:
+        frag[:, :4] = wl.a_fragments(ra)
+    frag[:, nregs] = meta
+    out = np.zeros((64, n), np.float32 if float_ab else np.int32)
+    fn = ptxjit.Module(ptx, "wgmma_sp.ptx").get_function("wg")
+    fn((1,), (128,), [img.view(np.uint32), np.uint32(size // 4), np.uint64(da), np.uint64(db), frag, out],
+       timeout=120)
+    want = a_dense.astype(np.int64) @ b.astype(np.int64) + 1
+    np.testing.assert_array_equal(out, want)

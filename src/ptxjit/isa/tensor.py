@@ -77,6 +77,8 @@ _WMMA_SPACE = mods("space", "global shared shared::cta")
 _WMMA_STRIDE = s("stride", "u32", optional=True)
 
 WGMMA_SHAPES = " ".join(f"m64n{n}k{k}" for n in range(8, 257, 8) for k in (8, 16, 32, 256))
+# sparse wgmma doubles k: tf32 k16, f16/bf16 k32, 8-bit types k64 (§9.7.15.6)
+WGMMA_SP_SHAPES = " ".join(f"m64n{n}k{k}" for n in range(8, 257, 8) for k in (16, 32, 64))
 _WG_OPS = (d(None, FRAG, vec="*"), s("a", None, FRAG, vec="*"), s("b-desc", "b64", "reg"),
            s("scale-d", "pred", "reg imm"), s("imm-scale-a", "s32", "imm", optional=True),
            s("imm-scale-b", "s32", "imm", optional=True), s("imm-trans-a", "s32", "imm", optional=True),
@@ -118,7 +120,7 @@ SPECS = [
     # wgmma.mma_async.sp (§9.7.15.5.3): the sparse form adds the sp-meta and sp-sel operands after b-desc
     spec("wgmma", "tensor",
          form(types("f16 f32 s32", "f16 bf16 tf32 e4m3 e5m2 s8 u8", "f16 bf16 tf32 e4m3 e5m2 s8 u8"),
-              [req("op", "mma_async"), req("sp", "sp"), *WG_SYNC, req("shape", WGMMA_SHAPES),
+              [req("op", "mma_async"), req("sp", "sp"), *WG_SYNC, req("shape", WGMMA_SP_SHAPES),
                mods("satfinite", "satfinite")],
               (*_WG_OPS[:3], s("sp-meta", "b32", "reg"), s("sp-sel", "u32", "imm"), *_WG_OPS[3:]))),
     spec("ldmatrix", "tensor",

@@ -75,6 +75,7 @@ class Mma:
     bitop: str = ""
     threads: int = 32
     frag: str = "mma"  # fragment layout family: "mma" (mma.sync) or "wmma" (two m16n8 halves along n)
+    sparse: bool = False  # mma.sp / wgmma.sp: packed A and metadata in a second area (mma_sparse.py)
 
     @property
     def ka(self) -> int:
@@ -127,7 +128,7 @@ class Mma:
 
     def areas(self) -> int:
         """Scratch areas per group: mma.sync runs share one suspension (batched_mmas), one area each."""
-        return MAX_RUN if self.frag == "mma" else 1
+        return MAX_RUN if self.frag == "mma" else 2 if self.sparse else 1
 
     def key(self) -> str:
         return (f"{self.frag}_m{self.M}n{self.N}k{self.K}_{self.dt}_{self.at}_{self.bt}_{self.ct}_"
@@ -190,7 +191,8 @@ def scratch_per_thread(texts: list[str]) -> int:
         if shape is None or len(tys) < 4:
             continue
         M, N, K = (int(x) for x in _SHAPE.fullmatch(shape).groups())  # type: ignore[union-attr]
-        mm = Mma(M, N, K, *tys[-4:], threads=threads, frag="mma" if op.startswith("mma.") else "wmma")
+        mm = Mma(M, N, K, *tys[-4:], threads=threads, frag="mma" if op.startswith("mma.") else "wmma",
+                 sparse="sp" in parts)
         need = max(need, mm.per_thread() * mm.areas())
     return need
 

@@ -78,8 +78,9 @@ class SpMma:
         return self.nibbles // 4
 
     def extra(self) -> tuple[int, int]:
-        """Byte offsets (from the group base) of the packed A and the 32 metadata words: past the
-        first scratch area, in the second (sparse mma is never batched, so that area is free)."""
+        """Byte offsets (from the group base) of the packed A and the metadata words (one per thread
+        of the group): past the first scratch area, in the second (sparse mma is never batched, so
+        that area is free; a sparse wgmma group has two areas: Mma.sparse)."""
         start = self.full.threads * self.full.per_thread()
         return start, start + 8 * self.full.M * self.full.K // 2
 
@@ -103,8 +104,8 @@ def parse_sparse(ins: Instr) -> SpMma | str:
         return "the sparsity selector must be an immediate"
     M, N, K = (int(x) for x in _SHAPE.fullmatch(shape).groups())  # type: ignore[union-attr]
     sat = ins.has("satfinite")
-    sp = SpMma(dense.Mma(M, N, K, dt, at, bt, ct, sat), dense.Mma(M, N, K // 2, dt, at, bt, ct, sat),
-               sel_op.value)
+    sp = SpMma(dense.Mma(M, N, K, dt, at, bt, ct, sat, sparse=True),
+               dense.Mma(M, N, K // 2, dt, at, bt, ct, sat), sel_op.value)
     if not 0 <= sp.sel < 4 // sp.lanes:
         return (f"sparsity selector {sp.sel} of mma.sp.{shape}.{at} is undefined (the ISA allows "
                 f"0..{4 // sp.lanes - 1})")
@@ -130,14 +131,15 @@ def _publish_packed(lw: FnLowering, sp: SpMma, a_ops: list, e_op) -> None:
     oa, om = sp.extra()
     store_t = F64 if pk.kind == "float" else I64
     words: dict[int, ll.Value] = {}
-    for j, e, rr, cc in pk.a_sites():
+    for j, e, rr, cc in pk.a_sites() if a_ops else []:  # none: wgmma's A through a descriptor
         if j not in words:
             words[j] = lw.read(a_ops[j], dense._reg_type(pk.at))
         row, col = dense.a_rc(lw, pk, rr, cc)
         idx = b.add(b.mul(row, const_int(I32, pk.ka)), col)
         b.store(dense._element(lw, words[j], pk.at, e), _slot(lw, base, oa, idx, store_t))
     meta = b.zext(lw.read(e_op, "b32"), I64)
-    b.store(meta, _slot(lw, base, om, lw.lane(), I64))
+    member = b.urem(lw.tlin, const_int(I32, sp.full.threads))
+    b.store(meta, _slot(lw, base, om, member, I64))
 
 
 def _expand(lw: FnLowering, sp: SpMma, base: ll.Value) -> None:
@@ -153,10 +155,13 @@ def _expand(lw: FnLowering, sp: SpMma, base: ll.Value) -> None:
     with _for(b, full.M * sp.nibbles, "sp_expand") as i:
         row = b.udiv(i, const_int(I32, sp.nibbles))
         c = b.urem(i, const_int(I32, sp.nibbles))
-        # lane 4 (row % 8) + sel * lanes + c / 4 holds the nibble, at bit 4 (c % 4) (+16 for rows 8..15)
+        # lane 4 (row % 8) + sel * lanes + c / 4 of warp row / 16 (wgmma: each warp has 16 rows) holds
+        # the nibble, at bit 4 (c % 4), +16 for rows 8..15 of the warp's 16
         lane = b.add(b.mul(b.urem(row, const_int(I32, 8)), c4),
                      b.add(const_int(I32, sp.sel * sp.lanes), b.udiv(c, c4)))
-        shift = b.add(b.mul(b.urem(c, c4), c4), b.mul(b.udiv(row, const_int(I32, 8)), const_int(I32, 16)))
+        lane = b.add(lane, b.mul(b.udiv(row, const_int(I32, 16)), const_int(I32, 32)))
+        half = b.udiv(b.urem(row, const_int(I32, 16)), const_int(I32, 8))
+        shift = b.add(b.mul(b.urem(c, c4), c4), b.mul(half, const_int(I32, 16)))
         word = b.trunc(b.load(_slot(lw, base, om, lane, I64)), I32)
         nib = b.and_(b.lshr(word, shift), const_int(I32, 15))
         col0 = b.add(b.mul(row, const_int(I32, full.K)), b.mul(c, const_int(I32, sp.chunk)))

@@ -79,6 +79,10 @@ def _imm(op) -> int | None:
 def _check(ins: Instr) -> str | None:
     if _op(ins) != "mma_async":
         return None
+    if ins.has("sp"):  # sparse: rules/wgmma_sparse.py
+        from ptxjit.lower.rules import wgmma_sparse
+
+        return wgmma_sparse.check(ins)
     mm = variant(ins)
     if isinstance(mm, str):
         return mm
@@ -218,7 +222,11 @@ def _lower_mma_async(lw: FnLowering, ins: Instr) -> None:
 def lower_wgmma(lw: FnLowering, ins: Instr) -> None:
     """wgmma.mma_async (see the module docstring); wgmma.fence / commit_group / wait_group: the
     multiply-accumulate completed at its own point, so these only pass a warp point."""
-    if _op(ins) == "mma_async":
+    if _op(ins) == "mma_async" and ins.has("sp"):  # sparse: rules/wgmma_sparse.py
+        from ptxjit.lower.rules import wgmma_sparse
+
+        wgmma_sparse.lower(lw, ins)
+    elif _op(ins) == "mma_async":
         _lower_mma_async(lw, ins)
     else:
         lw.yield_point(warp_level=True)
