@@ -29,8 +29,9 @@ import numpy as np
 from ptxbench.suite import CASES
 from ptxbench.timing import geomean
 
-KERNELS = ["vadd", "saxpy", "sgemm", "transpose", "nbody", "blackscholes", "bitonic", "scan"]
-BARRIER_HEAVY = {"bitonic", "scan", "transpose", "sgemm"}
+KERNELS = ["vadd", "saxpy", "dot", "sgemm", "jacobi", "histogram", "transpose", "nbody", "blackscholes", "bitonic",
+           "scan"]  # the suite's 11 kernels
+BARRIER_HEAVY = {"bitonic", "scan", "transpose", "sgemm", "dot"}
 
 
 UNCHECKED = False  # --unchecked: measure unchecked launches (else bounds-checked: the default launch)

@@ -18,7 +18,6 @@ coordination).
 from __future__ import annotations
 
 import itertools
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
 from ptxjit.runtime import launch as _launch
+from ptxjit.runtime.supervise import supervised
 from ptxjit.streams.launches import LaunchSpec, pack_ranged
 
 
@@ -65,20 +65,22 @@ def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation
     shared_bytes = shared_bytes_of(t0, dyn_smem)
     key = _launch._MemoryPool.key(t0, nthreads, shared_bytes, nworkers)
     mems = _launch._pool_memory.take(t0, nthreads, shared_bytes, nworkers, key)
-    extra: list[_launch._WorkerMemory] = []  # the memories workers took for tier 1 (kept alive here)
+    # every memory of the launch: the pool's, then those workers took for tier 1 (kept alive here; all of
+    # them are abandoned with the launch record should a worker still run after a cancel)
+    held: list[_launch._WorkerMemory] = list(mems)
     cursor = itertools.count()
     done = itertools.count()  # batches finished (next() is atomic under the GIL)
     ndone = [0]  # the latest count taken from `done`
     failed: list[Translation] = []
     perf = time.perf_counter_ns
     last_tier = [-1]
-    futures: list[Future] = []
+    futures: list[Future] = []  # supervised's run.futures once the run starts (extended, never rebound)
     joined = [spare == 0]  # the spare worker joins once tier 1 runs (its build no longer needs the core)
 
     def join_spare(tr: Translation) -> None:
         joined[0] = True
         m = _launch._WorkerMemory(tr, nthreads, shared_bytes_of(tr, dyn_smem), nworkers)
-        extra.append(m)
+        held.append(m)
         futures.append(_launch._get_pool(nworkers).submit(work, m, tr))
 
     def work(m0: _launch._WorkerMemory, sized_for: Translation = t0) -> None:
@@ -100,7 +102,7 @@ def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation
             if m is None:
                 m = mem_for[id(tr)] = _launch._WorkerMemory(tr, nthreads, shared_bytes_of(tr, dyn_smem),
                                                              int(m0.record[abi.W_ID]))
-                extra.append(m)
+                held.append(m)
             rec = m.record
             rec[abi.W_BSTART] = bi * batch
             rec[abi.W_BEND] = min(bi * batch + batch, nctas)
@@ -113,39 +115,23 @@ def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation
             ndone[0] = next(done) + 1
 
     limit = _launch._timeout_seconds(timeout)
-    t_start = time.monotonic()
-    wd = _launch._get_watchdog()
-    token = wd.add_deadline(t_start + limit, L) if limit is not None else None
-    main = threading.get_ident() == _launch._MAIN_IDENT
-    old_fd = wd.enter_main(L) if main else None
-    settled = False
-    try:
+
+    def give_back() -> None:
+        _launch._pool_memory.give(t0, nthreads, shared_bytes, mems, key)
+
+    # the watchdog, Ctrl-C, cancel-and-drain, and the memory's return or abandonment: runtime/supervise.py
+    with supervised(L, limit, held, keep, kernel, t0.checked, give_back) as run:
+        futures = run.futures
         if nworkers > 1:
             pool = _launch._get_pool(nworkers - 1)
             futures += [pool.submit(work, m) for m in mems[1:]]
         work(mems[0])
         while any(not f.done() for f in futures):  # the spare worker may join while we wait
             _launch._wait_workers(futures)
-        if futures:
-            for f in futures:
-                f.result()  # an exception outside the kernel (MemoryError...) is the launch's
-        settled = True
-    except BaseException:
-        _launch._cancel(L, abi.ERR_CANCEL)
-        settled = _launch._drain(futures)
-        raise
-    finally:
-        if main:
-            wd.leave_main(old_fd)
-        if token is not None:
-            wd.remove_deadline(token)
-        if settled or all(f.done() for f in futures):
-            if L[abi.L_ERROR] and t0.checked:  # faults recorded by CTAs that were stopped or faulted
-                for m in mems:
-                    m.fault[:] = 0
-            _launch._pool_memory.give(t0, nthreads, shared_bytes, mems, key)
-        else:
-            _launch._abandon(L, keep, mems + extra, kernel)
+        for f in futures:
+            f.result()  # an exception outside the kernel (MemoryError...) is the launch's
+        run.settled = True
+    t_start = run.started
     if L[abi.L_ERROR]:
         tr = failed[0] if failed else t0
         info = ((_launch._packed_fault_info, L, plan, range_names, args) if plan.checked
