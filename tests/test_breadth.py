@@ -73,8 +73,9 @@ def test_every_form_runs_or_is_refused_at_load_by_name_and_place():
 def test_refusal_must_name_the_form_line(tmp_path):
     """The classifier itself: a kernel whose form line is fine but whose set-up line is refused is
     'other' unless the form line is among the refused places."""
-    src = (CORPUS / "multimem.st.ptx").read_text()  # a form ptxjit refuses (stacksave was, until it ran)
-    form = "  multimem.st.relaxed.sys.global.b32 [%rd1], %r1;"
+    # a form ptxjit refuses (stacksave, then multimem.st were, until they ran)
+    src = (CORPUS / "alloca.u32.align.ptx").read_text()
+    form = "  alloca.u32 %r4, %r1, 16;"
     bad = src.replace(form + "  // form", form + "\n  add.u32 %r4, %r1, %r2;  // form")
     p = tmp_path / "moved.ptx"
     p.write_text(bad)

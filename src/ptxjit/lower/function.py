@@ -35,6 +35,7 @@ SPECIAL_REGS = {
     # thread-block clusters (lower/rules/cluster.py)
     "%cluster_ctarank", "%cluster_nctarank", "%cluster_ctaid", "%cluster_nctaid", "%clusterid", "%nclusterid",
     "%is_explicit_cluster",
+    *(f"%pm{i}{w}" for i in range(8) for w in ("", "_64")),  # performance monitors (rules/special.py)
 }
 
 

@@ -16,6 +16,7 @@ from ptxjit.lower.rules import (  # noqa: F401  (imported for their registration
     matrix,
     memory,
     mma,
+    multimem,
     simd16,
     stack,
     sync,

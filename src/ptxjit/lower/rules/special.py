@@ -66,6 +66,9 @@ def special_register(lw, name: str) -> ll.Value:
         if base in ("%clock_hi", "%globaltimer_hi"):
             return b.trunc(b.lshr(c, const_int(I64, 32)), I32)
         return c
+    if base.startswith("%pm"):  # performance monitor counters: a monotone count (the cycle counter)
+        c = b.call(lw.cg.intrinsic("llvm.readcyclecounter", I64, [], exact=True), [])
+        return c if base.endswith("_64") else b.trunc(c, I32)
     if base == "%smid":
         return b.trunc(lw.worker_slot(abi.W_ID), I32)
     if base == "%nsmid":
