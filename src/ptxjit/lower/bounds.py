@@ -594,10 +594,13 @@ class BoundsChecks:
                 old = b.load(cell, align=8)
                 word = b.or_(b.and_(v, const_int(I64, (1 << ADDR_BITS) - 1)), const_int(I64, ident))
                 b.store(b.select(hit, word, old), cell, align=8)
+                flag = b.gep(self.lw.worker, [const_int(I32, abi.W_FAULTED)])
+                b.store(b.select(hit, const_int(I64, 1), b.load(flag)), flag)
 
     def _record(self, ok: ll.Value, where: ll.Value, kind: int) -> None:
         """W_FAULT[tlin] = ok ? W_FAULT[tlin] : fault word (a plain load/select/store, no branch)."""
         lw, b = self.lw, self.lw.b
+        lw.cg.fault_scan = True  # (W_FAULTED is not set here: the worker loop scans W_FAULT after every CTA)
         arr = b.bitcast(lw.entry_record_ptr(abi.W_FAULT), I64.as_pointer())
         slot = b.gep(arr, [lw.tlin])
         old = lw.internal_access(b.load(slot, align=8))

@@ -39,6 +39,7 @@ class ModuleCodegen:
         self.probes = probes
         # memory safety (lower/bounds.py); kernels calling device malloc also accept the heap's live blocks
         self.checked = checked
+        self.fault_scan = False  # lower/bounds.py: faults recorded per thread outside thread loops (scan W_FAULT)
         # (a module that declares malloc or free: its kernels may reach blocks another launch allocated)
         self.uses_heap = checked and any(
             name in module.functions and module.functions[name].body is None for name in ("malloc", "free"))
@@ -395,12 +396,20 @@ class ModuleCodegen:
         first one becomes the launch's error (ERR_FAULT, unless another error came first); this worker
         stops.  The runtime clears W_FAULT after a failed launch."""
         acc, first = self._fault_slots
+        faulted = f.append_basic_block("cta_faulted")
+        clean = f.append_basic_block("cta_clean")
+        if not self.fault_scan:
+            # every fault word came from a thread loop's flush, which also set W_FAULTED: scanning
+            # W_FAULT (8 bytes per thread) only then saves memory-bound kernels' small CTAs ~10%
+            flag = b.gep(W, [const_int(I32, abi.W_FAULTED)])
+            scan = f.append_basic_block("cta_fault_scan")
+            b.cbranch(b.icmp_unsigned("!=", b.load(flag), const_int(I64, 0)), scan, clean)
+            b.position_at_end(scan)
+            b.store(const_int(I64, 0), flag)
         fault = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_FAULT)])), PTR), I64.as_pointer())
         b.store(const_int(I64, 0), acc)
         with _for_range(b, const_int(I32, 0), nthreads) as t:  # an OR reduction: vectorizes
             b.store(b.or_(b.load(acc), b.load(b.gep(fault, [t]))), acc)
-        faulted = f.append_basic_block("cta_faulted")
-        clean = f.append_basic_block("cta_clean")
         b.cbranch(b.icmp_unsigned("!=", b.load(acc), const_int(I64, 0)), faulted, clean)
         b.position_at_end(faulted)
         b.store(const_int(I32, -1), first)
