@@ -5,6 +5,7 @@ NumPy model of what the PTX ISA says the instruction does."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import ptxjit
 
@@ -86,3 +87,93 @@ def test_multimem_ld_reduce_v8_reads_the_bits() -> None:
     buf[:8] = np.arange(8, dtype=np.uint32) * 0x01010101 + 0x3C003C00
     out = _run(body, buf.copy())
     np.testing.assert_array_equal(out[8:], buf[:8])
+
+
+MCAST = """
+  .shared .align 16 .b8 buf[256];
+  .shared .align 8 .b64 bar;
+"""
+
+
+def _mcast_body(mask: int) -> str:
+    return f"""
+  ld.param.u64 %rd2, [q];
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %cluster_ctarank;
+  mov.u32 %r10, buf;
+  mov.u32 %r11, bar;
+  // every thread fills its block's buffer with 0xEE bytes; thread 0 sets the mbarrier up
+  shl.b32 %r3, %r0, 2;
+  add.u32 %r4, %r10, %r3;
+  st.shared.u32 [%r4], 0xEEEEEEEE;
+  setp.eq.u32 %p1, %r0, 0;
+  shr.u32 %r5, %r3, 2;
+  mov.u32 %r6, 1;
+  shl.b32 %r6, %r6, %r2;
+  and.b32 %r6, %r6, {mask};
+  setp.ne.u32 %p2, %r6, 0;           // this block is a destination
+  and.pred %p3, %p1, %p2;
+  @%p1 mbarrier.init.shared::cta.b64 [%r11], 1;
+  @%p3 mbarrier.arrive.expect_tx.shared::cta.b64 %rd5, [%r11], 256;
+  barrier.cluster.arrive;
+  barrier.cluster.wait;
+  // rank 1 multicasts 256 bytes from global to the blocks of the mask
+  setp.eq.u32 %p4, %r2, 1;
+  and.pred %p4, %p4, %p1;
+  mov.u16 %h1, {mask};
+  @%p4 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster \
+[%r10], [%rd1], 256, [%r11], %h1;
+  @!%p2 bra DONE;
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p5, [%r11], 0;
+  @!%p5 bra WAIT;
+DONE:
+  bar.sync 0;
+  // thread t copies word t of this block's buffer to q[ctaid][t]
+  ld.shared.u32 %r7, [%r4];
+  mad.lo.u32 %r8, %r1, 64, %r0;
+  mul.wide.u32 %rd3, %r8, 4;
+  add.u64 %rd3, %rd2, %rd3;
+  st.global.u32 [%rd3], %r7;
+  barrier.cluster.arrive;
+  barrier.cluster.wait;
+"""
+
+
+@pytest.mark.parametrize("mask", [0b1011, 0b0110, 0xFFFF])
+def test_bulk_multicast_lands_in_every_block_of_the_mask(mask: int) -> None:
+    """cp.async.bulk .multicast::cluster from rank 1 of a 4-block cluster: the bytes land at the same offset in
+    each block whose rank bit is set in ctaMask (bits past the cluster are ignored), whose mbarrier phase then
+    completes; the other blocks keep their own bytes."""
+    src = np.arange(64, dtype=np.uint32) * 0x01000193 + 7
+    out = np.zeros((4, 64), np.uint32)
+    _run(_mcast_body(mask), out, block=64, params=".param .u64 p, .param .u64 q", args=[src, out], decls=MCAST,
+         grid=4, cluster=(4, 1, 1), timeout=60)
+    for r in range(4):
+        want = src if mask >> r & 1 else np.full(64, 0xEEEEEEEE, np.uint32)
+        np.testing.assert_array_equal(out[r], want, err_msg=f"rank {r}")
+
+
+def test_mapa_shared_cluster_maps_own_rank_and_stops_at_another() -> None:
+    """mapa.shared::cluster.u32 to the block's own rank gives the address itself (stores through it land in
+    the block's variable); to another rank ptxjit has no 32-bit address: an illegal-address error naming the
+    line, not a wrong access."""
+    body = """
+  mov.u32 %r1, buf;
+  mov.u32 %r2, %cluster_ctarank;
+  mapa.shared::cluster.u32 %r3, %r1, %r2;
+  st.shared::cluster.u32 [%r3+4], 99;
+  ld.shared.u32 %r4, [%r1+4];
+  mov.u32 %r5, %ctaid.x;
+  mul.wide.u32 %rd2, %r5, 8;
+  add.u64 %rd2, %rd1, %rd2;
+  sub.u32 %r6, %r3, %r1;
+  st.global.v2.u32 [%rd2], {%r4, %r6};
+"""
+    out = _run(body, np.zeros((2, 2), np.uint32), decls=MCAST, grid=2, cluster=(2, 1, 1))
+    np.testing.assert_array_equal(out, [[99, 0], [99, 0]])
+    other = body.replace("mapa.shared::cluster.u32 %r3, %r1, %r2;", "xor.b32 %r2, %r2, 1;\n"
+                         "  mapa.shared::cluster.u32 %r3, %r1, %r2;")
+    with pytest.raises(ptxjit.KernelError, match=r"sm90_forms.ptx:\d+.*mapa"):
+        _run(other, np.zeros((2, 2), np.uint32), decls=MCAST, grid=2, cluster=(2, 1, 1))

@@ -45,8 +45,8 @@ PHASE_SHIFT = 63
 def _check_cp(ins: Instr) -> str | None:
     if ins.has("tensor") and any(m.startswith(("im2col", "tile::")) for m in ins.mods):
         return "only the tile mode of cp.async.bulk.tensor (load, store, reduce, prefetch) is supported"
-    if ins.has("multicast::cluster"):
-        return "multicast to a cluster's CTAs is not supported (ptxjit runs clusters of one CTA)"
+    if ins.has("multicast::cluster") and ins.has("tensor"):
+        return "multicast of cp.async.bulk.tensor to a cluster's CTAs is not supported"
     if ins.has("cp_mask"):
         return "cp.async.bulk .cp_mask is not supported"
     if ins.has("reduce") and not ins.has("tensor"):
@@ -105,6 +105,11 @@ def lower_cp(lw: FnLowering, ins: Instr) -> None:
         # have).  Without .noinc the pending count is raised by one first: no net change.
         if ins.has("noinc"):
             _mbar_modify(lw, ins, ins.operands[0], arrivals=const_int(I64, 1))
+        return
+    if ins.has("bulk") and ins.has("multicast::cluster"):  # to several blocks: cluster.py
+        from ptxjit.lower.rules.cluster import lower_bulk_multicast
+
+        lower_bulk_multicast(lw, ins)
         return
     if ins.has("bulk"):
         _lower_bulk(lw, ins)

@@ -1,5 +1,5 @@
-"""Thread-block clusters (sm_90): cluster special registers, `mapa` (distributed shared memory) and
-`barrier.cluster.arrive/wait`.
+"""Thread-block clusters (sm_90): cluster special registers, `mapa` (distributed shared memory),
+`barrier.cluster.arrive/wait` and cp.async.bulk's .multicast::cluster (`lower_bulk_multicast`).
 
 A cluster launch (runtime/clusters.py) runs the blocks of a cluster at the same time, each on a worker
 thread of its own, and gives the launch a workspace (abi.L_CLUSTER):
@@ -28,7 +28,7 @@ from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules.grid_sync import arrive_and_spin
 from ptxjit.lower.rules.registry import rule
-from ptxjit.lower.types import I1, I32, I64, const_int
+from ptxjit.lower.types import I1, I32, I64, PTR, const_int
 
 WS_DIMS = 16        # u32 x3: cluster dims (0: no cluster launch)
 WS_EXPLICIT = 28    # u32: the kernel declares its cluster (%is_explicit_cluster)
@@ -122,19 +122,39 @@ def _target_block(lw: FnLowering, rank: ll.Value) -> ll.Value:
 
 def _check_mapa(ins: Instr) -> str | None:
     if ins.has("shared::cluster"):
-        return ("mapa.shared::cluster (32-bit shared::cluster addresses) is not supported; ptxjit maps generic "
-                "addresses (mapa.u64, what nvcc emits for cluster.map_shared_rank)")
+        return None if ins.types() == ["u32"] else "mapa.shared::cluster supports .u32 addresses"
     if ins.types() != ["u64"]:
         return "only mapa.u64 on 64-bit generic addresses is supported"
     return None
+
+
+def _lower_mapa_cluster(lw: FnLowering, ins: Instr) -> None:
+    """mapa.shared::cluster.u32 d, a, rank.  A 32-bit shared::cluster address in ptxjit is an offset in
+    the issuing block's own shared window (ld/st/atom/mbarrier/cp.async.bulk on .shared::cluster read it
+    so; the hot 32-bit shared accesses stay one add), so the address of the variable in the block's own
+    rank is `a` itself, and that is what runs.  Another block's shared memory has no 32-bit address
+    here: mapping to another rank stops the thread with an illegal-address error naming this line
+    (use mapa.u64 on generic addresses, which nvcc emits for cluster.map_shared_rank; it maps any rank)."""
+    from ptxjit.lower.rules.special import special_register
+
+    b = lw.b
+    a = lw.read(ins.operands[1], "u32")
+    rank = lw.read(ins.operands[2], "u32")
+    own = special_register(lw, "%cluster_ctarank")
+    with b.if_then(b.icmp_unsigned("!=", rank, own), likely=False):
+        lw.trap(abi.ERR_ILLEGAL_ADDRESS)
+    lw.write(ins.operands[0], a, "u32")
 
 
 @rule("mapa", family="memory", check=_check_mapa)
 def lower_mapa(lw: FnLowering, ins: Instr) -> None:
     """mapa.u64 d, a, rank: the generic address of the variable at generic address `a` (in this block's
     shared memory) in the shared memory of block `rank` of the cluster.  Without a cluster launch the
-    only rank is 0 and d = a."""
+    only rank is 0 and d = a.  mapa.shared::cluster: `_lower_mapa_cluster`."""
     b = lw.b
+    if ins.has("shared::cluster"):
+        _lower_mapa_cluster(lw, ins)
+        return
     a = lw.read(ins.operands[1], "u64")
     rank = lw.read(ins.operands[2], "u32")
     ws, on, _k, _e = _workspace(lw)
@@ -204,7 +224,7 @@ def rewrite_cluster_barriers(module: ir.Module) -> None:
 @rule("getctarank", family="memory")
 def lower_getctarank(lw: FnLowering, ins: Instr) -> None:
     """getctarank[.shared::cluster] d, a: the cluster rank of the block whose shared memory holds `a`.
-    A shared::cluster address here is always this block's own (mapa.shared::cluster is refused); a
+    A shared::cluster address here is always this block's own (mapa.shared::cluster maps only to it); a
     generic one is looked up among the cluster's blocks (this block's rank when none holds it)."""
     from ptxjit.lower.rules.special import special_register
 
@@ -238,3 +258,80 @@ def lower_getctarank(lw: FnLowering, ins: Instr) -> None:
     d.add_incoming(own, entry)
     d.add_incoming(rank, found)
     lw.write(ins.operands[0], d, "u32")
+
+
+def lower_bulk_multicast(lw: FnLowering, ins: Instr) -> None:
+    """cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [dst], [src],
+    size, [mbar], ctaMask: the `size` bytes at global `src` land at the same shared offset `dst` in every
+    block of the cluster whose rank has its bit set in the 16-bit ctaMask, and each such block's mbarrier
+    at offset `mbar` counts them as completed transactions (async_copy.py's mbarrier word).  Without a
+    cluster launch the only rank is 0 (this block).  A destination past the shared window faults.
+
+    Another block's mbarrier is updated with a compare-and-swap; its own block updates it with plain
+    loads and stores (async_copy.py: one block runs on one worker), so a multicast racing with the
+    target block's own arrive/expect_tx on the same mbarrier may lose one of the two updates (known)."""
+    from ptxjit.lower.bounds import ADDR_BITS, KIND_SHARED, pack_fault
+    from ptxjit.lower.rules.async_copy import _intrinsics, _mbar_modify
+    from ptxjit.lower.rules.special import special_register
+
+    b = lw.b
+    sbase = b.ptrtoint(lw.shared_ptr(), I64)
+    dst = b.sub(b.ptrtoint(lw.address(ins.operands[0], "shared"), I64), sbase)
+    mbar = b.sub(b.ptrtoint(lw.address(ins.operands[3], "shared"), I64), sbase)
+    src = lw.address(ins.operands[1], "global")
+    op2 = ins.operands[2]
+    size = const_int(I64, op2.value) if isinstance(op2, ir.Imm) else b.zext(lw.read(op2, "u32"), I64)
+    mask = b.zext(lw.read(ins.operands[4], "u16"), I32)
+    nbytes = lw.worker_slot(abi.W_SHARED_SIZE)
+    bad = b.or_(b.icmp_unsigned(">", b.add(dst, size), nbytes),
+                b.icmp_unsigned(">", b.add(mbar, const_int(I64, 8)), nbytes))
+    with b.if_then(bad, likely=False):
+        word = pack_fault(lw.cg.location_id(ins), KIND_SHARED)
+        off = b.select(b.icmp_unsigned(">", b.add(dst, size), nbytes), dst, mbar)
+        lw.trap(abi.ERR_FAULT, b.or_(const_int(I64, word), b.and_(off, const_int(I64, (1 << ADDR_BITS) - 1))))
+    memcpy, _ = _intrinsics(lw)
+    ws, on, k, _e = _workspace(lw)
+    csize = b.select(on, b.mul(b.mul(k[0], k[1]), k[2]), const_int(I32, 1))
+    own = special_register(lw, "%cluster_ctarank")
+    table = b.inttoptr(b.load(b.inttoptr(b.add(b.select(on, ws, sbase), const_int(I64, WS_SHARED_TABLE)),
+                                         I64.as_pointer())), I64.as_pointer())
+    for r in range(16):
+        rc = const_int(I32, r)
+        hit = b.and_(b.icmp_unsigned("!=", b.and_(b.lshr(mask, rc), const_int(I32, 1)), const_int(I32, 0)),
+                     b.icmp_unsigned("<", rc, csize))
+        with b.if_then(hit):
+            mine = b.icmp_unsigned("==", rc, own)
+            with b.if_else(mine) as (then, other):
+                with then:
+                    b.call(memcpy, [b.gep(lw.shared_ptr(), [dst]), src, size, const_int(I1, 0)])
+                    _mbar_modify(lw, ins, ins.operands[3], tx=b.sub(const_int(I64, 0), size), space="shared")
+                with other:  # only in a cluster launch (csize > 1): the shared table exists
+                    base = b.load(b.gep(table, [_target_block(lw, rc)]))
+                    b.call(memcpy, [b.inttoptr(b.add(base, dst), PTR), src, size, const_int(I1, 0)])
+                    _remote_complete_tx(lw, b.inttoptr(b.add(base, mbar), I64.as_pointer()), size)
+
+
+def _remote_complete_tx(lw: FnLowering, p: ll.Value, size: ll.Value) -> None:
+    """complete_tx of `size` bytes on another block's mbarrier word at p, as one compare-and-swap
+    (async_copy.py's word layout and phase rule)."""
+    from ptxjit.lower.rules.async_copy import EXP_SHIFT, PEND_MASK, PHASE_SHIFT, TX_BITS, TX_SHIFT
+
+    b = lw.b
+    head = lw.llfn.append_basic_block("mcast_cas")
+    done = lw.llfn.append_basic_block("mcast_cas_done")
+    b.branch(head)
+    b.position_at_end(head)
+    w = b.load_atomic(p, "monotonic", 8)
+    txm = const_int(I64, (1 << TX_BITS) - 1)
+    txc = b.sub(b.and_(b.lshr(w, const_int(I64, TX_SHIFT)), txm), size)
+    pend = b.and_(w, const_int(I64, PEND_MASK))
+    exp = b.and_(b.lshr(w, const_int(I64, EXP_SHIFT)), const_int(I64, PEND_MASK))
+    phase = b.lshr(w, const_int(I64, PHASE_SHIFT))
+    fin = b.and_(b.icmp_unsigned("==", pend, const_int(I64, 0)),
+                 b.icmp_unsigned("==", b.and_(txc, txm), const_int(I64, 0)))
+    nw = b.or_(b.select(fin, exp, pend), b.shl(exp, const_int(I64, EXP_SHIFT)))
+    nw = b.or_(nw, b.shl(b.and_(txc, txm), const_int(I64, TX_SHIFT)))
+    nw = b.or_(nw, b.shl(b.xor(phase, b.zext(fin, I64)), const_int(I64, PHASE_SHIFT)))
+    res = b.cmpxchg(p, w, nw, "acq_rel", "monotonic")
+    b.cbranch(b.extract_value(res, 1), done, head)
+    b.position_at_end(done)
