@@ -177,3 +177,68 @@ def test_mapa_shared_cluster_maps_own_rank_and_stops_at_another() -> None:
                          "  mapa.shared::cluster.u32 %r3, %r1, %r2;")
     with pytest.raises(ptxjit.KernelError, match=r"sm90_forms.ptx:\d+.*mapa"):
         _run(other, np.zeros((2, 2), np.uint32), decls=MCAST, grid=2, cluster=(2, 1, 1))
+
+
+def _surface(data: np.ndarray, bits: int, kind: int):
+    from ptxjit import texture as T
+
+    # 64-bit elements: two 32-bit channels (CUDA has no 64-bit channel formats)
+    desc = T.ChannelFormatDescriptor(32, 32, 0, 0, kind) if bits == 64 else T.ChannelFormatDescriptor(bits, 0, 0, 0,
+                                                                                                      kind)
+    extent = list(reversed(data.shape)) + [0] * (3 - data.ndim)
+    arr = T.CUDAarray(desc, *extent, flags=T.cudaArraySurfaceLoadStore)
+    arr.copy_from(data.view(np.uint32).reshape(*data.shape, 2) if bits == 64 else data)
+    return T.SurfaceObject(T.ResourceDescriptor(T.cudaResourceTypeArray, cuArr=arr)), arr
+
+
+@pytest.mark.parametrize("op,ctype,geom", [("add", "u32", "1d"), ("min", "s32", "2d"), ("max", "u32", "2d"),
+                                           ("or", "b32", "1d"), ("add", "u64", "1d"), ("and", "b64", "2d")])
+def test_sured_reduces_atomically(op: str, ctype: str, geom: str) -> None:
+    """sured.b: 2 blocks x 64 threads reduce value v(tid, block) into element (tid % 16) of a 16-wide surface
+    (2-D: 16 x 2, row = block): NumPy's reduction of the same values, whatever the order."""
+    from ptxjit import texture as T
+
+    bits = int(ctype[1:])
+    dt = {"u32": np.uint32, "s32": np.int32, "b32": np.uint32, "u64": np.uint64, "b64": np.uint64}[ctype]
+    shape = (2, 16) if geom == "2d" else (16,)
+    rng = np.random.default_rng(len(op) * 100 + bits)
+    init = rng.integers(0, 2**31, shape).astype(dt)
+    if op == "and":
+        init = np.full(shape, np.iinfo(dt).max, dt)
+    vals = rng.integers(-2**31 if ctype == "s32" else 0, 2**31, (2, 64)).astype(dt)
+    surf, arr = _surface(init, bits, T.cudaChannelFormatKindSigned if ctype == "s32"
+                         else T.cudaChannelFormatKindUnsigned)
+    reg = "%rd10" if bits == 64 else "%r10"
+    coords = "{%r2}" if geom == "1d" else "{%r2, %r3}"
+    body = f"""
+  mov.u32 %r3, %ctaid.x;
+  mad.lo.u32 %r4, %r3, 64, %r0;
+  mul.wide.u32 %rd2, %r4, {bits // 8};
+  add.u64 %rd2, %rd1, %rd2;
+  ld.global.b{bits} {reg}, [%rd2];
+  and.b32 %r2, %r0, 15;
+  mul.lo.u32 %r2, %r2, {bits // 8};
+  ld.param.u64 %rd9, [h];
+  sured.b.{op}.{geom}.{ctype}.trap [%rd9, {coords}], {reg};
+"""
+    _run(body, vals, block=64, params=".param .u64 p, .param .u64 h", args=[vals, surf], grid=2)
+    got = np.zeros_like(init)
+    arr.copy_to(got.view(np.uint32).reshape(*got.shape, 2) if bits == 64 else got)
+    want = init.copy()
+    ufunc = {"add": np.add, "min": np.minimum, "max": np.maximum, "or": np.bitwise_or, "and": np.bitwise_and}[op]
+    for blk in range(2):
+        for t in range(64):
+            if geom == "2d":
+                want[blk, t % 16] = ufunc(want[blk, t % 16], vals[blk, t])
+            else:
+                want[t % 16] = ufunc(want[t % 16], vals[blk, t])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_sured_trap_outside_the_surface() -> None:
+    from ptxjit import texture as T
+
+    surf, _ = _surface(np.zeros(16, np.uint32), 32, T.cudaChannelFormatKindUnsigned)
+    body = "  ld.param.u64 %rd9, [h];\n  mov.u32 %r2, 64;\n  sured.b.add.1d.u32.trap [%rd9, {%r2}], %r0;"
+    with pytest.raises(ptxjit.KernelError):
+        _run(body, np.zeros(1), params=".param .u64 p, .param .u64 h", args=[np.zeros(1), surf])

@@ -371,3 +371,66 @@ def lower_surface(lw, ins: Instr) -> None:
 
 def _items(x) -> list:
     return list(x.items) if isinstance(x, ir.Vec) else [x]
+
+
+# ---------------------------------------------------------------- sured (surface reductions)
+_SURED_TYPES = {"add": ("u32", "u64", "s32"), "min": ("u32", "s32", "u64", "s64"),
+                "max": ("u32", "s32", "u64", "s64"), "and": ("b32", "b64"), "or": ("b32", "b64")}
+_SURED_RMW = {("add", False): "add", ("min", False): "umin", ("min", True): "min", ("max", False): "umax",
+              ("max", True): "max", ("and", False): "and", ("or", False): "or"}
+
+
+def _check_sured(ins: Instr) -> str | None:
+    if not ins.has("b"):
+        return "only unformatted (.b) surface reductions are supported (sured.p is not)"
+    op = next((m for m in ins.mods if m in _SURED_TYPES), None)
+    t = ins.types()[-1] if ins.types() else ""
+    if op is None or t not in _SURED_TYPES[op]:
+        return f"sured .{op}.{t}: the PTX ISA defines .{op} for {', '.join(_SURED_TYPES.get(op, ()))}"
+    if _geom(ins, {"1d": 1, "2d": 2, "3d": 3}) is None:
+        return "sured takes the 1d, 2d and 3d geometries"
+    if not any(ins.has(m) for m in ("trap", "clamp", "zero")):
+        return "sured needs .trap, .clamp or .zero"
+    return _handle_shape(ins, 0)
+
+
+@rule("sured", family="surface", check=_check_sured)
+def lower_sured(lw, ins: Instr) -> None:
+    """sured.b.op.geom.ctype.mode [surf, {x[, y[, z]]}], c: an atomic read-modify-write (op = add, min,
+    max, and, or) of the ctype-sized element at byte x (row y, slice z) of the surface, with c.  The
+    coordinates follow sust.b's rules (x in bytes; .trap traps outside, .clamp clamps to the last whole
+    element, .zero drops the reduction); the reduction is atomic across threads and blocks."""
+    b = lw.b
+    op = next(m for m in ins.mods if m in _SURED_TYPES)
+    t = ins.types()[-1]
+    geom = _geom(ins, SURF_GEOMS)
+    assert geom is not None
+    which = SURF_GEOMS[geom]
+    ndim = len(which)
+    esz = int(t[1:]) // 8
+    handle, coords = _handle_and_coords(ins, 0)
+    word = _row(lw, handle, T.KIND_SURFACE)
+    xs = [b.sext(lw.read(coords[k], "s32"), I64) for k in which]
+    lims = [b.sub(word(T.W_WBYTES), const_int(I64, esz)), b.sub(word(T.W_HEIGHT), const_int(I64, 1)),
+            b.sub(word(T.W_ZEXT), const_int(I64, 1))][:ndim]
+    zero = const_int(I64, 0)
+    ok = b.icmp_signed(">=", lims[0], zero)
+    mode = next(m for m in ("trap", "clamp", "zero") if ins.has(m))
+    for k in range(ndim):
+        if mode == "clamp":
+            lo = b.select(b.icmp_signed("<", xs[k], zero), zero, xs[k])
+            xs[k] = b.select(b.icmp_signed(">", lo, lims[k]), lims[k], lo)
+        else:
+            ok = b.and_(ok, b.and_(b.icmp_signed(">=", xs[k], zero), b.icmp_signed("<=", xs[k], lims[k])))
+    if mode == "trap":
+        with b.if_then(b.not_(ok), likely=False):
+            lw.trap(abi.ERR_TRAP, const_int(I64, T.trap_word(T.TRAP_SURFACE_RANGE)))
+    off = xs[0]
+    if ndim > 1:
+        off = b.add(off, b.mul(xs[1], word(T.W_PITCH)))
+    if ndim > 2:
+        off = b.add(off, b.mul(xs[2], word(T.W_SLICE)))
+    v = lw.read(ins.operands[1], t)
+    with b.if_then(ok):
+        p = b.bitcast(b.gep(b.inttoptr(word(T.W_DATA), PTR), [off]), ll.IntType(8 * esz).as_pointer())
+        lw.user_access(b.atomic_rmw(_SURED_RMW[op, t.startswith("s")], p, v, "monotonic"), "global")
