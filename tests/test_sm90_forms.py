@@ -242,3 +242,101 @@ def test_sured_trap_outside_the_surface() -> None:
     body = "  ld.param.u64 %rd9, [h];\n  mov.u32 %r2, 64;\n  sured.b.add.1d.u32.trap [%rd9, {%r2}], %r0;"
     with pytest.raises(ptxjit.KernelError):
         _run(body, np.zeros(1), params=".param .u64 p, .param .u64 h", args=[np.zeros(1), surf])
+
+
+TMAP_KERNEL = HEAD + """
+.shared .align 128 .b8 smap[128];
+.shared .align 128 .b8 tile[512];
+.shared .align 8 .b64 tbar;
+.visible .entry k(.param .align 128 .b8 tmap[128], .param .u64 arr, .param .u32 d0, .param .u32 d1,
+                  .param .u64 stride, .param .u64 gmap, .param .u32 c0, .param .u32 c1, .param .u64 out)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<32>;
+  .reg .b64 %rd<16>;
+  mov.u32 %r0, %tid.x;
+  mov.b64 %rd1, tmap;
+  cvta.param.u64 %rd1, %rd1;
+  mul.wide.u32 %rd2, %r0, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  ld.u32 %r1, [%rd3];
+  mov.u32 %r2, smap;
+  shl.b32 %r3, %r0, 2;
+  add.u32 %r4, %r2, %r3;
+  st.shared.u32 [%r4], %r1;
+  bar.sync 0;
+  setp.eq.u32 %p1, %r0, 0;
+  @!%p1 bra EDITED;
+  ld.param.u64 %rd4, [arr];
+  ld.param.u32 %r5, [d0];
+  ld.param.u32 %r6, [d1];
+  ld.param.u64 %rd5, [stride];
+  tensormap.replace.tile.global_address.shared::cta.b1024.b64 [smap], %rd4;
+  tensormap.replace.tile.rank.shared::cta.b1024.b32 [smap], 1;
+  tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [smap], 0, %r5;
+  tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [smap], 1, %r6;
+  tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [smap], 0, %rd5;
+  tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [smap], 0, 8;
+  tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [smap], 1, 4;
+  tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [smap], 1, 1;
+  tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [smap], 7;
+  tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [smap], 0;
+  tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [smap], 0;
+EDITED:
+  bar.sync 0;
+  ld.param.u64 %rd6, [gmap];
+  cvta.to.global.u64 %rd6, %rd6;
+  tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%rd6], [smap], 128;
+  @!%p1 bra LOADED;
+  mov.u32 %r7, tbar;
+  mbarrier.init.shared::cta.b64 [%r7], 1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd7, [%r7], 128;
+  ld.param.u32 %r8, [c0];
+  ld.param.u32 %r9, [c1];
+  mov.u32 %r10, tile;
+  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r10], [%rd6, {%r8, %r9}], [%r7];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r7], 0;
+  @!%p2 bra WAIT;
+LOADED:
+  bar.sync 0;
+  mov.u32 %r11, tile;
+  add.u32 %r12, %r11, %r3;
+  ld.shared.u32 %r13, [%r12];
+  ld.param.u64 %rd8, [out];
+  cvta.to.global.u64 %rd8, %rd8;
+  add.u64 %rd9, %rd8, %rd2;
+  st.global.u32 [%rd9], %r13;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("coords", [(4, 3), (30, 18), (-3, -1)])
+def test_tensormap_replace_then_tma_load_reads_the_new_tensor(coords: tuple[int, int]) -> None:
+    """A kernel copies a grid-constant map (of another, 1-D u16 array) into shared memory, replaces its
+    address, rank, dims, stride, box and element type (ISA values: rank - 1, the stride of dimension 1 in
+    bytes), publishes it with tensormap.cp_fenceproxy and loads a box through it: NumPy's box of the new
+    (20 x 36 f32) tensor, zeros outside it."""
+    from ptxjit.lower.rules.tma import encode_tensor_map
+    from tests.test_tma import box_of
+
+    rng = np.random.default_rng(5)
+    t = rng.standard_normal((20, 36)).astype(np.float32)  # rows of 144 bytes
+    old = np.zeros(64, np.uint16)
+    tmap = encode_tensor_map(old, (16,))
+    store = np.zeros(256 // 4, np.uint32)
+    gmap = store[(-store.ctypes.data % 128) // 4:][:32]  # 128-byte aligned
+    out = np.zeros(32, np.uint32)
+    fn = ptxjit.Module(TMAP_KERNEL, "tensormap.ptx").get_function("k")
+    fn(1, 32, [tmap, t, np.uint32(36), np.uint32(20), np.uint64(144), gmap, np.int32(coords[0]),
+               np.int32(coords[1]), out])
+    np.testing.assert_array_equal(out.view(np.float32), box_of(t, coords, (8, 4)).ravel())
+    assert gmap.view(np.uint8)[12] == 2 and gmap.view(np.uint8)[13] == 4  # rank 2, 4-byte elements
+
+
+def test_tensormap_replace_values_ptxjit_cannot_hold_trap() -> None:
+    """An interleaved layout (ptxjit's maps have none) stops the kernel instead of being dropped."""
+    body = "  tensormap.replace.tile.interleave_layout.global.b1024.b32 [%rd1], 1;"
+    with pytest.raises(ptxjit.KernelError):
+        _run(body, np.zeros(32, np.uint32))

@@ -1,7 +1,8 @@
 """Instructions described loosely: sured (tex/tld4/txq/suld/sust/suq: isa/texture.py), multimem, tensormap,
-istypep, cluster launch control and the sm_100 tcgen05 family.  ptxjit has no rules for any of them;
-the table knows their modifier vocabulary and operand counts, enough to tell a typo (an unknown
-modifier) from valid PTX that ptxjit does not run."""
+istypep, cluster launch control and the sm_100 tcgen05 family.  The table knows their modifier vocabulary
+and operand counts, enough to tell a typo (an unknown modifier) from valid PTX; the rules that run some of
+them check the rest (sured: lower/rules/texture.py, multimem: multimem.py, tensormap: tensormap.py,
+istypep: istypep.py)."""
 
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ from ptxjit.lower.rules import (  # noqa: F401  (imported for their registration
     simd16,
     stack,
     sync,
+    tensormap,
     texture,
     video,
     wgmma,

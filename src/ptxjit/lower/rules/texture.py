@@ -1,4 +1,4 @@
-"""Textures and surfaces: tex, tld4, txq (texture objects), suld.b, sust.b, suq (surface objects).
+"""Textures and surfaces: tex, tld4, txq (texture objects), suld.b, sust.b, sured.b, suq (surface objects).
 
 The handle a kernel gets is a row of ptxjit.texture's table (see there); every instruction first checks
 that the handle names a live object of the right kind (else: trap, before any other memory is read).
