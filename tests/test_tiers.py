@@ -35,6 +35,9 @@ def tiered(monkeypatch):
     tiers.HOOKS["synchronous"] = True
     # no race of specialized against plain code (timing-dependent) unless a test asks for it
     monkeypatch.setattr(tiers.POLICY, "trial_launches", 0)
+    # tier 1 from the first launch's profile (the default waits for a second launch unless the first is
+    # long: test_kernel_launched_once_builds_no_tier1)
+    monkeypatch.setattr(tiers.POLICY, "warmup", 1)
     gc.collect()  # the kernels of earlier tests (and their tiers' statistics) go
     yield
     tiers.HOOKS.clear()
@@ -98,6 +101,28 @@ def test_mid_launch_swap_is_bit_identical(monkeypatch):
     used = [tier for _, tier, _, _ in sorted(log.batches, key=lambda r: r[2])]
     assert used[0] == 0 and used[-1] == 1 and log.swaps >= 1
     assert _stats(k.name)["swaps"] >= 1
+
+
+def test_kernel_launched_once_builds_no_tier1(monkeypatch):
+    """The default policy builds tier 1 at a kernel's second launch: a short launch made once costs no
+    O3 build (only tier 0's); a first launch long enough to run batched starts the build at once."""
+    monkeypatch.setattr(tiers.POLICY, "warmup", tiers.Policy().warmup)
+    monkeypatch.setenv("PTXJIT_WORKERS", "2")
+    rng = np.random.default_rng(3)
+    x, y = rng.random(1000, dtype=np.float32), rng.random(1000, dtype=np.float32)
+    k = _kernel("saxpy")
+    np.testing.assert_allclose(_saxpy(k, 1.5, x, y), np.float32(1.5) * x + y, rtol=1e-6)  # 4 CTAs
+    st = k._tiers[((256, 1, 1), False)]
+    assert st.t1 is None and st.building is None and st.plain is None
+    assert [b["level"] for b in st.stats.builds] == [0]
+    np.testing.assert_allclose(_saxpy(k, 1.5, x, y), np.float32(1.5) * x + y, rtol=1e-6)
+    assert st.t1 is not None and 1 in [b["level"] for b in st.stats.builds]  # built at the second launch
+    # a long first launch (2 workers x 16 batches: 32 CTAs and more) builds at once
+    n = 256 * 64
+    x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    k2 = _kernel("saxpy")
+    np.testing.assert_allclose(_saxpy(k2, 0.5, x, y), np.float32(0.5) * x + y, rtol=1e-6)
+    assert 1 in [b["level"] for b in k2._tiers[((256, 1, 1), False)].stats.builds]
 
 
 def test_swap_spare_worker_joins_with_tier1(monkeypatch):
@@ -470,7 +495,8 @@ from ptxjit.tiers import state
 k = ptxjit.Module.from_file(sys.argv[1]).get_function("bitonic")
 src = np.arange(4096, dtype=np.uint32)[::-1].copy()
 dst = np.zeros_like(src)
-k(4, 512, (src, dst))
+for _ in range(2):  # the second launch starts the tier-1 build (policy.py warmup)
+    k(4, 512, (src, dst))
 assert (dst == np.sort(src.reshape(-1, 1024), axis=1).ravel()).all()
 for _ in range(3000):  # until the background tier-1 build is inside LLVM, then exit at once
     if state._in_llvm:

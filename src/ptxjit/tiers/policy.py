@@ -1,7 +1,10 @@
 """When to build (and rebuild) tier 1, from the profile and the guards' record.
 
-* First build: as soon as the profile holds `warmup` launches (default 1: the scalar values and the
-  shape are known at the first launch, so tier 1 can start compiling while that launch runs).
+* First build: at the kernel's second launch (`warmup` 2): a kernel launched once (test suites, the
+  breadth corpus, scripts) never pays tier 1's two O3 builds in the background (with tier 1 built at
+  the first launch, tests/test_breadth.py took over 15 minutes with tiers on: each of its ~1000
+  kernels is launched once).  A first launch long enough to run batched (`min_batches_for_swap`)
+  starts the build at once instead: it moves to tier 1 while it runs (runner.py).
 * Sampling: after the first `dense` launches, one launch in `sample_every` is recorded into the
   profile (recording costs about a microsecond; guards still check every launch).
 * Re-optimization, only when the profile has moved past a threshold since the last build:
@@ -28,7 +31,7 @@ from ptxjit.tiers.specialize import Specialization
 
 @dataclass
 class Policy:
-    warmup: int = 1
+    warmup: int = 2  # launches profiled before tier 1 is built (a long first launch: at once)
     dense: int = 16
     sample_every: int = 8
     window: int = 8

@@ -250,13 +250,14 @@ class KernelTiers:
         finally:
             _builders.discard(threading.current_thread())
 
-    def _maybe_rebuild(self) -> None:
-        """After a launch: build tier 1 first, or again when the profile has moved (policy.py)."""
+    def _maybe_rebuild(self, long_launch: bool = False) -> None:
+        """After a launch: build tier 1 first, or again when the profile has moved (policy.py).
+        `long_launch`: this launch runs batched if tier 1 builds (the first build starts at once)."""
         if self.building is not None or len(self.stats.errors) > 0:
             return
         if self.t1 is None:
             prof = self.merged(self.profiles)
-            if POLICY.first_build(prof):
+            if POLICY.first_build(prof) or (long_launch and prof.launches):
                 self.start_build(from_profile(prof, self.cands, self.excluded), "first profile")
             return
         cur = self.t1.spec
@@ -291,13 +292,16 @@ class KernelTiers:
                ranges: list | None = None) -> None:
         """`ranges`: the range table's entries of a checked launch (ArgPacker.pack), else None."""
         k = self.kernel
-        pb = self.param_bytes(values, patches)
         n = self.nlaunches
         self.nlaunches = n + 1
         sampled = n < POLICY.dense or n % POLICY.sample_every == 0  # POLICY.sampled(n), inlined
+        v1 = self.t1
+        # the parameter bytes only where something reads them (a sampled launch, a guard on parameters, the
+        # slow path below): the steady state of the plain code (no constants) or of a grid-only version
+        # skips packing them (a few µs per launch)
+        pb = self.param_bytes(values, patches) if sampled or v1 is None or v1.spec.params or not self.fast else b""
         if sampled:
             self._record(pb, (g, b, shared_mem))
-        v1 = self.t1
         if v1 is not None and self.fast and v1.spec.guard(pb, g):
             # the steady state: tier 1's assumptions hold; as few steps as Kernel.__call__'s own path
             self.recent.append(False)
@@ -328,6 +332,8 @@ class KernelTiers:
             return
         if self.t0 is not None:
             _tr.note_memory_hit()
+        if not pb:  # skipped above: the guard failures and a swapping launch's guards read them
+            pb = self.param_bytes(values, patches)
         t0 = self.tier0()
         ok = v1 is not None and v1.spec.guard(pb, g)
         if v1 is not None:
@@ -335,8 +341,12 @@ class KernelTiers:
             if not ok:
                 self.stats.guard_failures += 1
                 self.failed_bytes.append(pb)
+        nctas = g[0] * g[1] * g[2]
+        hold = HOOKS["ready_after_batches"]
+        nworkers = max(1, min(_launch.worker_count(), nctas))
+        long_launch = nctas >= nworkers * 4 * POLICY.min_batches_for_swap or (hold is not None and nctas >= 2)
         if v1 is None:
-            self._maybe_rebuild()  # the first build starts before this launch runs
+            self._maybe_rebuild(long_launch)  # the first build starts before this launch runs
         gb = k.module.globals
         gaddr, gsize = gb.__array_interface__["data"][0], gb.nbytes
         plan = k._plans[self.checked]
@@ -346,10 +356,6 @@ class KernelTiers:
         if ctx is not None:
             ctx.__enter__()
         try:
-            nctas = g[0] * g[1] * g[2]
-            hold = HOOKS["ready_after_batches"]
-            nworkers = max(1, min(_launch.worker_count(), nctas))
-            long_launch = nctas >= nworkers * 4 * POLICY.min_batches_for_swap or (hold is not None and nctas >= 2)
             if not ok and long_launch and (self.building is not None or hold is not None):
                 self._run_swapping(t0, pb, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem, timeout,
                                    args, gb)
