@@ -340,3 +340,78 @@ def test_tensormap_replace_values_ptxjit_cannot_hold_trap() -> None:
     body = "  tensormap.replace.tile.interleave_layout.global.b1024.b32 [%rd1], 1;"
     with pytest.raises(ptxjit.KernelError):
         _run(body, np.zeros(32, np.uint32))
+
+
+IM2COL_KERNEL = HEAD + """
+.shared .align 128 .b8 itile[512];
+.shared .align 8 .b64 ibar;
+.visible .entry k(.param .align 128 .b8 tmap[128], .param .u32 w, .param .u32 h, .param .u32 n, .param .u32 ow,
+                  .param .u32 oh, .param .u64 out)
+{
+  .reg .pred %p<4>;
+  .reg .b16 %h<4>;
+  .reg .b32 %r<32>;
+  .reg .b64 %rd<16>;
+  mov.u32 %r0, %tid.x;
+  setp.eq.u32 %p1, %r0, 0;
+  @!%p1 bra LOADED;
+  mov.b64 %rd1, tmap;
+  cvta.param.u64 %rd1, %rd1;
+  mov.u32 %r7, ibar;
+  mbarrier.init.shared::cta.b64 [%r7], 1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 %rd7, [%r7], 512;
+  ld.param.u32 %r1, [w];
+  ld.param.u32 %r2, [h];
+  ld.param.u32 %r3, [n];
+  ld.param.u32 %r4, [ow];
+  ld.param.u32 %r5, [oh];
+  cvt.u16.u32 %h1, %r4;
+  cvt.u16.u32 %h2, %r5;
+  mov.u32 %r9, 0;
+  mov.u32 %r10, itile;
+  cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r10], \
+[%rd1, {%r9, %r1, %r2, %r3}], [%r7], {%h1, %h2};
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r7], 0;
+  @!%p2 bra WAIT;
+LOADED:
+  bar.sync 0;
+  mov.u32 %r11, itile;
+  shl.b32 %r3, %r0, 2;
+  add.u32 %r12, %r11, %r3;
+  ld.shared.u32 %r13, [%r12];
+  ld.param.u64 %rd8, [out];
+  cvta.to.global.u64 %rd8, %rd8;
+  mul.wide.u32 %rd2, %r0, 4;
+  add.u64 %rd9, %rd8, %rd2;
+  st.global.u32 [%rd9], %r13;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("start,tap", [(0, (0, 0)), (5, (1, 2)), (27, (2, 2)), (57, (2, 1))])
+def test_tma_im2col_load_is_numpy_im2col(start: int, tap: tuple[int, int]) -> None:
+    """A 3x3, padding-1 convolution's im2col through TMA: an NHWC tensor (2 x 5 x 6 x 16 f32), bounding box
+    corners -1 / -1 (W, H), 8 pixels of 16 channels from output pixel `start` (row-major over n, oh, ow) at
+    filter tap (r, s) as the im2col offsets: NumPy's zero-padded input at (n, oh + r, ow + s), zeros past the
+    last image."""
+    from ptxjit.lower.rules.tma_im2col import encode_im2col_tensor_map
+
+    nn, hh, ww, cc = 2, 5, 6, 16
+    x = np.random.default_rng(start).standard_normal((nn, hh, ww, cc)).astype(np.float32)
+    tmap = encode_im2col_tensor_map(x, [-1, -1], [-1, -1], cc, 8)
+    n, rem = divmod(start, hh * ww)
+    oh, ow = divmod(rem, ww)
+    out = np.zeros((8, cc), np.float32)
+    fn = ptxjit.Module(IM2COL_KERNEL, "im2col.ptx").get_function("k")
+    r, s = tap
+    fn(1, 128, [tmap, np.int32(ow - 1), np.int32(oh - 1), np.int32(n), np.uint32(s), np.uint32(r), out])
+    padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    want = np.zeros((8, cc), np.float32)
+    for i, q in enumerate(range(start, start + 8)):
+        if q < nn * hh * ww:
+            qn, qr = divmod(q, hh * ww)
+            qh, qw = divmod(qr, ww)
+            want[i] = padded[qn, qh + r, qw + s]
+    np.testing.assert_array_equal(out, want)

@@ -115,10 +115,14 @@ def classify(path: Path) -> Verdict:
     keep = None
     if ".tensor." in instr:  # the TMA forms' [%rd1, ...] names a tensor map: a valid one, of a 2-D array
         from ptxjit.lower.rules.tma import encode_tensor_map
+        from ptxjit.lower.rules.tma_im2col import encode_im2col_tensor_map
 
         rank = int(re.search(r"\.(\d)d\.", instr).group(1))  # type: ignore[union-attr]
         keep = np.zeros((8,) * (rank - 1) + (16,), dtype=np.uint32)
-        tm = encode_tensor_map(keep, [16] + [2] * (rank - 1))
+        if ".im2col" in instr:  # an im2col map (C, W[, H[, D]], N): 16 channels x 4 pixels
+            tm = encode_im2col_tensor_map(keep, [0] * (rank - 2), [0] * (rank - 2), 16, 4)
+        else:
+            tm = encode_tensor_map(keep, [16] + [2] * (rank - 1))
         buf[:128] = np.frombuffer(bytes(tm.raw), dtype=np.uint8)
     try:
         handle = re.search(r"^// handle: (.+)$", path.read_text(), re.M)

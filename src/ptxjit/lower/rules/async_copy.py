@@ -43,8 +43,10 @@ PHASE_SHIFT = 63
 
 
 def _check_cp(ins: Instr) -> str | None:
-    if ins.has("tensor") and any(m.startswith(("im2col", "tile::")) for m in ins.mods):
-        return "only the tile mode of cp.async.bulk.tensor (load, store, reduce, prefetch) is supported"
+    if ins.has("tensor") and any(m.startswith(("im2col", "tile::")) for m in ins.mods) and not (
+            ins.has("im2col") and ins.mods[ins.mods.index("tensor") + 2] == "shared::cluster"):  # im2col loads run
+        return ("only the tile mode of cp.async.bulk.tensor (load, store, reduce, prefetch) and im2col loads are "
+                "supported")
     if ins.has("multicast::cluster") and ins.has("tensor"):
         return "multicast of cp.async.bulk.tensor to a cluster's CTAs is not supported"
     if ins.has("cp_mask"):

@@ -1,5 +1,5 @@
 """cp.async.bulk.tensor and cp.reduce.async.bulk.tensor (TMA, PTX ISA §9.7.9.25.5) in tile mode, with
-ptxjit's own tensor maps.
+ptxjit's own tensor maps (im2col mode: tma_im2col.py).
 
 A CUDA program makes a tensor map with the driver's cuTensorMapEncodeTiled and passes it to the kernel as a
 128-byte `__grid_constant__ const CUtensorMap` parameter; the kernel gives its address to the instruction.  The
@@ -135,6 +135,11 @@ def lower_tensor(lw: FnLowering, ins: Instr, complete_tx, combiner) -> None:
     store or the reduction of one box (module docstring).  `complete_tx(mbar_operand, bytes)` counts a load's
     bytes on its mbarrier; `combiner(op, type)` gives a reduction's (builder, old, value) -> new on bits."""
     b = lw.b
+    if ins.has("im2col") and not ins.has("prefetch"):  # im2col loads: tma_im2col.py
+        from ptxjit.lower.rules.tma_im2col import lower_im2col
+
+        lower_im2col(lw, ins, complete_tx)
+        return
     if any(m.startswith("im2col") or m.startswith("tile::") for m in ins.mods) or ins.has("prefetch"):
         raise lw.unsupported("only the tile mode of cp.async.bulk.tensor (load, store, reduce, prefetch) is supported")
     rank = int(next(m for m in ins.mods if m in ("1d", "2d", "3d", "4d", "5d"))[0])
