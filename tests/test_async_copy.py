@@ -119,11 +119,11 @@ def test_bulk_copy_out_of_bounds_faults(mod):
         mod.get_function("bulk_roundtrip")(2, 128, (src, out, flags, np.uint32(4096)), checked=True)
 
 
-def test_tensor_im2col_refused_clearly():
-    """cp.async.bulk.tensor in im2col mode is valid PTX that ptxjit refuses, naming the instruction and its line
-    (tile mode: tests/test_tma.py)."""
-    body = ("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
-            " [%r1], [%rd1, {%r2, %r3, %r4}], [%r5], {%h1};")
+def test_tensor_im2col_w_refused_clearly():
+    """cp.async.bulk.tensor in im2col::w mode is valid PTX that ptxjit refuses, naming the instruction and its
+    line (tile mode: tests/test_tma.py; plain im2col loads: tests/test_sm90_forms.py)."""
+    body = ("cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes"
+            " [%r1], [%rd1, {%r2, %r3, %r4}], [%r5], {%h1, %h2};")
     ptx = snippet_kernel(f"    {body}", [("u64", "out")]).replace(".target sm_80", ".target sm_90a")
     with pytest.raises(ptxjit.UnsupportedInstructionError) as ei:
         ptxjit.Module(ptx).get_function("k")(1, 1, (np.zeros(1, np.uint64),))
