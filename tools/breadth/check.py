@@ -218,10 +218,12 @@ def markdown(verdicts: list[Verdict]) -> str:
     for v in verdicts:
         if v.cls == "refused":
             refused.setdefault(v.opcode, []).append(v.form)
+    nref = sum(map(len, refused.values()))
     head = (f"**Breadth check** (`tools/breadth/check.py`, `tests/test_breadth.py`): of {len(verdicts)} forms of "
             f"PTX ISA 8.x for sm_90 (`tests/data/breadth`: one kernel each, every one accepted by `ptxas "
-            f"-arch=sm_90a`, launched on one block) **{len(runs)}\0run** and {sum(map(len, refused.values()))} are "
-            f"refused at load with their name and file:line; none does anything else (refused as invalid PTX, "
+            f"-arch=sm_90a`, launched on one block) **{len(runs)}\0run** and {nref} {'is' if nref == 1 else 'are'} "
+            f"refused at load with {'its' if nref == 1 else 'their'} name and file:line; none does anything else "
+            f"(refused as invalid PTX, "
             f"refused only at launch, an internal error, a crash: the test fails on those). Refused:")
     lines = [ln.replace("\0", " ") for ln in textwrap.wrap(head, 115, break_on_hyphens=False)] + [""]
     for op in sorted(refused):
