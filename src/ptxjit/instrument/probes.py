@@ -248,10 +248,10 @@ class ProbeSpec:
     """The probe set of one translation (see module doc).  mode 'count': block-execution counters and
     per-CTA record totals (the counting run); 'trace': records written into the per-type buffers."""
 
-    VERSION = 2
+    VERSION = 3
 
     def __init__(self, plan: Plan, mode: str, records: tuple[str, ...], generic: bool = False,
-                 values: bool = False) -> None:
+                 values: bool = False, room: bool = True, nontemporal: str = "auto") -> None:
         assert mode in ("count", "trace")
         self.plan = plan
         self.mode = mode
@@ -259,7 +259,11 @@ class ProbeSpec:
         self.types = tuple(RECORD_TYPES.index(r) for r in records)
         self.generic = generic  # translate for any block shape (the per-thread scheduler; tests)
         self.values = values and mode == "trace"  # memory records carry the value accessed
-        self.key = f"v{self.VERSION}:{mode}:{','.join(records)}" + (":values" if self.values else "")
+        # the room check (instrument/room.py): unchecked record stores where a call's records fit
+        self.room = room and mode == "trace"
+        self.nontemporal = nontemporal  # the non-temporal hint on record stores: "auto", "always", "never"
+        self.key = f"v{self.VERSION}:{mode}:{','.join(records)}" + (":values" if self.values else "") \
+            + ("" if self.room else ":noroom") + ("" if nontemporal == "auto" else f":nt-{nontemporal}")
 
     def emitter(self, lw):
         from ptxjit.instrument.emit import ProbeEmitter

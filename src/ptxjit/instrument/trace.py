@@ -61,6 +61,11 @@ from ptxjit.instrument.probes import (
 # the counting run's snapshot in pooled buffers (buffers.Snapshot).
 PACK_MEMORY_KEYS = True
 POOLED_SNAPSHOT = True
+# ... and the room check (instrument/room.py: unchecked record stores where a call's records fit its
+# CTA's claim), and the non-temporal hint on record stores ("auto": where it pays, emit.py _streaming;
+# "always" as before the room check; "never")
+ROOM_CHECK = True
+NONTEMPORAL = "auto"
 
 
 class TraceOverflow(RuntimeError):
@@ -145,7 +150,7 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     tid_bits = key_tid_bits(plan, None if _generic else nthreads) if "memory" in recs and PACK_MEMORY_KEYS \
         else None
     tb = TraceBuffers(plan, types, cap, cb.cta_totals, nworkers, nthreads, values, tid_bits)
-    spec = ProbeSpec(plan, "trace", recs, _generic, values)
+    spec = ProbeSpec(plan, "trace", recs, _generic, values, room=ROOM_CHECK, nontemporal=NONTEMPORAL)
     if tid_bits is not None:  # packed memory records (instrument/buffers.py key_tid_bits)
         spec.tid_bits = tid_bits
         spec.key += f":key{tid_bits}"

@@ -11,7 +11,7 @@ from llvmlite import ir as ll
 from ptxjit.errors import UnsupportedInstructionError
 from ptxjit.frontend import ir
 from ptxjit.lower import abi
-from ptxjit.lower.types import I1, I32, const_int
+from ptxjit.lower.types import I1, I32, I64, const_int
 
 # instructions that may not precede a hoisted entry guard (side effects, control, synchronization)
 _GUARD_PREFIX_BARS = frozenset({"st", "atom", "red", "call", "bar", "barrier", "trap", "exit", "ret", "brx",
@@ -40,7 +40,14 @@ class ThreadLoopLowering:
         loop_entries = []
         checked_entry = None
         fast_hoisted: dict = {}
-        for skip, fast in [(s, True) for s in copies] + ([(None, False)] if hoist else []):
+        # traced: each fast copy twice, with unchecked record stores (when the CTA's claims have room for
+        # every thread's most records) and checked ones (instrument/room.py)
+        room_versions = getattr(self.probes, "room_versions", None) if self.probing else None
+        versions = room_versions() if room_versions is not None else (False,)
+        for skip, fast, unchecked in [(s, True, u) for s in copies for u in versions] + (
+                [(None, False, False)] if hoist else []):
+            if len(versions) > 1:
+                self.probes.unchecked = unchecked
             self.bounds.begin_copy(fast)
             pre = self.llfn.append_basic_block("thread_pre")
             head, _body, done = self._thread_loops(pre, "thread")
@@ -63,6 +70,10 @@ class ThreadLoopLowering:
             else:
                 checked_entry = pre
         self.bounds.begin_copy(False)
+        if len(versions) > 1:  # pairs (unchecked, checked) -> one entry that picks by the room check
+            self.probes.unchecked = False
+            loop_entries = [self._room_pick(u, c) for u, c in zip(loop_entries[::2], loop_entries[1::2],
+                                                                  strict=True)]
         if checked_entry is not None and fast_hoisted:
             self.bounds.hoisted = fast_hoisted
             safe = self.bounds.precheck(entry, "precheck")
@@ -75,6 +86,15 @@ class ThreadLoopLowering:
             return
         taken = self._guard_taken_anywhere(entry, guard)
         b.cbranch(taken, loop_entries[1], loop_entries[0])
+
+    def _room_pick(self, unchecked: ll.Block, checked: ll.Block) -> ll.Block:
+        """A block that enters `unchecked` when the records of all threads fit the CTA's claims."""
+        blk = self.llfn.append_basic_block("room_check")
+        with self.b.goto_block(blk):
+            n = self.launch_slot(abi.L_NTHREADS) if self.cg.block is None else \
+                const_int(I64, self.cg.block[0] * self.cg.block[1] * self.cg.block[2])
+            self.b.cbranch(self.probes.room_ok(n), unchecked, checked)
+        return blk
 
     def _entry_guard(self) -> ir.Instr | None:
         """The kernel's first conditional branch, if only side-effect-free register arithmetic
@@ -172,7 +192,7 @@ class ThreadLoopLowering:
             if isinstance(st, ir.Label):
                 target = self.labels[st.name]
                 if not b.block.is_terminated:
-                    b.branch(target)
+                    b.branch(self.bounds.loop_entry(st.name, target, fallthrough=True))
                 b.position_at_end(target)
                 continue
             if b.block.is_terminated:
