@@ -13,7 +13,9 @@ import pytest
 
 import ptxjit
 
-BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8}
+BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8}
+# fp8 bit patterns of the integers 0..4 (sign bit 0x80): e4m3 bias 7, e5m2 bias 15
+FP8 = {"e4m3": [0x00, 0x38, 0x40, 0x44, 0x48], "e5m2": [0x00, 0x3C, 0x40, 0x42, 0x44]}
 
 
 def _a_pos(at: str, i: int, g: int, t: int) -> tuple[int, int]:
@@ -42,6 +44,10 @@ def _encode(x: np.ndarray, t: str) -> np.ndarray:
         return x.astype(np.float32).view(np.uint32) >> 16
     if t == "tf32":
         return x.astype(np.float32).view(np.uint32)
+    if t in FP8:
+        v = x.astype(np.int64)
+        mag = np.array(FP8[t], np.uint32)[np.abs(v)]
+        return np.where(v < 0, mag | 0x80, mag).astype(np.uint32)
     return x.astype(np.int64).astype(np.uint32) & 0xFF
 
 
@@ -128,6 +134,7 @@ CASES = [  # shape, atype, dtype, selector
     ("m16n8k16", "bf16", "f32", 2), ("m16n8k32", "bf16", "f32", 0),
     ("m16n8k8", "tf32", "f32", 1), ("m16n8k16", "tf32", "f32", 1),
     ("m16n8k32", "s8", "s32", 1), ("m16n8k64", "s8", "s32", 0), ("m16n8k64", "u8", "s32", 0),
+    ("m16n8k64", "e4m3", "f32", 0), ("m16n8k64", "e5m2", "f32", 0),
 ]
 
 
@@ -135,8 +142,12 @@ CASES = [  # shape, atype, dtype, selector
 def test_mma_sp_matches_numpy(shape: str, at: str, dt: str, sel: int) -> None:
     m, n, k = (int(x) for x in shape[1:].replace("n", " ").replace("k", " ").split())
     rng = np.random.default_rng(zlib.crc32(f"{shape}{at}{sel}".encode()))
-    a_dense, a_packed, meta = _sparsify(rng, at, m, k, sel)
-    if at in ("s8", "u8"):
+    small = rng.integers(-4, 5, (m, k // 2)).astype(np.float64) if at in FP8 else None  # fp8: |x| <= 4
+    a_dense, a_packed, meta = _sparsify(rng, at, m, k, sel, vals=small)
+    if at in FP8:
+        b = rng.integers(-4, 5, (k, n)).astype(np.float64)
+        c = rng.integers(-64, 65, (m, n)).astype(np.float64)
+    elif at in ("s8", "u8"):
         b = rng.integers(-128, 128, (k, n))
         c = rng.integers(-2**20, 2**20, (m, n))
     else:
@@ -149,7 +160,8 @@ def test_mma_sp_matches_numpy(shape: str, at: str, dt: str, sel: int) -> None:
     aw = np.zeros((32, na), np.uint32)
     bw = np.zeros((32, nb), np.uint32)
     cw = np.zeros((32, nc), np.uint32)
-    a_bits, b_bits = _encode(a_packed, at), _encode(b, at)
+    btype = {"u8": "s8", "e4m3": "e5m2"}.get(at, at)  # mixed signedness / fp8 formats are allowed
+    a_bits, b_bits = _encode(a_packed, at), _encode(b, btype)
     per = 32 // ebits
     for lane in range(32):
         g, t = lane >> 2, lane & 3
@@ -159,7 +171,6 @@ def test_mma_sp_matches_numpy(shape: str, at: str, dt: str, sel: int) -> None:
             v = c[g + 8 * (i // 2), 2 * t + i % 2]
             cw[lane, i] = np.float32(v).view(np.uint32) if dt == "f32" else np.int64(v).astype(np.uint32)
     d = np.full((32, nc), 0xCDCDCDCD, np.uint32)
-    btype = "s8" if at == "u8" else at  # u8 x s8: mixed signedness is allowed
     mod = _kernel(shape, dt, at, btype, dt, na, nb, nc, sel, ordered=sel == 0 and at == "f16")
     mod.get_function("k")(1, 32, [aw, bw, cw, meta, d])
     want = (a_dense.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64) if dt == "s32"

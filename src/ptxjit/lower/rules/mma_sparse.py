@@ -13,12 +13,12 @@ A matrix (`_expand`), then runs the dense variant; every lane reads back its D.
 Layouts (ISA §9.7.14.6.1-2; lane l, g = l >> 2, t = l & 3):
 - packed A: the A fragment of the dense shape m16n8(K/2) of the same type (for f16 m16n8k16 the
   m16n8k8 layout, ...).  Packed column j is the j-th nonzero of its row.
-- granularity: f16/bf16/s8/u8 2:4 (chunks of 4 columns, 2 nonzeros; a 4-bit metadata nibble holds the
+- granularity: f16/bf16/s8/u8/e4m3/e5m2 2:4 (chunks of 4 columns, 2 nonzeros; a 4-bit metadata nibble holds the
   two 2-bit indices, the lower one for the first packed element); tf32 1:2 (chunks of 2 columns, one
   nonzero; the nibble is 0b0100 for column 0, 0b1110 for column 1).
 - metadata: per row K/4 (tf32: K/2) nibbles, in 16-bit halves: lane 4g + f*T + j (T = nibbles / 4
   lanes contribute: one for m16n8k16 f16 and m16n8k8 tf32, where f is 0..3; a pair for m16n8k32
-  f16/bf16, m16n8k16 tf32 and m16n8k32 s8, where f is 0 or 1; all four for m16n8k64 s8, f = 0) holds
+  f16/bf16, m16n8k16 tf32 and m16n8k32 s8, where f is 0 or 1; all four for m16n8k64 8-bit, f = 0) holds
   in bits 4c..4c+3 the nibble of chunk 4j + c of row g and in bits 16 + 4c.. that of row g + 8.
 
 Not verified on an H100 (no sparse golden data yet): the metadata placement follows the ISA's
@@ -46,6 +46,7 @@ SPARSE = {
     ("m16n8k16", "bf16"): ("f32",), ("m16n8k32", "bf16"): ("f32",),
     ("m16n8k8", "tf32"): ("f32",), ("m16n8k16", "tf32"): ("f32",),
     **{(s, t): ("s32",) for s in ("m16n8k32", "m16n8k64") for t in ("s8", "u8")},
+    **{("m16n8k64", t): ("f32", "f16") for t in ("e4m3", "e5m2")},  # sm_89+: 2:4 like the 8-bit integers
 }
 
 
@@ -95,8 +96,10 @@ def parse_sparse(ins: Instr) -> SpMma | str:
         return "block-scaled (.kind::) sparse mma is not supported"
     dt, at, bt, ct = tys
     ok = SPARSE.get((shape, at))
-    if ok is None or dt not in ok or ct not in ok or (at != bt and {at, bt} != {"s8", "u8"}):
-        return f"mma.sp.{shape} with .{dt}.{at}.{bt}.{ct} is not supported (f16/bf16/tf32/s8/u8 shapes only)"
+    pairs = at == bt or {at, bt} in ({"s8", "u8"}, {"e4m3", "e5m2"})
+    if ok is None or dt not in ok or ct not in ok or not pairs:
+        return (f"mma.sp.{shape} with .{dt}.{at}.{bt}.{ct} is not supported (f16/bf16/tf32/s8/u8/e4m3/e5m2 "
+                f"shapes; not s4/u4)")
     if [m for m in ins.mods if m in ("row", "col")] != ["row", "col"]:
         return "mma.sp supports the .row.col layout (the only one for these shapes)"
     sel_op = ins.operands[5] if len(ins.operands) > 5 else None
