@@ -11,3 +11,4 @@ nvcc -ptx -arch=sm_80 -O3 printf_bad.cu -o printf_bad.ptx
 nvcc -ptx -arch=sm_80 -O3 launch_checks.cu -o launch_checks.ptx
 nvcc -ptx -arch=sm_80 -O3 interrupts.cu -o interrupts.ptx
 nvcc -ptx -arch=sm_80 -lineinfo -O3 memory_safety.cu -o memory_safety.ptx
+nvcc -ptx -arch=sm_80 -lineinfo -O3 counted_loops.cu -o counted_loops.ptx

@@ -150,6 +150,7 @@ class BoundsChecks:
         self.sites: list[tuple[ll.AllocaInstr, int]] | None = None
         self.can_hoist = self.hoist_mode = False
         self.hoisted: dict[tuple, tuple[ir.Addr, str, int]] = {}
+        self.loops = None  # counted loops' checks on entry (lower/bounds_loops.py)
         if not self.enabled:
             return
         kp = cg.kernel.params
@@ -166,6 +167,13 @@ class BoundsChecks:
         # is a pure function of %tid/%ctaid/parameters go unchecked and are collected here
         self.can_hoist = self.sites is not None
         self.in_inner_loop = (inner_loop_instructions(lw.fn, cg.yields) if self.sites is not None else set())
+        from ptxjit.lower.bounds_loops import LoopHoisting
+
+        self.loops = LoopHoisting(self)
+
+    def loop_entry(self, name: str, blk: ll.Block, fallthrough: bool = False) -> ll.Block:
+        """Where an edge to label `name` goes: a counted loop's check on entry (bounds_loops.py), or `blk`."""
+        return blk if self.loops is None else self.loops.entry(name, blk, fallthrough)
 
     # ---------------------------------------------------------------- range values
     def _entry(self, key, make):
@@ -319,8 +327,25 @@ class BoundsChecks:
         if chk is None:
             return p
         ok, where, kind = chk
+        b = self.lw.b
+        proven = self.loops.covered(size) if self.loops is not None else None
+        if proven is None:
+            self._record_site(ok, where, kind)
+            return b.select(ok, p, self.lw.cg.scratch_area(store, size))
+        # in bounds for the whole loop (checked on entry): a branch LLVM unswitches out of the loop
+        pre, slow = b.block, self.lw.llfn.append_basic_block("loop_unproven")
+        join = self.lw.llfn.append_basic_block("after_check")
+        b.cbranch(proven, join, slow)
+        b.position_at_end(slow)
         self._record_site(ok, where, kind)
-        return self.lw.b.select(ok, p, self.lw.cg.scratch_area(store, size))
+        q = b.select(ok, p, self.lw.cg.scratch_area(store, size))
+        slow_end = b.block
+        b.branch(join)
+        b.position_at_end(join)
+        phi = b.phi(p.type)
+        phi.add_incoming(p, pre)
+        phi.add_incoming(q, slow_end)
+        return phi
 
     def guarded(self, addr: ir.Addr, space: str, p: ll.Value, size: int, emit):
         """Run emit() (which returns None, a value or a list of values) only if the access is in
@@ -328,6 +353,32 @@ class BoundsChecks:
         chk = self.ok(addr, space, p, size)
         if chk is None:
             return emit()
+        proven = self.loops.covered(size) if self.loops is not None else None
+        if proven is None:
+            return self._guarded(chk, emit)
+        # in bounds for the whole loop (checked on entry): a branch LLVM unswitches out of the loop
+        lw, b = self.lw, self.lw.b
+        fast, slow = lw.llfn.append_basic_block("loop_proven"), lw.llfn.append_basic_block("loop_unproven")
+        join = lw.llfn.append_basic_block("after_check")
+        b.cbranch(proven, fast, slow)
+        ends = []
+        for blk, make in ((fast, emit), (slow, lambda: self._guarded(chk, emit))):
+            b.position_at_end(blk)
+            ends.append((make(), b.block))
+            b.branch(join)
+        b.position_at_end(join)
+        if ends[0][0] is None:
+            return None
+        vals = [r if isinstance(r, list) else [r] for r, _ in ends]
+        out = []
+        for k in range(len(vals[0])):
+            phi = b.phi(vals[0][k].type)
+            for (_r, end), vs in zip(ends, vals, strict=True):
+                phi.add_incoming(vs[k], end)
+            out.append(phi)
+        return out if isinstance(ends[0][0], list) else out[0]
+
+    def _guarded(self, chk, emit):
         ok, where, kind = chk
         lw, b = self.lw, self.lw.b
         then = lw.llfn.append_basic_block("inbounds")

@@ -559,7 +559,7 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering):
         blk = self.labels.get(name)
         if blk is None:
             raise self.unsupported(f"unknown label '{name}'")
-        return blk
+        return self.bounds.loop_entry(name, blk)
 
     def emit_return(self) -> None:
         if self.region_mode:

@@ -292,7 +292,9 @@ class RegionLowering:
             if not b.block.is_terminated:
                 nxt = bi + 1
                 if nxt in llblocks:
-                    b.branch(llblocks[nxt])
+                    first = body[blocks[nxt].start]
+                    b.branch(self.bounds.loop_entry(first.name, llblocks[nxt], fallthrough=True)
+                             if isinstance(first, ir.Label) else llblocks[nxt])
                 else:
                     self.emit_return()
 

@@ -1,0 +1,113 @@
+"""Bounds checks of counted loops done once on entry (passes/ivloops.py, lower/bounds_loops.py): the
+results are NumPy's, and every out-of-bounds access still faults with its thread, line and element."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxjit
+from ptxjit.frontend.parser import parse
+from ptxjit.passes.ivloops import counted_loops
+
+DATA = Path(__file__).parent / "data"
+PTX = DATA / "counted_loops.ptx"
+BITS = {"b32": 32, "s32": 32, "u32": 32, "b64": 64, "s64": 64, "u64": 64}
+
+
+def _loops(path: Path, kernel: str):
+    fn = parse(path.read_text()).functions[kernel]
+    return counted_loops(fn, lambda x: x.opcode in ("bar", "barrier"), lambda r: BITS.get(fn.regs.get(r)))
+
+
+def test_the_analysis_finds_the_counted_loops_nvcc_writes():
+    # strided_scale (read by hand): one loop over %r11 (unsigned, step %r5, bound %r4) with a load and a
+    # store of [%rd4], %rd4 = %rd1 + 4 * zext(%r11)
+    (loop,) = _loops(PTX, "strided_scale")
+    assert (loop.iv, loop.signed, loop.step.name, loop.bound.name) == ("%r11", False, "%r5", "%r4")
+    assert sorted((lin.terms, lin.const, lin.coef, size) for lin, size in loop.accesses.values()) == \
+        [(("%rd1",), 0, 4, 4)] * 2
+    # the bench's dot: a grid-stride loop (signed), two loads
+    (loop,) = _loops(Path(__file__).parents[1] / "bench" / "kernels" / "ptx" / "dot.ptx", "dot")
+    assert (loop.iv, loop.signed, len(loop.accesses)) == ("%r13", True, 2)
+
+
+@pytest.fixture(scope="module")
+def mod() -> ptxjit.Module:
+    return ptxjit.Module.from_file(PTX)
+
+
+def _reference_scale(a: np.ndarray, start: int, n: int, step: int, f: float, nthreads: int) -> np.ndarray:
+    out = a.copy()
+    for t in range(nthreads):
+        for i in range(start + t, n, step):
+            out[i] = np.float32(out[i] * np.float32(f))
+    return out
+
+
+@pytest.mark.parametrize("start,n,step", [(0, 1000, 64), (5, 1000, 128), (900, 1000, 64), (2000, 1000, 64)])
+def test_strided_scale_matches_numpy(mod, start, n, step):
+    k = mod.get_function("strided_scale")
+    a = np.random.default_rng(1).standard_normal(1000).astype(np.float32)
+    want = _reference_scale(a, start, n, step, 1.5, 64)
+    k(1, 64, (a, start, n, step, np.float32(1.5)))
+    assert np.array_equal(a, want)
+
+
+def test_strided_scale_one_element_short_faults_at_the_load(mod):
+    k = mod.get_function("strided_scale")
+    backing = np.full(1000 + 2048, -7.0, dtype=np.float32)
+    a = backing[1024:1024 + 999]  # one element short of n = 1000
+    a[:] = 1.0
+    before = backing.copy()
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        k(1, 64, (a, 0, 1000, 64, np.float32(2.0)))
+    e = ei.value
+    assert e.allocation == "strided_scale_param_0"
+    assert "element [999]" in str(e)
+    assert e.thread == (999 % 64, 0, 0)
+    assert "counted_loops.cu:16" in str(e)  # the load of `a[i] *= f`
+    # nothing outside the array was touched
+    assert np.array_equal(backing[:1024], before[:1024])
+    assert np.array_equal(backing[1024 + 999:], before[1024 + 999:])
+
+
+def test_strided_scale_far_start_faults_without_touching_memory(mod):
+    k = mod.get_function("strided_scale")
+    a = np.ones(1000, np.float32)
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        k(1, 64, (a, 0xFFFF_0000, 0xFFFF_FF00, 64, np.float32(2.0)))  # (no wrap: terminates)
+    assert ei.value.allocation == "strided_scale_param_0"
+    assert np.array_equal(a, np.ones(1000, np.float32))
+
+
+@pytest.mark.parametrize("start,n,step", [(0, 1000, 64), (3, 777, 96)])
+def test_strided_sum_matches_numpy(mod, start, n, step):
+    k = mod.get_function("strided_sum")
+    a = np.random.default_rng(2).standard_normal(1000).astype(np.float32)
+    out = np.zeros(64, np.float32)
+    k(1, 64, (a, out, start, n, step))
+    want = np.zeros(64, np.float32)
+    for t in range(64):
+        s = np.float32(0)
+        for i in range(start + t, n, step):
+            s = np.float32(s + a[i])
+        want[t] = s
+    assert np.array_equal(out, want)
+
+
+def test_strided_sum_past_the_end_faults(mod):
+    k = mod.get_function("strided_sum")
+    a = np.ones(500, np.float32)
+    out = np.zeros(64, np.float32)
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        k(1, 64, (a, out, 0, 1000, 64))
+    e = ei.value
+    assert e.allocation == "strided_sum_param_0"
+    # the lowest faulting thread (0: elements 512, 576, ... of the loop's unrolled loads) and one of its
+    # out-of-bounds elements
+    assert e.thread == (0, 0, 0)
+    element = int(str(e).rsplit("element [", 1)[1].split("]")[0])
+    assert element >= 500 and element % 64 == 0
