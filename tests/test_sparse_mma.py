@@ -116,7 +116,7 @@ def _kernel(shape: str, dt: str, at: str, bt: str, ct: str, na: int, nb: int, nc
 {{
   .reg .b32 %r<64>;
   .reg .b64 %rd<16>;
-  mov.u32 %r60, %laneid;
+  mov.u32 %r60, %tid.x;  // one problem per warp: lane data at 32 w + lane
 {addr}
 {ld}
   ld.global.b32 %r62, [%rd13];
@@ -140,8 +140,18 @@ CASES = [  # shape, atype, dtype, selector
 
 @pytest.mark.parametrize("shape,at,dt,sel", CASES)
 def test_mma_sp_matches_numpy(shape: str, at: str, dt: str, sel: int) -> None:
+    _check_mma_sp(shape, at, dt, sel, warps=1)
+
+
+def test_mma_sp_warps_do_not_mix() -> None:
+    """Four warps, each with its own sparse problem, in one block: each gets its own result."""
+    _check_mma_sp("m16n8k32", "f16", "f32", 1, warps=4)
+    _check_mma_sp("m16n8k64", "s8", "s32", 0, warps=3)
+
+
+def _problem(rng: np.random.Generator, shape: str, at: str, dt: str, sel: int):
+    """One warp's (A, B, C, metadata) fragments and NumPy's D = expand(A) @ B + C."""
     m, n, k = (int(x) for x in shape[1:].replace("n", " ").replace("k", " ").split())
-    rng = np.random.default_rng(zlib.crc32(f"{shape}{at}{sel}".encode()))
     small = rng.integers(-4, 5, (m, k // 2)).astype(np.float64) if at in FP8 else None  # fp8: |x| <= 4
     a_dense, a_packed, meta = _sparsify(rng, at, m, k, sel, vals=small)
     if at in FP8:
@@ -154,14 +164,9 @@ def test_mma_sp_matches_numpy(shape: str, at: str, dt: str, sel: int) -> None:
         b = rng.integers(-8, 9, (k, n)).astype(np.float64)
         c = rng.integers(-64, 65, (m, n)).astype(np.float64)
     ebits = BITS[at]
-    na = m * k // 2 * ebits // 32 // 32
-    nb = k * n * ebits // 32 // 32
-    nc = m * n // 32
-    aw = np.zeros((32, na), np.uint32)
-    bw = np.zeros((32, nb), np.uint32)
-    cw = np.zeros((32, nc), np.uint32)
-    btype = {"u8": "s8", "e4m3": "e5m2"}.get(at, at)  # mixed signedness / fp8 formats are allowed
-    a_bits, b_bits = _encode(a_packed, at), _encode(b, btype)
+    na, nb, nc = m * k // 2 * ebits // 32 // 32, k * n * ebits // 32 // 32, m * n // 32
+    aw, bw, cw = (np.zeros((32, x), np.uint32) for x in (na, nb, nc))
+    a_bits, b_bits = _encode(a_packed, at), _encode(b, _btype(at))
     per = 32 // ebits
     for lane in range(32):
         g, t = lane >> 2, lane & 3
@@ -170,19 +175,33 @@ def test_mma_sp_matches_numpy(shape: str, at: str, dt: str, sel: int) -> None:
         for i in range(nc):
             v = c[g + 8 * (i // 2), 2 * t + i % 2]
             cw[lane, i] = np.float32(v).view(np.uint32) if dt == "f32" else np.int64(v).astype(np.uint32)
-    d = np.full((32, nc), 0xCDCDCDCD, np.uint32)
-    mod = _kernel(shape, dt, at, btype, dt, na, nb, nc, sel, ordered=sel == 0 and at == "f16")
-    mod.get_function("k")(1, 32, [aw, bw, cw, meta, d])
     want = (a_dense.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64) if dt == "s32"
             else a_dense @ b + c)
-    got = np.zeros((m, n))
-    for lane in range(32):
-        g, t = lane >> 2, lane & 3
-        for i in range(nc):
-            w = d[lane, i]
-            got[g + 8 * (i // 2), 2 * t + i % 2] = (np.uint32(w).view(np.float32) if dt == "f32"
-                                                     else np.uint32(w).view(np.int32))
-    np.testing.assert_array_equal(got, want)
+    return aw, bw, cw, meta, want
+
+
+def _btype(at: str) -> str:
+    return {"u8": "s8", "e4m3": "e5m2"}.get(at, at)  # mixed signedness / fp8 formats are allowed
+
+
+def _check_mma_sp(shape: str, at: str, dt: str, sel: int, warps: int) -> None:
+    rng = np.random.default_rng(zlib.crc32(f"{shape}{at}{sel}{warps}".encode()))
+    probs = [_problem(rng, shape, at, dt, sel) for _ in range(warps)]
+    aw, bw, cw, meta = (np.concatenate([p[j] for p in probs]) for j in range(4))
+    na, nb, nc = aw.shape[1], bw.shape[1], cw.shape[1]
+    d = np.full((32 * warps, nc), 0xCDCDCDCD, np.uint32)
+    mod = _kernel(shape, dt, at, _btype(at), dt, na, nb, nc, sel, ordered=sel == 0 and at == "f16")
+    mod.get_function("k")(1, 32 * warps, [aw, bw, cw, meta, d])
+    for w, p in enumerate(probs):
+        want = p[4]
+        got = np.zeros(want.shape)
+        for lane in range(32):
+            g, t = lane >> 2, lane & 3
+            for i in range(nc):
+                word = d[32 * w + lane, i]
+                got[g + 8 * (i // 2), 2 * t + i % 2] = (np.uint32(word).view(np.float32) if dt == "f32"
+                                                         else np.uint32(word).view(np.int32))
+        np.testing.assert_array_equal(got, want, err_msg=f"warp {w}")
 
 
 def test_mma_sp_bad_selector_is_refused() -> None:
