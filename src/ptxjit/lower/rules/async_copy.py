@@ -15,8 +15,9 @@ A phase completes when both its pending arrivals and its transaction count are z
 flips and the pending count starts over.  The state a thread's arrive returns is the phase parity
 at the arrive (bit 63) with the pending count after it (bits 0..19): test_wait/try_wait(state)
 succeed once the barrier's parity differs from the state's, test_wait/try_wait.parity(P) once it
-differs from P.  A CTA runs on one worker, so the word is read and written with plain (monotonic,
-never cached across a spin loop's iterations) loads and stores.  try_wait returns at once; wait
+differs from P.  A CTA runs on one worker, but another block's cp.async.bulk .multicast::cluster may complete
+transactions on the word at the same time (cluster.py), so changes are compare-and-swaps (monotonic, never
+cached across a spin loop's iterations).  try_wait returns at once; wait
 loops get forward progress from the spin points of lower/progress.py (mbarrier ops observe others).
 """
 
@@ -315,6 +316,10 @@ def _mbar_modify(lw: FnLowering, ins: Instr, addr: ir.Addr, arrivals: ll.Value |
     zero = const_int(I64, 0)
 
     def emit(p: ll.Value) -> ll.Value:
+        # a compare-and-swap loop: another block's multicast complete_tx (cluster.py) may change the word
+        head = lw.llfn.append_basic_block("mbar_rmw")
+        b.branch(head)
+        b.position_at_end(head)
         w = _load(lw, p, space)
         pend, exp = _field(b, w, 0), _field(b, w, EXP_SHIFT)
         txc = b.ashr(b.shl(w, const_int(I64, 64 - TX_SHIFT - TX_BITS)), const_int(I64, 64 - TX_BITS))
@@ -334,7 +339,10 @@ def _mbar_modify(lw: FnLowering, ins: Instr, addr: ir.Addr, arrivals: ll.Value |
                    b.shl(b.and_(exp, const_int(I64, PEND_MASK)), const_int(I64, EXP_SHIFT)))
         nw = b.or_(nw, b.shl(b.and_(txc, const_int(I64, (1 << TX_BITS) - 1)), const_int(I64, TX_SHIFT)))
         nw = b.or_(nw, b.shl(new_phase, const_int(I64, PHASE_SHIFT)))
-        _store(lw, nw, p, space)
+        res = lw.user_access(b.cmpxchg(p, w, nw, "monotonic", "monotonic"), space)
+        swapped = lw.llfn.append_basic_block("mbar_rmw_done")
+        b.cbranch(b.extract_value(res, 1), swapped, head)
+        b.position_at_end(swapped)
         return state
     return _mbar_word(lw, ins, addr, space, emit)
 

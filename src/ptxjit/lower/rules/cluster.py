@@ -267,9 +267,8 @@ def lower_bulk_multicast(lw: FnLowering, ins: Instr) -> None:
     at offset `mbar` counts them as completed transactions (async_copy.py's mbarrier word).  Without a
     cluster launch the only rank is 0 (this block).  A destination past the shared window faults.
 
-    Another block's mbarrier is updated with a compare-and-swap; its own block updates it with plain
-    loads and stores (async_copy.py: one block runs on one worker), so a multicast racing with the
-    target block's own arrive/expect_tx on the same mbarrier may lose one of the two updates (known)."""
+    Another block's mbarrier is updated with a compare-and-swap, as every mbarrier change is
+    (async_copy.py), so a multicast racing with the target block's own arrive/expect_tx loses nothing."""
     from ptxjit.lower.bounds import ADDR_BITS, KIND_SHARED, pack_fault
     from ptxjit.lower.rules.async_copy import _intrinsics, _mbar_modify
     from ptxjit.lower.rules.special import special_register
