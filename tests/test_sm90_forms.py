@@ -415,3 +415,71 @@ def test_tma_im2col_load_is_numpy_im2col(start: int, tap: tuple[int, int]) -> No
             qh, qw = divmod(qr, ww)
             want[i] = padded[qn, qh + r, qw + s]
     np.testing.assert_array_equal(out, want)
+
+
+ALLCAST = """
+  .shared .align 16 .b8 buf[256];
+  .shared .align 8 .b64 bar;
+"""
+
+
+def test_bulk_multicast_all_to_all_phases() -> None:
+    """CUTLASS's pattern, 40 times over: every block of a 4-block cluster multicasts its 64-byte slice to all
+    four (slot = its rank) and then expects 256 bytes on its own mbarrier, with no barrier in between, so other
+    blocks' complete_tx race with its own arrive.expect_tx (the count may go negative first); each phase must
+    complete with all four slices in every block."""
+    body = """
+  ld.param.u64 %rd2, [q];
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %cluster_ctarank;
+  mov.u32 %r10, buf;
+  mov.u32 %r11, bar;
+  setp.eq.u32 %p1, %r0, 0;
+  @%p1 mbarrier.init.shared::cta.b64 [%r11], 1;
+  barrier.cluster.arrive;
+  barrier.cluster.wait;
+  shl.b32 %r3, %r2, 6;
+  add.u32 %r4, %r10, %r3;              // this rank's slot
+  mul.wide.u32 %rd3, %r2, 64;
+  add.u64 %rd3, %rd1, %rd3;            // its 64 source bytes
+  mov.u16 %h1, 15;
+  mov.u32 %r5, 0;                      // iteration = phase parity source
+ITER:
+  @%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster \
+[%r4], [%rd3], 64, [%r11], %h1;
+  @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 %rd5, [%r11], 256;
+  and.b32 %r6, %r5, 1;
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r11], %r6;
+  @!%p2 bra WAIT;
+  // every thread checks one word of the buffer against the source, counting mismatches
+  shl.b32 %r7, %r0, 2;
+  add.u32 %r8, %r10, %r7;
+  ld.shared.u32 %r9, [%r8];
+  mul.wide.u32 %rd6, %r0, 4;
+  add.u64 %rd6, %rd1, %rd6;
+  ld.global.u32 %r12, [%rd6];
+  setp.ne.u32 %p3, %r9, %r12;
+  selp.u32 %r13, 1, 0, %p3;
+  add.u32 %r20, %r20, %r13;
+  barrier.cluster.arrive;
+  barrier.cluster.wait;
+  // clear the buffer for the next phase (after every block has read its own)
+  st.shared.u32 [%r8], 0;
+  barrier.cluster.arrive;
+  barrier.cluster.wait;
+  add.u32 %r5, %r5, 1;
+  setp.lt.u32 %p4, %r5, 40;
+  @%p4 bra ITER;
+  mad.lo.u32 %r14, %r1, 64, %r0;
+  mul.wide.u32 %rd7, %r14, 4;
+  add.u64 %rd7, %rd2, %rd7;
+  st.global.u32 [%rd7], %r20;
+"""
+    body = body.replace("  mov.u32 %r5, 0;", "  mov.u32 %r20, 0;\n  mov.u32 %r5, 0;")
+    src = (np.arange(64, dtype=np.uint64) * 2654435761 % 2**32).astype(np.uint32)
+    bad = np.full((4, 64), 7, np.uint32)
+    _run(body, bad, block=64, params=".param .u64 p, .param .u64 q", args=[src, bad],
+         decls=ALLCAST, grid=4, cluster=(4, 1, 1), timeout=120)
+    np.testing.assert_array_equal(bad, 0)
