@@ -231,6 +231,20 @@ def test_trial_keeps_the_faster_code_and_never_rebuilds_the_loser(monkeypatch):
     assert s["launches"][1] == 29
 
 
+def test_trial_keeps_the_specialized_code_when_it_wins(monkeypatch):
+    monkeypatch.setattr(tiers.POLICY, "trial_launches", 2)
+    monkeypatch.setattr(tiers.POLICY, "trial_margin", 1e9)  # the specialized code always "wins"
+    k = _kernel("saxpy")
+    rng = np.random.default_rng(9)
+    x, y = rng.random(4096, dtype=np.float32), rng.random(4096, dtype=np.float32)
+    for _ in range(10):
+        np.testing.assert_allclose(_saxpy(k, 3.25, x, y), np.float32(3.25) * x + y, rtol=1e-6)
+    s = _stats(k.name)
+    assert len(s["trials"]) == 1 and s["trials"][0]["kept"] == "specialized"
+    st = k._tiers[((256, 1, 1), False)]
+    assert st.t1.spec.params and st.t1.tr is not st.plain
+
+
 def test_policy_threshold_unit():
     cands = (Candidate(0, "n", 0, 4, "u32"), Candidate(1, "a", 4, 4, "f32"))
     p = Profile()
