@@ -13,7 +13,7 @@ import pytest
 
 import ptxjit
 
-BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8}
+BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8, "s4": 4, "u4": 4}
 # fp8 bit patterns of the integers 0..4 (sign bit 0x80): e4m3 bias 7, e5m2 bias 15
 FP8 = {"e4m3": [0x00, 0x38, 0x40, 0x44, 0x48], "e5m2": [0x00, 0x3C, 0x40, 0x42, 0x44]}
 
@@ -24,6 +24,8 @@ def _a_pos(at: str, i: int, g: int, t: int) -> tuple[int, int]:
         return g + 8 * (i % 2), t + 4 * (i // 2)
     if BITS[at] == 16:
         return g + 8 * ((i // 2) % 2), 2 * t + i % 2 + 8 * (i // 4)
+    if BITS[at] == 4:
+        return g + 8 * ((i // 8) % 2), 8 * t + i % 8 + 32 * (i // 16)
     return g + 8 * ((i // 4) % 2), 4 * t + i % 4 + 16 * (i // 8)
 
 
@@ -33,6 +35,8 @@ def _b_pos(bt: str, i: int, g: int, t: int) -> tuple[int, int]:
         return t + 4 * i, g
     if BITS[bt] == 16:
         return 2 * t + i % 2 + 8 * (i // 2), g
+    if BITS[bt] == 4:
+        return 8 * t + i % 8 + 32 * (i // 8), g
     return 4 * t + i % 4 + 16 * (i // 4), g
 
 
@@ -48,7 +52,7 @@ def _encode(x: np.ndarray, t: str) -> np.ndarray:
         v = x.astype(np.int64)
         mag = np.array(FP8[t], np.uint32)[np.abs(v)]
         return np.where(v < 0, mag | 0x80, mag).astype(np.uint32)
-    return x.astype(np.int64).astype(np.uint32) & 0xFF
+    return x.astype(np.int64).astype(np.uint32) & (0xF if t in ("s4", "u4") else 0xFF)
 
 
 def _pack_words(elems: list[int], bits: int) -> list[int]:
@@ -65,22 +69,28 @@ def _pack_words(elems: list[int], bits: int) -> list[int]:
 def _sparsify(rng: np.random.Generator, at: str, m: int, k: int, sel: int, vals: np.ndarray | None = None):
     """(dense A with structured zeros, packed A, per-thread metadata words) following the ISA's rules
     (m = 64: wgmma, warp w holding rows 16w .. 16w + 15 the way one mma.sp warp holds its 16)."""
-    chunk, keep = (2, 1) if at == "tf32" else (4, 2)
+    chunk, keep = {"tf32": (2, 1), "s4": (8, 4), "u4": (8, 4)}.get(at, (4, 2))
     nchunks = k // chunk
     if vals is not None:
         pass
-    elif at in ("s8", "u8"):
-        vals = rng.integers(-128 if at == "s8" else 0, 128 if at == "s8" else 256, (m, k // 2))
+    elif at in ("s8", "u8", "s4", "u4"):
+        top = 1 << (BITS[at] - 1)
+        vals = rng.integers(-top if at[0] == "s" else 0, top if at[0] == "s" else 2 * top, (m, k // 2))
     else:
         vals = rng.integers(-8, 9, (m, k // 2)).astype(np.float64)
     dense = np.zeros((m, k), dtype=vals.dtype)
     nib = np.zeros((m, nchunks), dtype=np.int64)
     for r in range(m):
         for c in range(nchunks):
-            idx = sorted(rng.choice(chunk, keep, replace=False))
-            for h, p in enumerate(idx):
-                dense[r, c * chunk + p] = vals[r, c * keep + h]
-            # 2:4: two 2-bit indices, the first element's in the low bits; tf32 1:2: 0b0100 / 0b1110
+            if chunk == 8:  # 4-bit, pairwise 4:8: two of the four two-wide sub-chunks hold the four values
+                idx = sorted(rng.choice(4, 2, replace=False))
+                for h in range(4):
+                    dense[r, c * 8 + 2 * idx[h // 2] + h % 2] = vals[r, c * 4 + h]
+            else:
+                idx = sorted(rng.choice(chunk, keep, replace=False))
+                for h, p in enumerate(idx):
+                    dense[r, c * chunk + p] = vals[r, c * keep + h]
+            # 2:4 and 4:8: two 2-bit indices, the first's in the low bits; tf32 1:2: 0b0100 / 0b1110
             nib[r, c] = (0b0100 if idx[0] == 0 else 0b1110) if chunk == 2 else idx[0] | idx[1] << 2
     lanes = nchunks // 4  # lanes of a group of four that hold metadata
     meta = rng.integers(0, 2**32, 2 * m, dtype=np.uint64)  # the other lanes' metadata must not matter
@@ -135,6 +145,7 @@ CASES = [  # shape, atype, dtype, selector
     ("m16n8k8", "tf32", "f32", 1), ("m16n8k16", "tf32", "f32", 1),
     ("m16n8k32", "s8", "s32", 1), ("m16n8k64", "s8", "s32", 0), ("m16n8k64", "u8", "s32", 0),
     ("m16n8k64", "e4m3", "f32", 0), ("m16n8k64", "e5m2", "f32", 0),
+    ("m16n8k64", "s4", "s32", 1), ("m16n8k128", "u4", "s32", 0), ("m16n8k128", "s4", "s32", 0),
 ]
 
 
@@ -157,8 +168,9 @@ def _problem(rng: np.random.Generator, shape: str, at: str, dt: str, sel: int):
     if at in FP8:
         b = rng.integers(-4, 5, (k, n)).astype(np.float64)
         c = rng.integers(-64, 65, (m, n)).astype(np.float64)
-    elif at in ("s8", "u8"):
-        b = rng.integers(-128, 128, (k, n))
+    elif at in ("s8", "u8", "s4", "u4"):
+        top = 1 << (BITS[at] - 1)
+        b = rng.integers(-top, top, (k, n))
         c = rng.integers(-2**20, 2**20, (m, n))
     else:
         b = rng.integers(-8, 9, (k, n)).astype(np.float64)
@@ -181,7 +193,7 @@ def _problem(rng: np.random.Generator, shape: str, at: str, dt: str, sel: int):
 
 
 def _btype(at: str) -> str:
-    return {"u8": "s8", "e4m3": "e5m2"}.get(at, at)  # mixed signedness / fp8 formats are allowed
+    return {"u8": "s8", "u4": "s4", "e4m3": "e5m2"}.get(at, at)  # mixed signedness / fp8 formats are allowed
 
 
 def _check_mma_sp(shape: str, at: str, dt: str, sel: int, warps: int) -> None:

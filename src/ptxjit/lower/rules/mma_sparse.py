@@ -15,10 +15,12 @@ Layouts (ISA §9.7.14.6.1-2; lane l, g = l >> 2, t = l & 3):
   m16n8k8 layout, ...).  Packed column j is the j-th nonzero of its row.
 - granularity: f16/bf16/s8/u8/e4m3/e5m2 2:4 (chunks of 4 columns, 2 nonzeros; a 4-bit metadata nibble holds the
   two 2-bit indices, the lower one for the first packed element); tf32 1:2 (chunks of 2 columns, one
-  nonzero; the nibble is 0b0100 for column 0, 0b1110 for column 1).
-- metadata: per row K/4 (tf32: K/2) nibbles, in 16-bit halves: lane 4g + f*T + j (T = nibbles / 4
+  nonzero; the nibble is 0b0100 for column 0, 0b1110 for column 1); s4/u4 pairwise 4:8 (chunks of 8
+  columns, two nonzero two-wide sub-chunks, the nibble's 2-bit indices name them).
+- metadata: per row K/4 (tf32: K/2, s4/u4: K/8) nibbles, in 16-bit halves: lane 4g + f*T + j (T = nibbles / 4
   lanes contribute: one for m16n8k16 f16 and m16n8k8 tf32, where f is 0..3; a pair for m16n8k32
-  f16/bf16, m16n8k16 tf32 and m16n8k32 s8, where f is 0 or 1; all four for m16n8k64 8-bit, f = 0) holds
+  f16/bf16, m16n8k16 tf32, m16n8k32 s8 and m16n8k64 s4, where f is 0 or 1; all four for m16n8k64 8-bit
+  and m16n8k128 4-bit, f = 0) holds
   in bits 4c..4c+3 the nibble of chunk 4j + c of row g and in bits 16 + 4c.. that of row g + 8.
 
 Not verified on an H100 (no sparse golden data yet): the metadata placement follows the ISA's
@@ -47,6 +49,7 @@ SPARSE = {
     ("m16n8k8", "tf32"): ("f32",), ("m16n8k16", "tf32"): ("f32",),
     **{(s, t): ("s32",) for s in ("m16n8k32", "m16n8k64") for t in ("s8", "u8")},
     **{("m16n8k64", t): ("f32", "f16") for t in ("e4m3", "e5m2")},  # sm_89+: 2:4 like the 8-bit integers
+    **{(s, t): ("s32",) for s in ("m16n8k64", "m16n8k128") for t in ("s4", "u4")},  # pairwise 4:8
 }
 
 
@@ -61,13 +64,13 @@ class SpMma:
 
     @property
     def chunk(self) -> int:
-        """Columns per metadata nibble (2:4 -> 4, tf32's 1:2 -> 2)."""
-        return 2 if self.full.at == "tf32" else 4
+        """Columns per metadata nibble (2:4 -> 4, tf32's 1:2 -> 2, 4-bit types' pairwise 4:8 -> 8)."""
+        return {"tf32": 2, "s4": 8, "u4": 8}.get(self.full.at, 4)
 
     @property
     def per_chunk(self) -> int:
         """Packed elements per chunk."""
-        return 1 if self.full.at == "tf32" else 2
+        return self.chunk // 2
 
     @property
     def nibbles(self) -> int:
@@ -96,10 +99,10 @@ def parse_sparse(ins: Instr) -> SpMma | str:
         return "block-scaled (.kind::) sparse mma is not supported"
     dt, at, bt, ct = tys
     ok = SPARSE.get((shape, at))
-    pairs = at == bt or {at, bt} in ({"s8", "u8"}, {"e4m3", "e5m2"})
+    pairs = at == bt or {at, bt} in ({"s8", "u8"}, {"e4m3", "e5m2"}, {"s4", "u4"})
     if ok is None or dt not in ok or ct not in ok or not pairs:
-        return (f"mma.sp.{shape} with .{dt}.{at}.{bt}.{ct} is not supported (f16/bf16/tf32/s8/u8/e4m3/e5m2 "
-                f"shapes; not s4/u4)")
+        return (f"mma.sp.{shape} with .{dt}.{at}.{bt}.{ct} is not supported (the sm_80/sm_90 f16/bf16/tf32/"
+                f"s8/u8/s4/u4/e4m3/e5m2 shapes)")
     if [m for m in ins.mods if m in ("row", "col")] != ["row", "col"]:
         return "mma.sp supports the .row.col layout (the only one for these shapes)"
     sel_op = ins.operands[5] if len(ins.operands) > 5 else None
@@ -173,6 +176,9 @@ def _expand(lw: FnLowering, sp: SpMma, base: ll.Value) -> None:
         for h in range(sp.per_chunk):
             if sp.chunk == 2:  # tf32: 0b0100 -> column 0, 0b1110 -> column 1
                 pos = b.and_(b.lshr(nib, const_int(I32, 1)), const_int(I32, 1))
+            elif sp.chunk == 8:  # 4-bit: the two indices name two-wide sub-chunks (pairs of columns)
+                pair = b.and_(b.lshr(nib, const_int(I32, 2 * (h // 2))), const_int(I32, 3))
+                pos = b.add(b.shl(pair, const_int(I32, 1)), const_int(I32, h % 2))
             else:
                 pos = b.and_(b.lshr(nib, const_int(I32, 2 * h)), const_int(I32, 3))
             src = b.add(b.mul(row, const_int(I32, full.K // 2)),
