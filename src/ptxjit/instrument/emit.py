@@ -337,7 +337,8 @@ class ProbeEmitter:
     def room_versions(self) -> tuple[bool, ...]:
         """The record-store versions of a copy of the thread loop to lower: unchecked (taken when
         `room_ok` holds) and checked, or just the checked one."""
-        return (True, False) if self.room() is not None else (False,)
+        room = self.room()
+        return (True, False) if room is not None and any(room) else (False,)  # (no records: one copy)
 
     def room_ok(self, nthreads: ll.Value) -> ll.Value:
         """At the builder's position (before the loop over `nthreads` threads, i64): does every type's
