@@ -136,15 +136,12 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
         pick = b.shl(idx, c1)
         run(pick, b.or_(pick, const_int(I32, abi.RELEASED)))
         b.position_at_end(normal)
-    counts = {code: b.load(b.gep(pcount, [const_int(I32, code >> 1)])) for code in codes}
-
     # 2. warp points in program order, then the start
-    pick = const_int(I32, -1)
-    for code in reversed(warp + [0]):
-        pick = b.select(b.icmp_signed(">", counts[code], c0), const_int(I32, code), pick)
     run_pick = f.append_basic_block("run_point")
     barrier_phase = f.append_basic_block("barriers")
-    b.cbranch(b.icmp_signed(">=", pick, c0), run_pick, barrier_phase)
+    pick = _first_waiting(cg, b, f, pcount, warp + [0], run_pick, barrier_phase)
+    b.position_at_end(barrier_phase)
+    counts = {code: b.load(b.gep(pcount, [const_int(I32, code >> 1)])) for code in codes}
     b.position_at_end(run_pick)
     cp = b.gep(pcount, [b.lshr(pick, c1)])
     waiting = b.load(cp)
@@ -259,6 +256,44 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
     b.branch(trapped)
 
     return finish_scheduler(b, f, done, trapped)
+
+
+SCAN_FROM = 16  # warp points from which the first waiting one is found by a loop, not a select per point
+
+
+def _first_waiting(cg: ModuleCodegen, b: ll.IRBuilder, f: ll.Function, pcount, order: list[int], found: ll.Block,
+                   none: ll.Block) -> ll.Value:
+    """The first code of `order` with threads waiting there (W_PCOUNT > 0): branch to `found` with it, or to
+    `none`.  Few points: one select per point.  Many (Triton's reductions: a shuffle each, row sums ~60):
+    a loop over a constant table that stops at the first, usually an early one (the point right after
+    the one that ran), instead of loading and testing every point every round."""
+    c0 = const_int(I32, 0)
+    if len(order) < SCAN_FROM:
+        pick = const_int(I32, -1)
+        for code in reversed(order):
+            count = b.load(b.gep(pcount, [const_int(I32, code >> 1)]))
+            pick = b.select(b.icmp_signed(">", count, c0), const_int(I32, code), pick)
+        b.cbranch(b.icmp_signed(">=", pick, c0), found, none)
+        return pick
+    ty = ll.ArrayType(I32, len(order))
+    g = ll.GlobalVariable(cg.llmod, ty, name=cg.llmod.get_unique_name("warp_point_order"))
+    g.initializer = ll.Constant(ty, order)
+    g.global_constant = True
+    g.linkage = "internal"
+    start = b.block
+    head, step = f.append_basic_block("first_waiting"), f.append_basic_block("first_waiting_next")
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I32, name="order_index")
+    i.add_incoming(c0, start)
+    code = b.load(b.gep(g, [c0, i]))
+    count = b.load(b.gep(pcount, [b.lshr(code, const_int(I32, 1))]))
+    b.cbranch(b.icmp_signed(">", count, c0), found, step)
+    b.position_at_end(step)
+    nxt = b.add(i, const_int(I32, 1))
+    i.add_incoming(nxt, step)
+    b.cbranch(b.icmp_signed("<", nxt, const_int(I32, len(order))), head, none)
+    return code
 
 
 def _prepare_warp_point(b: ll.IRBuilder, W, n, status, code, arg, mask_codes: set[int]) -> None:
