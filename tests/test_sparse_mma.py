@@ -232,11 +232,23 @@ WG_CASES = [  # A type, B type, swizzle, N, selector, A in registers
 def test_wgmma_sp_matches_numpy(at: str, bt: str, swz: int, n: int, sel: int, rs: bool) -> None:
     """wgmma.mma_async.sp: packed A (64 x K/2, swizzled as asked) through a descriptor laid out as a dense
     K/2-wide operand, or in registers; B through a descriptor; D = expand(A) @ B + 1 exactly (small integers)."""
+    _check_wgmma_sp(at, bt, swz, n, sel, rs, groups=1)
+
+
+@pytest.mark.parametrize("rs", [False, True])
+def test_wgmma_sp_warpgroups_do_not_mix(rs: bool) -> None:
+    """Two warpgroups of one block, the same packed A and B, each its own metadata: each its own product."""
+    _check_wgmma_sp("f16", "f16", 128, 16, 1, rs, groups=2)
+
+
+def _check_wgmma_sp(at: str, bt: str, swz: int, n: int, sel: int, rs: bool, groups: int) -> None:
     from tests import test_wgmma_layouts as wl
 
-    rng = np.random.default_rng(zlib.crc32(f"{at}{bt}{swz}{n}{sel}{rs}".encode()))
+    rng = np.random.default_rng(zlib.crc32(f"{at}{bt}{swz}{n}{sel}{rs}{groups}".encode()))
     k = 2 * wl.KDIM[at]
     a_dense, a_packed, meta = _sparsify(rng, at, 64, k, sel, vals=wl.values(rng, at, (64, k // 2)))
+    # further warpgroups: the same packed values at other places (their own metadata)
+    more = [_sparsify(rng, at, 64, k, sel, vals=a_packed) for _ in range(groups - 1)]
     b = wl.values(rng, bt, (k, n))
     ra, rb = wl.encode(a_packed, at), wl.encode(b, bt)
     img = rng.integers(0, 256, 64 * 1024, dtype=np.uint8)
@@ -264,13 +276,14 @@ def test_wgmma_sp_matches_numpy(at: str, bt: str, swz: int, n: int, sel: int, rs
                       f"wgmma.mma_async.sp.sync.aligned.m64n{n}k{k}.{dt}.{at}.{bt}")
     ptx = ptx.replace(f"{a_op}, %rd3, 1", f"{new_a}, %rd3, %a{nregs}, {sel}, 1")
     assert "mma_async.sp" in ptx and f"%a{nregs}, {sel}, 1" in ptx
-    frag = np.zeros((128, nregs + 1), np.uint32)
+    frag = np.zeros((128 * groups, nregs + 1), np.uint32)
     if rs:
-        frag[:, :4] = wl.a_fragments(ra)
-    frag[:, nregs] = meta
-    out = np.zeros((64, n), np.float32 if float_ab else np.int32)
+        frag[:, :4] = np.tile(wl.a_fragments(ra), (groups, 1))
+    frag[:, nregs] = np.concatenate([meta] + [mt for _, _, mt in more])
+    out = np.zeros((64 * groups, n), np.float32 if float_ab else np.int32)
     fn = ptxjit.Module(ptx, "wgmma_sp.ptx").get_function("wg")
-    fn((1,), (128,), [img.view(np.uint32), np.uint32(size // 4), np.uint64(da), np.uint64(db), frag, out],
-       timeout=120)
-    want = a_dense.astype(np.int64) @ b.astype(np.int64) + 1
-    np.testing.assert_array_equal(out, want)
+    fn((1,), (128 * groups,), [img.view(np.uint32), np.uint32(size // 4), np.uint64(da), np.uint64(db), frag,
+                               out], timeout=120)
+    for g, dense_a in enumerate([a_dense] + [d for d, _, _ in more]):
+        want = dense_a.astype(np.int64) @ b.astype(np.int64) + 1
+        np.testing.assert_array_equal(out[64 * g:64 * (g + 1)], want, err_msg=f"warpgroup {g}")
