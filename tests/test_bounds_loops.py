@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import ptxjit
+from ptxjit.frontend import ir
 from ptxjit.frontend.parser import parse
-from ptxjit.passes.ivloops import counted_loops
+from ptxjit.passes.ivloops import Lin, counted_loops
 
 DATA = Path(__file__).parent / "data"
 PTX = DATA / "counted_loops.ptx"
@@ -23,15 +24,27 @@ def _loops(path: Path, kernel: str):
 
 
 def test_the_analysis_finds_the_counted_loops_nvcc_writes():
-    # strided_scale (read by hand): one loop over %r11 (unsigned, step %r5, bound %r4) with a load and a
-    # store of [%rd4], %rd4 = %rd1 + 4 * zext(%r11)
+    # read off the PTX by hand.  strided_scale: one loop, unsigned counter %r11 += %r5 while < %r4, a load
+    # and a store of [%rd4], %rd4 = %rd1 + 4 * zext(%r11): base %rd1 + 4 * %r11, delta 4 * %r5 per iteration
     (loop,) = _loops(PTX, "strided_scale")
-    assert (loop.iv, loop.signed, loop.step.name, loop.bound.name) == ("%r11", False, "%r5", "%r4")
-    assert sorted((lin.terms, lin.const, lin.coef, size) for lin, size in loop.accesses.values()) == \
-        [(("%rd1",), 0, 4, 4)] * 2
+    assert (loop.counter, loop.signed, loop.down, loop.addends, loop.bound) == \
+        ("%r11", False, 0, [ir.Reg("%r5")], ir.Reg("%r4"))
+    want = (Lin(((("r64", "%rd1"), 1), (("u32", "%r11"), 4))), Lin(((("u32", "%r5"), 4),)), 4)
+    assert list(loop.accesses.values()) == [want, want]
+    # strided_sum, as nvcc unrolls it: the remainder loop (down-counter %r25 -= 1 while != 0, the pointer
+    # %rd18 += %rd3 after the load) and the main loop (%r26 += 4 * %r13; loads at &a[i], +%rd6, +2 %rd6, ...)
+    rem, main = _loops(PTX, "strided_sum")
+    assert (rem.counter, rem.down, rem.down_test) == ("%r25", 1, "ne")
+    assert list(rem.accesses.values()) == [(Lin(((("r64", "%rd18"), 1),)), Lin(((("r64", "%rd3"), 1),)), 4)]
+    assert (main.counter, main.signed, main.addends, main.bound) == ("%r26", True, [ir.Reg("%r13")] * 4, ir.Reg("%r12"))
+    first = Lin(((("r64", "%rd1"), 1), (("s32", "%r26"), 4)))
+    step = Lin(((("s32", "%r13"), 16),))
+    rd6 = Lin(((("r64", "%rd6"), 1),))
+    assert list(main.accesses.values()) == [(first, step, 4), (first + rd6, step, 4),
+                                            (first + rd6 + rd6, step, 4), (first + rd6 + rd6 + rd6, step, 4)]
     # the bench's dot: a grid-stride loop (signed), two loads
     (loop,) = _loops(Path(__file__).parents[1] / "bench" / "kernels" / "ptx" / "dot.ptx", "dot")
-    assert (loop.iv, loop.signed, len(loop.accesses)) == ("%r13", True, 2)
+    assert (loop.counter, loop.signed, len(loop.accesses)) == ("%r13", True, 2)
 
 
 @pytest.fixture(scope="module")

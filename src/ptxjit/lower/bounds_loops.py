@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING
 from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
-from ptxjit.lower.types import I1, I32, I64, PTR, const_int
+from ptxjit.lower.types import I1, I64, PTR, const_int
 from ptxjit.passes.ivloops import CountedLoop, counted_loops
 
 if TYPE_CHECKING:
     from ptxjit.lower.bounds import BoundsChecks
 
 _INT_BITS = {"b": True, "s": True, "u": True}
+I128 = ll.IntType(128)
 
 
 class LoopHoisting:
@@ -83,7 +84,7 @@ class LoopHoisting:
         """For the access being lowered (lw.cur) of `size` bytes: its loop's flag, or None."""
         cur = self.bc.lw.cur
         loop = self.by_access.get(id(cur)) if cur is not None else None
-        if loop is None or size > loop.accesses[id(cur)][1]:
+        if loop is None or size > loop.accesses[id(cur)][2]:
             return None
         return self.bc.lw.b.load(self._flag(loop))
 
@@ -93,32 +94,35 @@ class LoopHoisting:
 
         bc, lw = self.bc, self.bc.lw
         b = lw.b
-        t = "s32" if loop.signed else "u32"
-        cmp = b.icmp_signed if loop.signed else b.icmp_unsigned
-        i0 = lw.read(ir.Reg(loop.iv), t)
-        step = lw.read(loop.step, t)
-        bound = lw.read(loop.bound, t)
-        limit = b.sub(const_int(I32, 0x7FFFFFFF if loop.signed else 0xFFFFFFFF), step)
-        # no wrap: the counter stays below bound <= MAX - step after each increment, and so does i0
-        ok = b.and_(cmp(">", step, const_int(I32, 0)), cmp("<=", bound, limit))
-        ok = b.and_(ok, cmp("<=", i0, limit))
-        last = b.select(cmp(">=", i0, bound), i0, b.sub(bound, const_int(I32, 1)))
-        ext = b.sext if loop.signed else b.zext
-        ends = (ext(i0, I64), ext(last, I64))
-        for aid, (lin, size) in loop.accesses.items():
+        ok, count = self._count(loop)
+        cache: dict = {}
+
+        def atom(a) -> ll.Value:  # an atom's value on entry, as i128
+            if a not in cache:
+                kind, name = a
+                v = b.load(lw.regs[name])
+                if v.type == PTR:
+                    v = b.ptrtoint(v, I64)
+                cache[a] = b.zext(v, I128) if kind == "u32" else b.sext(v, I128)
+            return cache[a]
+
+        def value(lin) -> ll.Value:
+            v = ll.Constant(I128, lin.const)
+            for a, f in lin.atoms:
+                v = b.add(v, b.mul(atom(a), ll.Constant(I128, f)))
+            return v
+
+        last_k = b.sext(b.sub(count, const_int(I64, 1)), I128)
+        for aid, (base, delta, size) in loop.accesses.items():
             ins = self.instrs[aid]
             lw.cur = ins
             addr = ins.operands[0] if ins.opcode == "st" else ins.operands[1]
             space = space_of(ins)
-            if space == "param":
-                continue
-            base = const_int(I64, lin.const)
-            for r in lin.terms:
-                v = b.load(lw.regs[r])
-                base = b.add(base, b.ptrtoint(v, I64) if v.type == PTR else v)
+            first = value(base)
             inside = None
-            for e in ends:
-                val = b.add(base, b.mul(e, const_int(I64, lin.coef)))
+            for e in (first, b.add(first, b.mul(last_k, value(delta)))):
+                val = b.trunc(e, I64)
+                ok = b.and_(ok, b.icmp_signed("==", b.sext(val, I128), e))  # (no 64-bit wrap)
                 p = b.gep(lw.shared_ptr(), [val]) if space == "shared" else b.inttoptr(val, PTR)
                 w = bc._where(addr, space, p)
                 if w is None:
@@ -132,3 +136,34 @@ class LoopHoisting:
                     any_range = b.or_(any_range, f)
                 ok = b.and_(ok, any_range)
         return ok
+
+    def _count(self, loop: CountedLoop) -> tuple[ll.Value, ll.Value]:
+        """(no wrap, number of iterations K >= 1 as i64) on entry."""
+        lw = self.bc.lw
+        b = lw.b
+        t = "s32" if loop.signed else "u32"
+        ext = b.sext if loop.signed else b.zext
+        c0 = ext(lw.read(ir.Reg(loop.counter), t), I64)
+        one = const_int(I64, 1)
+        if loop.down:
+            s = const_int(I64, loop.down)
+            if loop.down_test == "ne":  # c0 = K * s exactly (as unsigned), else it wraps past 0
+                u = b.zext(lw.read(ir.Reg(loop.counter), "u32"), I64)
+                ok = b.and_(b.icmp_unsigned("!=", u, const_int(I64, 0)),
+                            b.icmp_unsigned("==", b.urem(u, s), const_int(I64, 0)))
+                return ok, b.select(ok, b.udiv(u, s), one)
+            pos = b.icmp_signed(">", c0, const_int(I64, 0))
+            return const_int(I1, 1), b.select(pos, b.sdiv(b.add(c0, const_int(I64, loop.down - 1)), s), one)
+        ok = const_int(I1, 1)
+        step = const_int(I64, 0)
+        for a in loop.addends:
+            v = ext(lw.read(a, t), I64)
+            ok = b.and_(ok, b.icmp_signed(">", v, const_int(I64, 0)))
+            step = b.add(step, v)
+        limit = b.sub(const_int(I64, 0x7FFFFFFF if loop.signed else 0xFFFFFFFF), step)
+        bound = ext(lw.read(loop.bound, t), I64)
+        # no wrap: the counter (and every `counter + addends` of an iteration) stays <= MAX
+        ok = b.and_(ok, b.and_(b.icmp_signed("<=", bound, limit), b.icmp_signed("<=", c0, limit)))
+        last = b.select(b.icmp_signed(">=", c0, bound), c0, b.sub(bound, one))
+        safe_step = b.select(ok, step, one)
+        return ok, b.add(b.udiv(b.sub(last, c0), safe_step), one)
