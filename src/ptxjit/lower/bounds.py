@@ -46,6 +46,8 @@ from llvmlite import ir as ll
 from ptxjit.frontend import ir
 from ptxjit.lower import abi
 from ptxjit.lower.types import I1, I32, I64, PTR, const_int
+from ptxjit.passes.ivloops import inner_loop_instructions
+from ptxjit.passes.pointers import provenance
 
 if TYPE_CHECKING:
     from ptxjit.lower.function import FnLowering
@@ -72,70 +74,6 @@ def unpack_fault(word: int) -> tuple[int, int, int]:
 def range_params(params: list[ir.VarDecl]) -> list[int]:
     """Indices of the kernel parameters that get a range table entry (64-bit scalars: pointers)."""
     return [i for i, p in enumerate(params) if not p.dims and ir.type_size(p.type) == 8]
-
-
-def provenance(fn: ir.Function, kparams: set[str], pointer_regs: set[str]) -> dict[str, str]:
-    """Pointer register -> the kernel parameter its value always derives from (where one does)."""
-    from ptxjit.passes.dataflow import defs_uses
-
-    defs: dict[str, list[ir.Instr]] = {}
-    for ins in fn.instructions:
-        d, _ = defs_uses(ins)
-        for r in d:
-            if r in pointer_regs:
-                defs.setdefault(r, []).append(ins)
-    top, bottom = "", None
-    prov: dict[str, str | None] = {r: top for r in defs}
-
-    def source(ins: ir.Instr):
-        src = ins.operands[1:]
-        if ins.opcode == "ld":
-            a = src[0] if src else None
-            if isinstance(a, ir.Addr) and isinstance(a.base, ir.Sym) and a.base.name in kparams:
-                return a.base.name
-            return bottom
-        if ins.opcode == "cvta" and any(m.startswith("shared") for m in ins.mods):
-            return bottom
-        for s in src:
-            if isinstance(s, ir.Reg) and s.name in pointer_regs:
-                return prov.get(s.name, bottom)
-        return bottom
-
-    changed = True
-    while changed:
-        changed = False
-        for r, ds in defs.items():
-            cur = prov[r]
-            if cur is bottom:
-                continue
-            for ins in ds:
-                s = source(ins)
-                if s == top:
-                    continue
-                if s is bottom or (cur != top and s != cur):
-                    cur = bottom
-                    break
-                cur = s
-            if cur != prov[r]:
-                prov[r] = cur
-                changed = True
-    return {r: p for r, p in prov.items() if p}
-
-
-def inner_loop_instructions(fn: ir.Function, yields) -> set[int]:
-    """ids of the instructions in the thread's own loops that contain no suspension point (by program
-    text, between a label and a later branch back to it): loops inside the loop over threads, which
-    LLVM's loop vectorizer then leaves alone (it vectorizes innermost loops)."""
-    body = fn.body or []
-    labels = {st.name: i for i, st in enumerate(body) if isinstance(st, ir.Label)}
-    out: set[int] = set()
-    for k, st in enumerate(body):
-        if isinstance(st, ir.Instr) and st.opcode == "bra" and st.operands and isinstance(st.operands[0], ir.Sym):
-            i = labels.get(st.operands[0].name, k + 1)
-            span = [x for x in body[i:k + 1] if isinstance(x, ir.Instr)]
-            if i <= k and not any(yields(x) for x in span):
-                out.update(id(x) for x in span)
-    return out
 
 
 class BoundsChecks:
@@ -525,42 +463,11 @@ class BoundsChecks:
         return instrs, regs + sorted(used & leaves - set(regs))
 
     def precheck(self, entry: ll.Block, tag: str) -> ll.Value:
-        """From block `entry` (unterminated): whether every access collected while lowering a fast copy
-        (addresses that are pure functions of %tid/%ctaid/parameters: passes/remat.py) is in bounds for
-        every thread of the CTA; the builder is left after the check.  The fast copy runs only then,
-        otherwise the checked copy.  Its accesses stay plain vector loads/stores (masked ones are slow on
-        x86).  An access under a branch is checked for all threads: a CTA where some thread would fail
-        it runs the checked copy, which faults only if the access really happens.
+        """From block `entry` (unterminated): whether every access collected while lowering a fast copy is
+        in bounds for every thread of the CTA (lower/bounds_corners.py); the builder is left after it."""
+        from ptxjit.lower.bounds_corners import precheck
 
-        Addresses affine in %tid are checked at the corners of the block only (lower/bounds_corners.py):
-        with coefficients known now (passes/affine.py tid_affine) every register of their computation is
-        verified exact there; with coefficients known at run time only (grid_linear: jacobi's
-        `y * pitch`) the launch verifies once that the computation is linear over the whole grid, and each
-        CTA compares its corners with the ranges.  The other addresses are computed for every thread by a
-        (vectorized) loop."""
-        from ptxjit.lower.bounds_corners import corner_check, grid_check
-
-        lw, b = self.lw, self.lw.b
-        self.hoist_mode = False
-        order = {id(i): k for k, i in enumerate(lw.fn.instructions)}
-        self._affine_regs()
-        corner, grid, looped = [], [], []
-        for addr, space, size in self.hoisted.values():
-            site = (addr, space, size, *self._chain(addr.base.name, order))
-            regs = site[4]
-            if lw.cg.block is not None and all(r in self._affine for r in regs):
-                corner.append(site)
-            elif lw.cg.block is not None and all(r in self._uniform or r in self._grid_linear for r in regs):
-                grid.append(site)
-            else:
-                looped.append(site)
-        b.position_at_end(entry)
-        ok = corner_check(self, corner, order) if corner else const_int(I1, 1)
-        if grid:
-            ok = b.and_(ok, grid_check(self, grid, order))
-        if looped:
-            ok = b.and_(ok, self._loop_check(looped, order, tag))
-        return ok
+        return precheck(self, entry, tag)
 
     def _lower_slice(self, instrs: list[ir.Instr]) -> None:
         from ptxjit.lower.rules import RULES
@@ -590,34 +497,6 @@ class BoundsChecks:
             return [None]
         return [None] * (self.nparam_ranges + 4 + (0 if self.lw.is_kernel else len(self._local_ranges()))
                          + (1 if self.lw.cg.uses_heap else 0))  # HEAP_RANGE
-
-    def _loop_check(self, sites: list, order: dict, tag: str) -> ll.Value:
-        """Every thread's addresses, by a loop over the CTA's threads."""
-        from ptxjit.passes.remat import recompute_order
-
-        lw, b = self.lw, self.lw.b
-        saved = (lw.tlin, lw.loop_tid, lw.thread_latch, lw.cur)
-        with b.goto_entry_block():
-            flag = b.alloca(I1, name="in_bounds")
-        b.store(const_int(I1, 1), flag)
-        entry = b.block
-        head, _body, done = lw._thread_loops(entry, tag)
-        body = b.block
-        b.position_at_end(entry)
-        b.branch(head)
-        b.position_at_end(body)
-        lw._setup_vars()
-        self._lower_slice(recompute_order({a.base.name for a, *_ in sites}, lw.remat, order))
-        ok = const_int(I1, 1)
-        for addr, space, size, *_ in sites:
-            chk = self.ok(addr, space, lw.address(addr, space), size)
-            if chk is not None:
-                ok = b.and_(ok, chk[0])
-        b.store(b.and_(b.load(flag), ok), flag)
-        b.branch(lw.thread_latch)
-        b.position_at_end(done)
-        lw.tlin, lw.loop_tid, lw.thread_latch, lw.cur = saved
-        return b.load(flag)
 
     def loop_return(self, ret: ll.Instruction) -> None:
         """The return after a loop over the CTA's threads: the sites lowered from now on (the loop's

@@ -1,4 +1,4 @@
-"""The bounds precheck at the corners of the block (part of lower/bounds.py's `precheck`).
+"""The bounds precheck of fast copies (lower/bounds.py): at the corners of the block, by launch, or per thread.
 
 An access whose address is an affine function of the thread index over the whole block is in a range
 for every thread iff it is in it at the block's corners (a range is convex).  What has to be shown is
@@ -54,6 +54,73 @@ assert L_GRID_CHECK < abi.L_SIZE and L_GRID_CHECK not in {
 _FN_STATE = ("llfn", "entry", "b", "launch", "worker", "tlin", "loop_tid", "regs", "var_ptrs", "cur", "probing")
 _FN_CACHES = ("_entry_values", "_record_ptrs", "_shared_ptr", "_param_values", "_param_base", "_progress_ctr",
               "thread_local", "carry_flag")
+
+
+# ------------------------------------------------------------------------------ the precheck
+def precheck(bc: BoundsChecks, entry: ll.Block, tag: str) -> ll.Value:
+    """From block `entry` (unterminated): whether every access collected while lowering a fast copy
+    (addresses that are pure functions of %tid/%ctaid/parameters: passes/remat.py) is in bounds for
+    every thread of the CTA; the builder is left after the check.  The fast copy runs only then,
+    otherwise the checked copy.  Its accesses stay plain vector loads/stores (masked ones are slow on
+    x86).  An access under a branch is checked for all threads: a CTA where some thread would fail
+    it runs the checked copy, which faults only if the access really happens.
+
+    Addresses affine in %tid are checked at the corners of the block only (lower/bounds_corners.py):
+    with coefficients known now (passes/affine.py tid_affine) every register of their computation is
+    verified exact there; with coefficients known at run time only (grid_linear: jacobi's
+    `y * pitch`) the launch verifies once that the computation is linear over the whole grid, and each
+    CTA compares its corners with the ranges.  The other addresses are computed for every thread by a
+    (vectorized) loop."""
+    lw, b = bc.lw, bc.lw.b
+    bc.hoist_mode = False
+    order = {id(i): k for k, i in enumerate(lw.fn.instructions)}
+    bc._affine_regs()
+    corner, grid, looped = [], [], []
+    for addr, space, size in bc.hoisted.values():
+        site = (addr, space, size, *bc._chain(addr.base.name, order))
+        regs = site[4]
+        if lw.cg.block is not None and all(r in bc._affine for r in regs):
+            corner.append(site)
+        elif lw.cg.block is not None and all(r in bc._uniform or r in bc._grid_linear for r in regs):
+            grid.append(site)
+        else:
+            looped.append(site)
+    b.position_at_end(entry)
+    ok = corner_check(bc, corner, order) if corner else const_int(I1, 1)
+    if grid:
+        ok = b.and_(ok, grid_check(bc, grid, order))
+    if looped:
+        ok = b.and_(ok, _loop_check(bc, looped, order, tag))
+    return ok
+
+
+def _loop_check(bc: BoundsChecks, sites: list, order: dict, tag: str) -> ll.Value:
+    """Every thread's addresses, by a loop over the CTA's threads."""
+    from ptxjit.passes.remat import recompute_order
+
+    lw, b = bc.lw, bc.lw.b
+    saved = (lw.tlin, lw.loop_tid, lw.thread_latch, lw.cur)
+    with b.goto_entry_block():
+        flag = b.alloca(I1, name="in_bounds")
+    b.store(const_int(I1, 1), flag)
+    entry = b.block
+    head, _body, done = lw._thread_loops(entry, tag)
+    body = b.block
+    b.position_at_end(entry)
+    b.branch(head)
+    b.position_at_end(body)
+    lw._setup_vars()
+    bc._lower_slice(recompute_order({a.base.name for a, *_ in sites}, lw.remat, order))
+    ok = const_int(I1, 1)
+    for addr, space, size, *_ in sites:
+        chk = bc.ok(addr, space, lw.address(addr, space), size)
+        if chk is not None:
+            ok = b.and_(ok, chk[0])
+    b.store(b.and_(b.load(flag), ok), flag)
+    b.branch(lw.thread_latch)
+    b.position_at_end(done)
+    lw.tlin, lw.loop_tid, lw.thread_latch, lw.cur = saved
+    return b.load(flag)
 
 
 # ------------------------------------------------------------------------------ constant coefficients

@@ -366,3 +366,19 @@ class _Analysis:
         if x.opcode == "mov" and t in (["b64"], ["u64"], ["s64"]) and len(ops) == 1 and isinstance(ops[0], ir.Reg):
             return self._value64(ops[0], j, step)
         return None
+
+
+def inner_loop_instructions(fn: ir.Function, yields) -> set[int]:
+    """ids of the instructions in the thread's own loops that contain no suspension point (by program
+    text, between a label and a later branch back to it): loops inside the loop over threads, which
+    LLVM's loop vectorizer then leaves alone (it vectorizes innermost loops)."""
+    body = fn.body or []
+    labels = {st.name: i for i, st in enumerate(body) if isinstance(st, ir.Label)}
+    out: set[int] = set()
+    for k, st in enumerate(body):
+        if isinstance(st, ir.Instr) and st.opcode == "bra" and st.operands and isinstance(st.operands[0], ir.Sym):
+            i = labels.get(st.operands[0].name, k + 1)
+            span = [x for x in body[i:k + 1] if isinstance(x, ir.Instr)]
+            if i <= k and not any(yields(x) for x in span):
+                out.update(id(x) for x in span)
+    return out

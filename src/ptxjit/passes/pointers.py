@@ -85,3 +85,49 @@ def pointer_registers(fn: ir.Function, kernel_params: set[str]) -> set[str]:
                 cand.discard(r)
                 changed = True
     return cand
+
+
+def provenance(fn: ir.Function, kparams: set[str], pointer_regs: set[str]) -> dict[str, str]:
+    """Pointer register -> the kernel parameter its value always derives from (where one does)."""
+    defs: dict[str, list[ir.Instr]] = {}
+    for ins in fn.instructions:
+        d, _ = defs_uses(ins)
+        for r in d:
+            if r in pointer_regs:
+                defs.setdefault(r, []).append(ins)
+    top, bottom = "", None
+    prov: dict[str, str | None] = {r: top for r in defs}
+
+    def source(ins: ir.Instr):
+        src = ins.operands[1:]
+        if ins.opcode == "ld":
+            a = src[0] if src else None
+            if isinstance(a, ir.Addr) and isinstance(a.base, ir.Sym) and a.base.name in kparams:
+                return a.base.name
+            return bottom
+        if ins.opcode == "cvta" and any(m.startswith("shared") for m in ins.mods):
+            return bottom
+        for s in src:
+            if isinstance(s, ir.Reg) and s.name in pointer_regs:
+                return prov.get(s.name, bottom)
+        return bottom
+
+    changed = True
+    while changed:
+        changed = False
+        for r, ds in defs.items():
+            cur = prov[r]
+            if cur is bottom:
+                continue
+            for ins in ds:
+                s = source(ins)
+                if s == top:
+                    continue
+                if s is bottom or (cur != top and s != cur):
+                    cur = bottom
+                    break
+                cur = s
+            if cur != prov[r]:
+                prov[r] = cur
+                changed = True
+    return {r: p for r, p in prov.items() if p}
