@@ -185,6 +185,18 @@ def _map_readable(lw: FnLowering, m: ll.Value) -> ll.Value | None:
     return ok
 
 
+def shared_window(lw: FnLowering, dst: ll.Value, nbytes: ll.Value, swz: ll.Value):
+    """(bytes to check, shared base, dst's offset in it, swizzle mask) of a box of `nbytes` copied to
+    shared `dst`: swizzled offsets stay inside their 128-byte line, so the lines the box covers."""
+    b = lw.b
+    one = const_int(I64, 1)
+    span = b.select(b.icmp_unsigned("==", swz, const_int(I64, 0)), nbytes,
+                    b.and_(b.add(nbytes, const_int(I64, 127)), const_int(I64, ~127)))
+    sh_base = lw.shared_ptr()
+    sh_off = b.sub(b.ptrtoint(dst, I64), b.ptrtoint(sh_base, I64))
+    return span, sh_base, sh_off, b.shl(b.sub(b.shl(one, swz), one), const_int(I64, 4))
+
+
 def _copy_box(lw: FnLowering, ins: Instr, rank: int, store: bool, m: ll.Value, coords: list, shared_op: ir.Addr,
               dst: ll.Value, complete_tx, combiner) -> None:
     b = lw.b
@@ -220,12 +232,7 @@ def _copy_box(lw: FnLowering, ins: Instr, rank: int, store: bool, m: ll.Value, c
         strides.append(esize if d == 0 else _field(lw, m, OFF_STRIDE + 8 * (d - 1), I64))
         total = b.mul(total, n)
     nbytes = b.mul(total, esize)
-    # swizzled offsets stay inside their 128-byte line: check the lines the box covers
-    span = b.select(b.icmp_unsigned("==", swz, const_int(I64, 0)), nbytes,
-                    b.and_(b.add(nbytes, const_int(I64, 127)), const_int(I64, ~127)))
-    sh_base = lw.shared_ptr()
-    sh_off = b.sub(b.ptrtoint(dst, I64), b.ptrtoint(sh_base, I64))
-    swz_mask = b.shl(b.sub(b.shl(one, swz), one), const_int(I64, 4))
+    span, sh_base, sh_off, swz_mask = shared_window(lw, dst, nbytes, swz)
 
     def loop() -> None:
         # the box index (i0, i1, ...) steps like an odometer (no division per element); the element moves

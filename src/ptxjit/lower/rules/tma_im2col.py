@@ -112,11 +112,7 @@ def lower_im2col(lw: FnLowering, ins: Instr, complete_tx) -> None:
     hi = [b.add(b.sub(dims[1 + s], one), _sfield(lw, m, OFF_UPPER + 2 * s)) for s in range(ns)]
     total = b.mul(npix, nch)
     nbytes = b.mul(total, esize)
-    span = b.select(b.icmp_unsigned("==", swz, zero), nbytes,
-                    b.and_(b.add(nbytes, const_int(I64, 127)), const_int(I64, ~127)))
-    sh_base = lw.shared_ptr()
-    sh_off = b.sub(b.ptrtoint(dst, I64), b.ptrtoint(sh_base, I64))
-    swz_mask = b.shl(b.sub(b.shl(one, swz), one), const_int(I64, 4))
+    span, sh_base, sh_off, swz_mask = T.shared_window(lw, dst, nbytes, swz)
 
     def loop() -> None:
         # state: element k, channel index j, pixel position (spatial..., image); the pixel advances through
