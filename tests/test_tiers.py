@@ -537,6 +537,16 @@ def test_exit_while_tier1_builds_is_clean(tmp_path):
     assert end - float(t_exit) < 30  # one LLVM step (the specialized code's), not the plain code's too
 
 
+def test_wgmma_kernels_get_block_specialized_tier0():
+    """A wgmma kernel's generic code did not finish a launch (tests/test_breadth.py's wgmma forms hung
+    for 300 s with tiers on): tier 0 is the block-specialized code for it, generic for plain kernels."""
+    from ptxjit.tiers.state import _generic_ok
+
+    wg = ptxjit.Module.from_file(ROOT / "tests" / "data" / "breadth" / "wgmma.mma_async.f16.ss.ptx")
+    assert not _generic_ok(wg.get_function("k").fn)
+    assert _generic_ok(_kernel("saxpy").fn)
+
+
 def test_tier0_keeps_deadlock_and_spin_behaviour():
     """Kernels the generic code would run differently get block-specialized tier-0 code: a barrier
     waiting for more threads than the block has still raises KernelDeadlock at the first launch, and

@@ -78,12 +78,16 @@ def _generic_ok(fn) -> bool:
     the launch hangs, tests/test_interrupts.py intra_spin), nor where a barrier names a thread count
     (bar.sync id, count; bar.red; bar.arrive): the generic code lets the threads pass a barrier whose
     count exceeds the block's threads (tests/data/interrupts.ptx bar_too_many completes where the
-    block-specialized code raises KernelDeadlock).  Such kernels get the block-specialized code at
-    the low level: the same behaviour and errors as today's translation."""
+    block-specialized code raises KernelDeadlock), nor for wgmma (below).  Such kernels get the
+    block-specialized code at the low level: the same behaviour and errors as today's translation."""
     from ptxjit.lower.module import ModuleCodegen
     from ptxjit.lower.progress import spin_points
 
     if any(i.opcode in ("bar", "barrier") and len(i.operands) >= 2 for i in fn.instructions):
+        return False
+    # wgmma (warpgroup MMA): a launch of the generic code did not finish (tests/test_breadth.py's wgmma
+    # forms hung for 300 s, tests/test_tensor_core.py too); the block-specialized code runs them in seconds
+    if any(i.opcode == "wgmma" for i in fn.instructions):
         return False
     # ModuleCodegen.yields reads no state of its codegen (the instruction's rule only)
     return spin_points(fn, lambda ins: ModuleCodegen.yields(None, ins)) is fn
