@@ -307,23 +307,11 @@ def lower_query(lw, ins: Instr) -> None:
     lw.write(ins.operands[0], _i32(lw, word(words[q])), "b32")
 
 
-# ---------------------------------------------------------------- surfaces
-@rule("suld", "sust", family="surface", check=_check_surface)
-def lower_surface(lw, ins: Instr) -> None:
-    """suld.b/sust.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}.{trap,clamp,zero}: x in bytes."""
+def _surface_offset(lw, ins: Instr, word, xs: list, size: int) -> tuple[ll.Value, ll.Value]:
+    """(in range, byte offset) of a `size`-byte surface access at coordinates xs (x in bytes), after the
+    instruction's .trap (trap outside), .clamp (clamp to the last whole element) or .zero mode."""
     b = lw.b
-    load = ins.opcode == "suld"
-    geom = _geom(ins, SURF_GEOMS)
-    assert geom is not None
-    which = SURF_GEOMS[geom]
-    ndim = len(which)
-    t = ins.types()[0]
-    esz = int(t[1:]) // 8
-    n = 4 if ins.has("v4") else 2 if ins.has("v2") else 1
-    size = esz * n
-    handle, coords = _handle_and_coords(ins, 1 if load else 0)
-    word = _row(lw, handle, T.KIND_SURFACE)
-    xs = [const_int(I64, 0) if k is None else b.sext(lw.read(coords[k], "s32"), I64) for k in which]
+    ndim = len(xs)
     # per dimension: the largest valid coordinate (bytes for x: the last whole access)
     lims = [b.sub(word(T.W_WBYTES), const_int(I64, size)), b.sub(word(T.W_HEIGHT), const_int(I64, 1)),
             b.sub(word(T.W_ZEXT), const_int(I64, 1))][:ndim]
@@ -331,12 +319,11 @@ def lower_surface(lw, ins: Instr) -> None:
     ok = b.icmp_signed(">=", lims[0], zero)  # the access fits in a row at all
     mode = next(m for m in ("trap", "clamp", "zero") if ins.has(m))
     for k in range(ndim):
-        inside = b.and_(b.icmp_signed(">=", xs[k], zero), b.icmp_signed("<=", xs[k], lims[k]))
         if mode == "clamp":
             lo = b.select(b.icmp_signed("<", xs[k], zero), zero, xs[k])
             xs[k] = b.select(b.icmp_signed(">", lo, lims[k]), lims[k], lo)
         else:
-            ok = b.and_(ok, inside)
+            ok = b.and_(ok, b.and_(b.icmp_signed(">=", xs[k], zero), b.icmp_signed("<=", xs[k], lims[k])))
     if mode == "trap":
         with b.if_then(b.not_(ok), likely=False):
             # CUDA: an out-of-range surface access with cudaBoundaryModeTrap traps
@@ -346,6 +333,26 @@ def lower_surface(lw, ins: Instr) -> None:
         off = b.add(off, b.mul(xs[1], word(T.W_PITCH)))
     if ndim > 2:
         off = b.add(off, b.mul(xs[2], word(T.W_SLICE)))
+    return ok, off
+
+
+# ---------------------------------------------------------------- surfaces
+@rule("suld", "sust", family="surface", check=_check_surface)
+def lower_surface(lw, ins: Instr) -> None:
+    """suld.b/sust.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}.{trap,clamp,zero}: x in bytes."""
+    b = lw.b
+    load = ins.opcode == "suld"
+    geom = _geom(ins, SURF_GEOMS)
+    assert geom is not None
+    which = SURF_GEOMS[geom]
+    t = ins.types()[0]
+    esz = int(t[1:]) // 8
+    n = 4 if ins.has("v4") else 2 if ins.has("v2") else 1
+    size = esz * n
+    handle, coords = _handle_and_coords(ins, 1 if load else 0)
+    word = _row(lw, handle, T.KIND_SURFACE)
+    xs = [const_int(I64, 0) if k is None else b.sext(lw.read(coords[k], "s32"), I64) for k in which]
+    ok, off = _surface_offset(lw, ins, word, xs, size)
     ety = ll.IntType(8 * esz)
     pre = b.block
     vals = [] if load else [lw.read(op, t) for op in _items(ins.operands[1])]
@@ -406,30 +413,11 @@ def lower_sured(lw, ins: Instr) -> None:
     geom = _geom(ins, SURF_GEOMS)
     assert geom is not None
     which = SURF_GEOMS[geom]
-    ndim = len(which)
     esz = int(t[1:]) // 8
     handle, coords = _handle_and_coords(ins, 0)
     word = _row(lw, handle, T.KIND_SURFACE)
     xs = [b.sext(lw.read(coords[k], "s32"), I64) for k in which]
-    lims = [b.sub(word(T.W_WBYTES), const_int(I64, esz)), b.sub(word(T.W_HEIGHT), const_int(I64, 1)),
-            b.sub(word(T.W_ZEXT), const_int(I64, 1))][:ndim]
-    zero = const_int(I64, 0)
-    ok = b.icmp_signed(">=", lims[0], zero)
-    mode = next(m for m in ("trap", "clamp", "zero") if ins.has(m))
-    for k in range(ndim):
-        if mode == "clamp":
-            lo = b.select(b.icmp_signed("<", xs[k], zero), zero, xs[k])
-            xs[k] = b.select(b.icmp_signed(">", lo, lims[k]), lims[k], lo)
-        else:
-            ok = b.and_(ok, b.and_(b.icmp_signed(">=", xs[k], zero), b.icmp_signed("<=", xs[k], lims[k])))
-    if mode == "trap":
-        with b.if_then(b.not_(ok), likely=False):
-            lw.trap(abi.ERR_TRAP, const_int(I64, T.trap_word(T.TRAP_SURFACE_RANGE)))
-    off = xs[0]
-    if ndim > 1:
-        off = b.add(off, b.mul(xs[1], word(T.W_PITCH)))
-    if ndim > 2:
-        off = b.add(off, b.mul(xs[2], word(T.W_SLICE)))
+    ok, off = _surface_offset(lw, ins, word, xs, esz)
     v = lw.read(ins.operands[1], t)
     with b.if_then(ok):
         p = b.bitcast(b.gep(b.inttoptr(word(T.W_DATA), PTR), [off]), ll.IntType(8 * esz).as_pointer())
