@@ -153,6 +153,23 @@ def _descriptor_fill(lw: FnLowering, mm: M.Mma, base: ll.Value, desc: ll.Value, 
             b.store(v, M._slot(lw, base, ob, dst, store_t))
 
 
+def wait_for_warpgroup(lw: FnLowering, mm, tag: str) -> ll.Value:
+    """Suspend until every warp of the warpgroup has published its operands (_all_published); then a
+    fresh slot for the first bad shared-memory offset a descriptor gives (-1: none)."""
+    b = lw.b
+    head = lw.llfn.append_basic_block(f"{tag}_wait")
+    b.branch(head)
+    b.position_at_end(head)
+    lw.yield_point(warp_level=True)
+    ready = lw.llfn.append_basic_block(f"{tag}_ready")
+    b.cbranch(_all_published(lw, mm), ready, head)
+    b.position_at_end(ready)
+    with b.goto_entry_block():
+        bad = b.alloca(I64, name=f"{tag}_bad_offset")
+    b.store(const_int(I64, -1), bad)
+    return bad
+
+
 def _all_published(lw: FnLowering, mm: M.Mma) -> ll.Value:
     """Have all threads of this thread's warpgroup reached the sequence number this thread has?  (A warp
     released earlier may already be at the next wgmma, one number ahead: at least, not equal.)"""
@@ -190,18 +207,8 @@ def _lower_mma_async(lw: FnLowering, ins: Instr) -> None:
     M.publish(lw, mm, a_ops, [], c_vals, negate_a=neg_a)
     # a warp point, passed again until all 4 warps of the warpgroup have published (their sequence
     # numbers caught up with this thread's); a warp that runs ahead only rewrites its own elements
-    head = lw.llfn.append_basic_block("wgmma_wait")
-    b.branch(head)
-    b.position_at_end(head)
-    lw.yield_point(warp_level=True)
-    ready = lw.llfn.append_basic_block("wgmma_ready")
-    b.cbranch(_all_published(lw, mm), ready, head)
-    b.position_at_end(ready)
-
-    with b.goto_entry_block():
-        bad = b.alloca(I64, name="wgmma_bad_offset")
+    bad = wait_for_warpgroup(lw, mm, "wgmma")
     none = const_int(I64, -1)
-    b.store(none, bad)
 
     def fill(base: ll.Value) -> None:
         if not rs:

@@ -98,17 +98,8 @@ def lower(lw: FnLowering, ins: Instr) -> None:
     else:
         _publish_packed(lw, sp, [], ops[3])
     M.publish(lw, mm, [], [], c_vals)
-    head = lw.llfn.append_basic_block("wgmma_sp_wait")
-    b.branch(head)
-    b.position_at_end(head)
-    lw.yield_point(warp_level=True)
-    ready = lw.llfn.append_basic_block("wgmma_sp_ready")
-    b.cbranch(W._all_published(lw, mm), ready, head)
-    b.position_at_end(ready)
-    with b.goto_entry_block():
-        bad = b.alloca(I64, name="wgmma_sp_bad_offset")
+    bad = W.wait_for_warpgroup(lw, mm, "wgmma_sp")
     none = const_int(I64, -1)
-    b.store(none, bad)
 
     def fill(base: ll.Value) -> None:
         oa = sp.extra()[0]
