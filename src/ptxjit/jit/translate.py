@@ -75,9 +75,10 @@ def compiler_fingerprint() -> str:
     between releases with the same version number (and in a development checkout)."""
     h = hashlib.sha256()
     pkg = Path(__file__).resolve().parent.parent
-    for sub in ("frontend", "passes", "lower", "jit", "instrument"):
-        for f in sorted((pkg / sub).rglob("*.py")):
-            h.update(f.read_bytes())
+    # the whole package: tiers (specializations), checking (probes) and the runtime's ABI shape code too
+    for f in sorted(pkg.rglob("*.py")):
+        h.update(f.relative_to(pkg).as_posix().encode())
+        h.update(f.read_bytes())
     return h.hexdigest()[:16]
 
 
