@@ -125,3 +125,14 @@ def test_strided_sum_past_the_end_faults(mod):
     assert e.thread == (0, 0, 0)
     element = int(str(e).rsplit("element [", 1)[1].split("]")[0])
     assert element >= 500 and element % 64 == 0
+
+
+def test_a_loop_that_counts_past_its_end_forever_faults(mod):
+    # unsigned i += 64 while i < 0xFFFFFFFF wraps past 2**32 and never ends (on a GPU the first access,
+    # 16 GiB past the array, stops the kernel): the poll every 1024 iterations sees the recorded fault
+    k = mod.get_function("strided_scale")
+    a = np.ones(1000, np.float32)
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        k(1, 64, (a, 0xFFFF_0000, 0xFFFF_FFFF, 64, np.float32(2.0)), timeout=60)
+    assert ei.value.address >= a.ctypes.data + 4 * 0xFFFF_0000
+    assert np.array_equal(a, np.ones(1000, np.float32))

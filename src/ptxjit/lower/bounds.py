@@ -498,6 +498,29 @@ class BoundsChecks:
         return [None] * (self.nparam_ranges + 4 + (0 if self.lw.is_kernel else len(self._local_ranges()))
                          + (1 if self.lw.cg.uses_heap else 0))  # HEAP_RANGE
 
+    def stop_if_faulted(self) -> None:
+        """At a loop's poll (every POLL_MASK + 1 iterations, lower/progress.py): a fault recorded in this
+        loop over the threads ends the launch now, as the GPU's illegal-address error would, so that a
+        loop that never leaves its out-of-bounds range (it may count past its end forever) stops."""
+        if not self.sites or not self._flush_groups or not self._flush_groups[-1][1]:
+            return
+        lw, b = self.lw, self.lw.b
+        hit_any, word, tid = const_int(I1, 0), const_int(I64, 0), const_int(I64, 0)
+        for slot, ident in self._flush_groups[-1][1]:
+            v = b.load(slot)
+            hit = b.icmp_unsigned("!=", v, const_int(I64, -1))
+            word = b.select(hit, b.or_(b.and_(v, const_int(I64, (1 << ADDR_BITS) - 1)), const_int(I64, ident)), word)
+            tid = b.select(hit, b.lshr(v, const_int(I64, ADDR_BITS)), tid)
+            hit_any = b.or_(hit_any, hit)
+        with b.if_then(hit_any, likely=False):
+            res = b.cmpxchg(b.gep(lw.launch, [const_int(I32, abi.L_ERROR)]), const_int(I64, 0),
+                            const_int(I64, abi.ERR_FAULT), "seq_cst", "seq_cst")
+            with b.if_then(b.extract_value(res, 1)):  # (as the worker loop reports a fault after a CTA)
+                b.store(lw._linear_cta(), b.gep(lw.launch, [const_int(I32, abi.L_ERR_CTA)]))
+                b.store(tid, b.gep(lw.launch, [const_int(I32, abi.L_ERR_TID)]))
+                b.store(word, b.gep(lw.launch, [const_int(I32, abi.L_ERR_ARG)]))
+            lw._abandon()
+
     def loop_return(self, ret: ll.Instruction) -> None:
         """The return after a loop over the CTA's threads: the sites lowered from now on (the loop's
         body) flush before it (flush_sites), so each site's value lives only in its own loop."""

@@ -211,6 +211,7 @@ class ProgressLowering:
         """At a loop back-edge: every POLL_MASK + 1 iterations, stop if the launch was cancelled."""
         b = self.b
         with b.if_then(self._count_iteration(), likely=False):
+            self.bounds.stop_if_faulted()
             with b.if_then(self._launch_failed(), likely=False):
                 self._abandon()
 
