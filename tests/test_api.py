@@ -67,7 +67,8 @@ def test_worker_counts_give_same_result(demo, workers):
         ptxjit.set_workers(None)
 
 
-def test_translation_is_cached(demo):
+def test_translation_is_cached(demo, monkeypatch):
+    monkeypatch.setenv("PTXJIT_TIERS", "0")  # one untiered translation (tiers build tier 1 in the background)
     k = demo.get_function("saxpy")
     x = np.ones(10, np.float32)
     y = np.zeros(10, np.float32)

@@ -23,8 +23,13 @@ PTX = (EXAMPLES / "demo_kernels.ptx").read_text()
 def _untiered(monkeypatch):
     """These tests count the translations and disk entries of one launch: one untiered translation each
     (a tiered launch makes tier 0, tier 1 and the plain code; test_tiered_versions_come_from_disk below
-    covers the disk cache with tiers on).  Child processes inherit the setting."""
+    covers the disk cache with tiers on).  Child processes inherit the setting.  Tier-1 builds that
+    earlier tests' launches started in the background would count in cache_stats() too: waited for."""
+    from ptxjit.tiers import state as tier_state
+
     monkeypatch.setenv("PTXJIT_TIERS", "0")
+    for th in list(tier_state._builders):
+        th.join(timeout=300)
 
 
 @pytest.fixture()

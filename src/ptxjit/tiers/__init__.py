@@ -6,10 +6,9 @@ each one guarded) and replaces tier 0 between batches of a running launch or bet
 the runtime keeps sampling the profile and rebuilds tier 1 only when it has moved.  See state.py
 (versions and dispatch), profile.py, policy.py, specialize.py and runner.py (the mid-launch swap).
 
-Off by default (DEFAULT_ON: tests/test_cache.py counts translations and disk entries of untiered
-launches); `PTXJIT_TIERS=1` turns it on for bounds-checked and unchecked launches: every tier's code of
-a checked launch carries the same checks (lower/bounds.py).  Instrumented (trace/check), stream,
-cooperative and cluster launches are not tiered.
+On by default (DEFAULT_ON; `PTXJIT_TIERS=0` turns it off, `PTXJIT_TIERS=1` on) for bounds-checked and
+unchecked launches: every tier's code of a checked launch carries the same checks (lower/bounds.py).
+Instrumented (trace/check), stream, cooperative and cluster launches are not tiered.
 `ptxjit.stats()` reports per kernel its tier, swaps, specializations, guard failures and compile times.
 """
 
@@ -21,7 +20,7 @@ from ptxjit.runtime import launch as _launch
 from ptxjit.tiers.policy import Policy
 from ptxjit.tiers.state import HOOKS, POLICY, KernelTiers, _registry, _registry_lock
 
-DEFAULT_ON = False  # tiering when PTXJIT_TIERS is not set
+DEFAULT_ON = True  # tiering when PTXJIT_TIERS is not set (every test file passed with it on: README "Tiers")
 
 __all__ = ["DEFAULT_ON", "HOOKS", "POLICY", "KernelTiers", "Policy", "enabled", "launch", "reset", "stats"]
 
