@@ -206,6 +206,7 @@ class Run:
             if pname == "ptxjit":
                 first_call = first
         del inputs, expected
+        P.settle_tiers({p: r for p, r in runs.items() if p == "ptxjit" or p.startswith("ptxjit_")})
         timing = interleaved(runs, self.cfg["reps"], self.cfg["warmup"], self.cfg["budget_s"]) if runs else {}
         rec = {"name": name, "kind": case.kind, "what": case.what, "size": n, "label": case.label(n),
                "check": checks, "timing": timing, "speedup": {}, "bandwidth_GBs": {}, "stream_fraction": {},

@@ -83,6 +83,26 @@ class PtxjitVariant(PtxjitPeer):
         return _LaunchWith(super().kernel(kernel, entry), self.options)
 
 
+def settle_tiers(runs: dict, launches: int = 12) -> None:
+    """Bring ptxjit's launches in `runs` to their steady state before they are timed: with tiers on (the
+    default) a kernel starts on tier 0, builds tier 1 in the background from its second launch and then
+    races the specialized code against the plain code over 10 launches (ptxjit/tiers/state.py).  Timing
+    before that measures tier 0's generic code and a core shared with LLVM (scan: 550 ms instead of
+    22 ms in a quick run).  Each round launches every run once and waits for the builds it started."""
+    try:
+        from ptxjit import tiers
+        from ptxjit.tiers import state
+    except ImportError:
+        return
+    if not runs or not tiers.enabled():
+        return
+    for _ in range(launches):
+        for fn in runs.values():
+            fn()
+        for th in list(state._builders):
+            th.join(timeout=900)
+
+
 # ptxjit variants the harness times beside ptxjit: peer name -> launch options
 PTXJIT_VARIANTS = {"ptxjit_unchecked": {"unchecked": True}}  # the opt-out of default bounds checks
 
