@@ -24,7 +24,7 @@ from ptxjit.passes.inline import inline_suspending_calls
 from ptxjit.passes.preprocess import preprocess
 from ptxjit.passes.sourcelines import attach_source_lines
 from ptxjit.passes.validate import validate
-from ptxjit.runtime import launch, printf
+from ptxjit.runtime import launch, printf, watchdog
 from ptxjit.runtime.access import analyze
 from ptxjit.runtime.args import (
     MAX_BLOCK,
@@ -39,7 +39,7 @@ from ptxjit.runtime.args import (
 )
 from ptxjit.streams import stream as _streams
 from ptxjit.streams.launches import LaunchSpec
-from ptxjit.util import gc_paused
+from ptxjit.util import ENV_DATA, gc_paused, getenv
 
 
 def _suspends(ins: ir.Instr) -> bool:
@@ -381,7 +381,7 @@ class Kernel:
         if stream is not None:
             return _streams.launch(stream, LaunchSpec(
                 t, self.name, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem,
-                launch._timeout_seconds(timeout), self._range_names, args, (args, gb),
+                watchdog.timeout_seconds(timeout), self._range_names, args, (args, gb),
                 ([args[i] for i in self._range_params], gb) if self._access.uses_printf else None))
         if _streams.BUSY:  # the legacy default stream: first the blocking streams' work
             _streams.wait_legacy()
@@ -460,16 +460,16 @@ def _checked(checked: bool | None, unchecked: bool) -> bool:
     if checked is not None:
         return bool(checked)
     # read at every launch (a variable set while the process runs counts), from os.environ's own
-    # bytes dict where there is one (launch._getenv): about 50 ns when neither is set
-    env = launch._ENV_DATA
+    # bytes dict where there is one (util.getenv): about 50 ns when neither is set
+    env = ENV_DATA
     if env is not None and b"PTXJIT_UNCHECKED" not in env and b"PTXJIT_CHECKED" not in env:
         return True
     if _env_flag("PTXJIT_UNCHECKED", b"PTXJIT_UNCHECKED"):
         return False
-    v = launch._getenv("PTXJIT_CHECKED", b"PTXJIT_CHECKED")
+    v = getenv("PTXJIT_CHECKED", b"PTXJIT_CHECKED")
     return v is None or v.strip().lower() not in ("0", "false", "no", "off")
 
 
 def _env_flag(name: str, key: bytes) -> bool:
-    v = launch._getenv(name, key)
+    v = getenv(name, key)
     return bool(v) and v.strip().lower() not in ("0", "false", "no", "off")

@@ -15,7 +15,7 @@ from ptxjit.api import Kernel, Module, _dims
 from ptxjit.distributed import changes as _changes
 from ptxjit.distributed.analysis import DistributionRefused, Plan, plan_kernel
 from ptxjit.distributed.node import Job, Node, Result
-from ptxjit.runtime import launch as _launch
+from ptxjit.runtime import watchdog
 from ptxjit.runtime.args import check_launch_shape, check_shared_memory
 from ptxjit.runtime.memory import DeviceArray, Pointer
 
@@ -182,7 +182,7 @@ def launch(k: Kernel, grid, block, args=(), shared_mem: int = 0, timeout: float 
     shared_mem = int(shared_mem)
     check_shared_memory(k.name, k._static_shared, shared_mem, k._access)
     checked = _checked(checked, unchecked)
-    limit = _launch._timeout_seconds(timeout)
+    limit = watchdog.timeout_seconds(timeout)
     args = tuple(args)
     k._packer.pack(args, checked)  # the argument checks of a local launch, here rather than on every node
     c = _get_cluster()

@@ -24,7 +24,7 @@ import numpy as np
 from ptxjit.distributed.changes import Changes, diff
 from ptxjit.lower import abi
 from ptxjit.runtime import launch as _launch
-from ptxjit.runtime import printf
+from ptxjit.runtime import printf, watchdog
 from ptxjit.streams.launches import LaunchSpec, pack_ranged
 
 _MEMORY_SETS = 16  # worker memory sets an actor keeps (one per translation / block / shared size)
@@ -168,7 +168,7 @@ class Node:
         lock = threading.Lock()
         counts = [0] * nworkers
         limit = spec.limit
-        token = _launch._get_watchdog().add_deadline(time.monotonic() + limit, L) if limit is not None else None
+        token = watchdog.get().add_deadline(time.monotonic() + limit, L) if limit is not None else None
 
         key = _launch._MemoryPool.key(tr, nthreads, shared_bytes, 1)
         mems = self.memory.get(key)
@@ -208,7 +208,7 @@ class Node:
         finally:
             ctx.__exit__(None, None, None)
             if token is not None:
-                _launch._get_watchdog().remove_deadline(token)
+                watchdog.get().remove_deadline(token)
         t_run = time.perf_counter() - t0
         err = None
         if L[abi.L_ERROR]:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from ptxjit.errors import KernelDeadlock
 from ptxjit.lower import abi
 from ptxjit.lower.rules.cluster import WS_COUNTERS, WS_DIMS, WS_EXPLICIT, WS_SHARED_TABLE
-from ptxjit.runtime import launch
+from ptxjit.runtime import launch, watchdog
 from ptxjit.runtime.cooperative import _arrived, _threads, occupancy, pack_record, prepare, printf_scope
 from ptxjit.runtime.launch import RecordPlan
 from ptxjit.runtime.supervise import supervised
@@ -120,7 +120,7 @@ def launch_clusters(kernel: Kernel, grid: tuple[int, int, int], block: tuple[int
 
 def _run(kernel: Kernel, tr: Translation, grid, block, k, checked: bool, values, ranges, patches, gaddr: int,
          gsize: int, dyn_smem: int, timeout: float | None, args, keep) -> None:
-    limit = launch._timeout_seconds(timeout)
+    limit = watchdog.timeout_seconds(timeout)
     csize = k[0] * k[1] * k[2]
     nctas = grid[0] * grid[1] * grid[2]
     nclusters = nctas // csize
@@ -194,7 +194,7 @@ def _run(kernel: Kernel, tr: Translation, grid, block, k, checked: bool, values,
             if pending and dead is None and not L[abi.L_ERROR]:
                 dead = _stuck_cluster(lock, partial, exited, counters, csize)
                 if dead is not None:
-                    launch._cancel(L, abi.ERR_DEADLOCK)
+                    watchdog.cancel(L, abi.ERR_DEADLOCK)
         run.settled = True
         for f in run.futures:
             f.result()  # a Python error in a member thread (none expected) is the launch's error

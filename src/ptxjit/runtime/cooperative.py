@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 from ptxjit.errors import KernelDeadlock, KernelTrap
 from ptxjit.lower import abi
-from ptxjit.runtime import launch, printf
+from ptxjit.runtime import launch, printf, watchdog
 from ptxjit.runtime.launch import RecordPlan
 from ptxjit.runtime.supervise import supervised
 
@@ -242,7 +242,7 @@ def pack_record(plan: RecordPlan, grid, block, checked: bool, values, ranges, pa
 def _run(kernel: Kernel, tr: Translation, grid, block, checked: bool, values, ranges, patches, gaddr: int,
          gsize: int, dyn_smem: int, timeout: float | None, args, keep) -> None:
     plan, ws_off = _plan(kernel, checked)
-    limit = launch._timeout_seconds(timeout)
+    limit = watchdog.timeout_seconds(timeout)
     nthreads = block[0] * block[1] * block[2]
     nctas = grid[0] * grid[1] * grid[2]
     # one worker per block, one block each (batch 1): no worker can finish its block before every
@@ -306,7 +306,7 @@ def _execute(kernel: Kernel, tr: Translation, grid, block, nctas: int, nthreads:
             if pending and dead is None and not L[abi.L_ERROR]:
                 dead = _watch(L, counter, nctas)
                 if dead is not None:
-                    launch._cancel(L, abi.ERR_DEADLOCK)
+                    watchdog.cancel(L, abi.ERR_DEADLOCK)
         run.settled = True
     t0 = run.started
     if dead is not None and L[abi.L_ERROR] == abi.ERR_DEADLOCK:

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import select
-import signal
 import struct
 import threading
 import time
@@ -31,10 +29,12 @@ import numpy as np
 
 from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
+from ptxjit.runtime import watchdog
 from ptxjit.runtime.launch_errors import _fault_error, _launch_error
 from ptxjit.runtime.memory import DeviceArray, Pointer
 from ptxjit.runtime.printf import PRINTF_ADDRESS
 from ptxjit.texture import TEXTURE_TRAP, explain_texture_trap
+from ptxjit.util import ENV_DATA, getenv
 
 _pool_lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
@@ -44,16 +44,6 @@ _grid_counter = 0
 
 
 _env_workers: tuple[str | None, int] | None = None
-# os.environ.get costs ~0.7 us (key encoding, value decoding); a launch reads two variables.  On
-# POSIX, os.environ keeps its bytes in `_data` (updated by every assignment through os.environ)
-_ENV_DATA = getattr(os.environ, "_data", None) if os.name == "posix" else None
-
-
-def _getenv(name: str, key: bytes) -> str | None:
-    if _ENV_DATA is None:
-        return os.environ.get(name)
-    v = _ENV_DATA.get(key)
-    return None if v is None else os.fsdecode(v)
 
 
 def worker_count() -> int:
@@ -61,7 +51,7 @@ def worker_count() -> int:
     global _env_workers
     if _workers_override:
         return _workers_override
-    env = _getenv("PTXJIT_WORKERS", b"PTXJIT_WORKERS")
+    env = getenv("PTXJIT_WORKERS", b"PTXJIT_WORKERS")
     if _env_workers is not None and _env_workers[0] == env:  # cached: this runs at every launch
         return _env_workers[1]
     n = _parse_workers(env)
@@ -195,169 +185,17 @@ def _aligned_addr(a: np.ndarray, align: int) -> int:
     return (addr + align - 1) // align * align
 
 
-_env_timeout: tuple[str | None, float | None] | None = None
-
-
-def _timeout_seconds(timeout: float | None) -> float | None:
-    """The launch's time limit in seconds: `timeout`, else PTXJIT_TIMEOUT, else None (no limit)."""
-    global _env_timeout
-    if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float | np.integer | np.floating) \
-                or not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        return float(timeout)
-    env = _getenv("PTXJIT_TIMEOUT", b"PTXJIT_TIMEOUT")
-    if _env_timeout is not None and _env_timeout[0] == env:  # cached: this runs at every launch
-        return _env_timeout[1]
-    limit = None
-    if env:
-        try:
-            limit = float(env)
-        except ValueError:
-            limit = -1.0
-        if not limit > 0:
-            raise ValueError(f"PTXJIT_TIMEOUT must be a positive number of seconds, got {env!r}")
-    _env_timeout = (env, limit)
-    return limit
-
-
-def _cancel(L: np.ndarray, code: int) -> None:
-    """Ask every worker of launch L to stop (the first error recorded wins)."""
-    if not L[abi.L_ERROR]:
-        L[abi.L_ERROR] = code
-
-
-class _Watchdog:
-    """A daemon thread that turns Ctrl-C and expired deadlines into L_ERROR codes while launches run.
-
-    It reads a pipe that is the interpreter's signal wakeup fd while the main thread runs a launch
-    (Python's C-level handler writes the signal number there even while the main thread is busy in
-    native code); bytes for signals are passed on to the wakeup fd that was installed before.  A zero
-    byte only wakes it up to look at a new deadline."""
-
-    def __init__(self) -> None:
-        self.r, self.w = os.pipe()
-        os.set_blocking(self.r, False)
-        os.set_blocking(self.w, False)
-        self.lock = threading.Lock()
-        self.deadlines: dict[int, tuple[float, np.ndarray]] = {}
-        self.main_launch: np.ndarray | None = None
-        self.forward = -1
-        self.thread = threading.Thread(target=self._loop, name="ptxjit-watchdog", daemon=True)
-        self.thread.start()
-
-    def _loop(self) -> None:
-        while True:
-            with self.lock:
-                first = min((d for d, _L in self.deadlines.values()), default=None)
-            timeout = None if first is None else max(0.0, first - time.monotonic())
-            try:
-                ready, _, _ = select.select([self.r], [], [], timeout)
-                data = os.read(self.r, 512) if ready else b""
-            except BlockingIOError:
-                data = b""
-            except (OSError, ValueError):  # the pipe is gone (interpreter shutdown)
-                return
-            sigs = bytes(x for x in data if x)
-            if sigs:
-                fwd = self.forward
-                if fwd >= 0:
-                    try:
-                        os.write(fwd, sigs)
-                    except OSError:
-                        pass
-                L = self.main_launch
-                # only when Ctrl-C will raise KeyboardInterrupt (a custom handler might not stop anything)
-                if L is not None and signal.SIGINT in sigs and \
-                        signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-                    _cancel(L, abi.ERR_CANCEL)
-            now = time.monotonic()
-            with self.lock:
-                for token, (d, L) in list(self.deadlines.items()):
-                    if now >= d:
-                        _cancel(L, abi.ERR_TIMEOUT)
-                        del self.deadlines[token]
-
-    def add_deadline(self, deadline: float, L: np.ndarray) -> int:
-        token = id(L)
-        with self.lock:
-            self.deadlines[token] = (deadline, L)
-        try:
-            os.write(self.w, b"\0")
-        except OSError:  # the pipe is full: the watchdog is awake anyway
-            pass
-        return token
-
-    def remove_deadline(self, token: int) -> None:
-        with self.lock:
-            self.deadlines.pop(token, None)
-
-    def enter_main(self, L: np.ndarray) -> int | None:
-        """The main thread starts running launch L: Ctrl-C must reach the watchdog.  Returns the
-        wakeup fd to restore afterwards (None: nothing to restore, or ours could not be installed).
-
-        Where no wakeup fd was installed, ours stays installed between launches (the watchdog
-        drains it), so that a launch costs one set_wakeup_fd call; another one (asyncio's) is put
-        back after the launch and gets the signal bytes meanwhile."""
-        try:
-            old = signal.set_wakeup_fd(self.w, warn_on_full_buffer=False)
-        except (ValueError, OSError):  # not the main interpreter, or signals unavailable
-            return None
-        if old != self.w:
-            self.forward = old
-        self.main_launch = L
-        return old if old not in (-1, self.w) else None
-
-    def leave_main(self, old: int | None) -> None:
-        self.main_launch = None
-        if old is None:
-            return
-        try:
-            signal.set_wakeup_fd(old)
-        except (ValueError, OSError):
-            signal.set_wakeup_fd(-1)
-        self.forward = -1
-
-
-_watchdog_lock = threading.Lock()
-_watchdog: _Watchdog | None = None
-_MAIN_IDENT = threading.main_thread().ident
 # launches whose workers did not stop after a cancel: their memory stays alive (never reused)
 _abandoned: list[tuple] = []
 _DRAIN_SECONDS = 5.0
 
 
-def _get_watchdog() -> _Watchdog:
-    global _watchdog
-    wd = _watchdog
-    if wd is None:
-        with _watchdog_lock:
-            if _watchdog is None:
-                _watchdog = _Watchdog()
-            wd = _watchdog
-    return wd
-
-
 def _after_fork_in_child() -> None:
-    """Threads do not survive fork: the child starts its own pool and watchdog when it launches.
-    The parent's watchdog pipe must not stay the child's wakeup fd (the child's signals would
-    reach the parent's watchdog)."""
-    global _pool, _pool_size, _watchdog, _pool_lock, _watchdog_lock, _pool_memory
-    wd = _watchdog
-    if wd is not None:
-        try:
-            old = signal.set_wakeup_fd(-1)
-            if old != wd.w:
-                signal.set_wakeup_fd(old)
-        except (ValueError, OSError):
-            pass
-        for fd in (wd.r, wd.w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-    _pool, _pool_size, _watchdog = None, 0, None
-    _pool_lock, _watchdog_lock = threading.Lock(), threading.Lock()
+    """Threads do not survive fork: the child starts its own pool when it launches (the watchdog:
+    runtime/watchdog.py)."""
+    global _pool, _pool_size, _pool_lock, _pool_memory
+    _pool, _pool_size = None, 0
+    _pool_lock = threading.Lock()
     _pool_memory = _MemoryPool()
 
 
@@ -394,7 +232,7 @@ def run(tr: Translation, kernel_name: str, grid: tuple[int, int, int], block: tu
     `probe_table` is required by instrumented translations (ptxjit/instrument/buffers.py: it holds
     per-worker state for worker_count() workers); they launch through here."""
     global _grid_counter
-    limit = _timeout_seconds(timeout)
+    limit = watchdog.timeout_seconds(timeout)
     nthreads = block[0] * block[1] * block[2]
     nctas = grid[0] * grid[1] * grid[2]
     nworkers = max(1, min(worker_count(), nctas))
@@ -488,11 +326,11 @@ def run_packed(tr: Translation, kernel_name: str, grid: tuple[int, int, int], bl
     name, index) of the range entries, `args` the launch's arguments, for a KernelFault's message;
     `keep`: what must stay alive while the workers may run."""
     global _grid_counter
-    env = _ENV_DATA
+    env = ENV_DATA
     if timeout is None and env is not None and b"PTXJIT_TIMEOUT" not in env:
-        limit = None  # the common case without a call (_timeout_seconds reads the same)
+        limit = None  # the common case without a call (watchdog.timeout_seconds reads the same)
     else:
-        limit = _timeout_seconds(timeout)
+        limit = watchdog.timeout_seconds(timeout)
     nthreads = block[0] * block[1] * block[2]
     nctas = grid[0] * grid[1] * grid[2]
     if nctas == 1 and (_workers_override or (env is not None and b"PTXJIT_WORKERS" not in env)):
@@ -545,9 +383,9 @@ def _execute(tr: Translation, kernel_name: str, grid, block, nctas: int, nthread
     # runtime/supervise.py's protocol, inline here: this is every launch's path (the context manager
     # costs about half a microsecond per launch)
     t0 = time.monotonic()
-    wd = _watchdog or _get_watchdog()
+    wd = watchdog.current or watchdog.get()
     token = wd.add_deadline(t0 + limit, L) if limit is not None else None
-    main = threading.get_ident() == _MAIN_IDENT
+    main = threading.get_ident() == watchdog.MAIN_IDENT
     old_fd = wd.enter_main(L) if main else None
     futures: list[Future] = []
     settled = False  # every worker has returned
@@ -560,7 +398,7 @@ def _execute(tr: Translation, kernel_name: str, grid, block, nctas: int, nthread
             _wait_workers(futures)
         settled = True
     except BaseException:
-        _cancel(L, abi.ERR_CANCEL)
+        watchdog.cancel(L, abi.ERR_CANCEL)
         settled = _drain(futures)
         raise
     finally:

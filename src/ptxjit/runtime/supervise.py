@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 
 from ptxjit.lower import abi
-from ptxjit.runtime import launch
+from ptxjit.runtime import launch, watchdog
 
 
 class supervised:  # noqa: N801 -- used like a function: `with supervised(...) as run:`
@@ -35,9 +35,9 @@ class supervised:  # noqa: N801 -- used like a function: `with supervised(...) a
         self.futures: list[Future] = []
         self.settled = False
         self.started = time.monotonic()
-        self._wd = wd = launch._watchdog or launch._get_watchdog()
+        self._wd = wd = watchdog.current or watchdog.get()
         self._token = wd.add_deadline(self.started + limit, L) if limit is not None else None
-        self._main = threading.get_ident() == launch._MAIN_IDENT
+        self._main = threading.get_ident() == watchdog.MAIN_IDENT
         self._old_fd = wd.enter_main(L) if self._main else None
 
     def __enter__(self) -> supervised:
@@ -47,7 +47,7 @@ class supervised:  # noqa: N801 -- used like a function: `with supervised(...) a
         L = self.L
         try:
             if exc_type is not None:
-                launch._cancel(L, abi.ERR_CANCEL)
+                watchdog.cancel(L, abi.ERR_CANCEL)
                 self.settled = launch._drain(self.futures)
         finally:
             if self._main:

@@ -34,6 +34,7 @@ from typing import Any
 from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
 from ptxjit.runtime import launch as _launch
+from ptxjit.runtime import watchdog
 
 TARGET_BATCH_NS = 500_000  # aim: a batch of CTAs takes ~0.5 ms (long enough to amortize the Python step)
 _COST_WEIGHT = 0.25  # weight of a new measurement in the moving average of ns per CTA
@@ -74,7 +75,7 @@ class Work:
     seq: int = field(default_factory=itertools.count().__next__)
 
     def cancel(self) -> None:
-        _launch._cancel(self.L, abi.ERR_CANCEL)
+        watchdog.cancel(self.L, abi.ERR_CANCEL)
 
 
 class Scheduler:
@@ -119,7 +120,7 @@ class Scheduler:
         if w.context is not None:
             w.context.__enter__()
         if w.limit is not None:
-            w.token = _launch._get_watchdog().add_deadline(time.monotonic() + w.limit, w.L)
+            w.token = watchdog.get().add_deadline(time.monotonic() + w.limit, w.L)
         me = getattr(_tls, "worker", False) and _tls.next is None and not _tls.promised
         if w.nbatches == 1 and me and not self.closed and not any(self.queues.values()):
             # a worker submits (a stream's next launch, as the previous one finishes) a lone batch
@@ -278,7 +279,7 @@ class Scheduler:
     def _finish(self, w: Work) -> None:
         w.t_end = time.perf_counter_ns()
         if w.token is not None:
-            _launch._get_watchdog().remove_deadline(w.token)
+            watchdog.get().remove_deadline(w.token)
         exc: BaseException | None = None
         try:
             if w.context is not None:

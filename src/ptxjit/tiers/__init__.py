@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import os
 
-from ptxjit.runtime import launch as _launch
 from ptxjit.tiers.policy import Policy
 from ptxjit.tiers.state import HOOKS, POLICY, KernelTiers, _registry, _registry_lock
+from ptxjit.util import ENV_DATA, getenv
 
 DEFAULT_ON = True  # tiering when PTXJIT_TIERS is not set (every test file passed with it on: README "Tiers")
 
@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_ON", "HOOKS", "POLICY", "KernelTiers", "Policy", "enabled", 
 
 def enabled() -> bool:
     """PTXJIT_TIERS (read at every launch, about 50 ns when it is not set): 1 on, 0 off."""
-    env = _launch._ENV_DATA
+    env = ENV_DATA
     if env is not None:
         raw = env.get(b"PTXJIT_TIERS")
         if raw is None:
@@ -35,7 +35,7 @@ def enabled() -> bool:
         hit = _parsed.get(raw)  # the variable's bytes -> its meaning (this runs at every launch)
         if hit is not None:
             return hit
-    v = _launch._getenv("PTXJIT_TIERS", b"PTXJIT_TIERS")
+    v = getenv("PTXJIT_TIERS", b"PTXJIT_TIERS")
     on = DEFAULT_ON if v is None or not v.strip() else v.strip().lower() not in ("0", "false", "no", "off")
     if env is not None and v is not None and len(_parsed) < 16:
         _parsed[os.fsencode(v)] = on

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
 from ptxjit.runtime import launch as _launch
+from ptxjit.runtime import watchdog
 from ptxjit.runtime.supervise import supervised
 from ptxjit.streams.launches import LaunchSpec, pack_ranged
 
@@ -114,7 +115,7 @@ def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation
             log.batches.append((int(rec[abi.W_ID]), tier, a, b))
             ndone[0] = next(done) + 1
 
-    limit = _launch._timeout_seconds(timeout)
+    limit = watchdog.timeout_seconds(timeout)
 
     def give_back() -> None:
         _launch._pool_memory.give(t0, nthreads, shared_bytes, mems, key)
