@@ -208,7 +208,6 @@ def _lower_mma_async(lw: FnLowering, ins: Instr) -> None:
     # a warp point, passed again until all 4 warps of the warpgroup have published (their sequence
     # numbers caught up with this thread's); a warp that runs ahead only rewrites its own elements
     bad = wait_for_warpgroup(lw, mm, "wgmma")
-    none = const_int(I64, -1)
 
     def fill(base: ll.Value) -> None:
         if not rs:
@@ -216,13 +215,19 @@ def _lower_mma_async(lw: FnLowering, ins: Instr) -> None:
         _descriptor_fill(lw, mm, base, lw.read(ops[2], "b64"), "b", neg_b, trans_b, bad)
 
     base = M.compute_once(lw, mm, fill)
+    fault_if_outside(lw, ins, bad, "wgmma_after_fault")
+    M._write_acc(lw, mm, base, d_ops)
+
+
+def fault_if_outside(lw: FnLowering, ins: Instr, bad: ll.Value, after: str) -> None:
+    """A descriptor that reached past the shared window (`bad` holds its first bad offset, -1 if none):
+    the fault names the wgmma and the offset."""
+    b = lw.b
     off = b.load(bad)
-    with b.if_then(b.icmp_unsigned("!=", off, none), likely=False):
-        # a descriptor reaching past the shared window: the fault names the wgmma and the offset
+    with b.if_then(b.icmp_unsigned("!=", off, const_int(I64, -1)), likely=False):
         word = pack_fault(lw.cg.location_id(ins), KIND_SHARED)
         lw.trap(abi.ERR_FAULT, b.or_(const_int(I64, word), b.and_(off, const_int(I64, (1 << ADDR_BITS) - 1))))
-        b.position_at_end(lw.llfn.append_basic_block("wgmma_after_fault"))
-    M._write_acc(lw, mm, base, d_ops)
+        b.position_at_end(lw.llfn.append_basic_block(after))
 
 
 @rule("wgmma", family="warp", check=_check, yields=True)

@@ -20,8 +20,6 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
-from ptxjit.lower import abi
-from ptxjit.lower.bounds import ADDR_BITS, KIND_SHARED, pack_fault
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules import mma as M
 from ptxjit.lower.rules import wgmma as W
@@ -99,7 +97,6 @@ def lower(lw: FnLowering, ins: Instr) -> None:
         _publish_packed(lw, sp, [], ops[3])
     M.publish(lw, mm, [], [], c_vals)
     bad = W.wait_for_warpgroup(lw, mm, "wgmma_sp")
-    none = const_int(I64, -1)
 
     def fill(base: ll.Value) -> None:
         oa = sp.extra()[0]
@@ -112,11 +109,7 @@ def lower(lw: FnLowering, ins: Instr) -> None:
             _negate_a(lw, mm, base)
 
     base = M.compute_once(lw, mm, fill)
-    off = b.load(bad)
-    with b.if_then(b.icmp_unsigned("!=", off, none), likely=False):
-        word = pack_fault(lw.cg.location_id(ins), KIND_SHARED)
-        lw.trap(abi.ERR_FAULT, b.or_(const_int(I64, word), b.and_(off, const_int(I64, (1 << ADDR_BITS) - 1))))
-        b.position_at_end(lw.llfn.append_basic_block("wgmma_sp_after_fault"))
+    W.fault_if_outside(lw, ins, bad, "wgmma_sp_after_fault")
     M._write_acc(lw, mm, base, d_ops)
 
 
