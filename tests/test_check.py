@@ -302,11 +302,14 @@ def test_clean_controls_have_no_report_and_run_once(name):
 
 
 def test_arrays_end_as_one_launch_leaves_them():
-    x = np.arange(128, dtype=np.float32)
-    out, plain = np.zeros(128, np.float32), np.zeros(128, np.float32)
+    x = np.arange(1, 129, dtype=np.float32)
+    out = np.full(128, -1, np.float32)
     ptxjit.check(kernel("race_shared_raw"), 1, 128, (x, out), tools=TOOLS)
-    kernel("race_shared_raw")(1, 128, (x, plain))  # a racy kernel: what ptxjit's own schedule gives
-    np.testing.assert_array_equal(out, plain)
+    # a racy kernel: each thread reads its neighbour's element before or after the neighbour wrote it
+    # (before: whatever shared memory held, uninitialized as on a GPU), whichever order the translation's
+    # schedule gives -- the traced code's may differ from the plain code's, LLVM vectorizing the loop
+    # over threads differently; every thread stores exactly once
+    assert not (out == -1).any()
     d = np.zeros(96, np.float32)
     ptxjit.check(kernel("sync_count"), 1, 96, (d,), tools=("synccheck",))
     np.testing.assert_array_equal(d, 3.0)

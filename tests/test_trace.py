@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import ptxjit
+from ptxjit.instrument import trace as tr
 from tests.corpus_util import cdiv, kernel
 
 pa = pytest.importorskip("pyarrow")
@@ -227,8 +228,11 @@ def test_counting_run_does_not_disturb_data():
     assert (kinds == "load").sum() == n and (kinds == "store").sum() == n + zeros
 
 
-def test_counting_run_snapshots_only_what_the_kernel_may_write():
-    """vadd stores through c only: a and b (read-only parameters) are not copied for the counting run."""
+def test_counting_run_snapshots_only_what_the_kernel_may_write(monkeypatch):
+    """vadd stores through c only: a and b (read-only parameters) are not copied for the counting run
+    (the general path; vadd's own counting run runs without memory accesses and copies nothing:
+    tests/test_trace_independence.py)."""
+    monkeypatch.setattr(tr, "MEMORY_FREE_COUNT", False)
     k = bench_kernel("vadd")
     n = 3000
     a, b, c = np.ones(n, np.float32), np.full(n, 2, np.float32), np.zeros(n, np.float32)

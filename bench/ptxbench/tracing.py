@@ -187,18 +187,19 @@ def _x(v, digits: int) -> str:
 
 
 def compare_memory(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
-    """A memory trace with the traced run's latest cost cutters (instrument/trace.py ROOM_CHECK: unchecked
-    record stores where the claim has room, instrument/room.py; NONTEMPORAL "auto": the non-temporal
-    hint only where it pays) against one without them (every store checked, always non-temporal; the
-    earlier cutters PACK_MEMORY_KEYS, POOLED_SNAPSHOT stay on in both) and the plain launch,
+    """A memory trace with the latest cost cutters (instrument/trace.py MEMORY_FREE_COUNT: where no record
+    count can depend on memory, instrument/independence.py, a counting run without memory accesses and
+    so no snapshot or restore; EXACT_CLAIMS: then no room check on the traced run's record stores)
+    against one without them (the earlier cutters ROOM_CHECK, NONTEMPORAL, PACK_MEMORY_KEYS,
+    POOLED_SNAPSHOT stay on in both) and the plain launch,
     interleaved in one process (plain, without, with, plain, ...) so that both see the same load.
     Returns {"kernels": {name: {"plain_s", "without_x", "with_x", "bytes_without", "bytes_with"}},
     "summary": {"without_geomean", "with_geomean"}}."""
     from ptxjit.instrument import trace as tr
 
     def cutters(on: bool) -> None:
-        tr.ROOM_CHECK = on
-        tr.NONTEMPORAL = "auto" if on else "always"
+        tr.MEMORY_FREE_COUNT = on
+        tr.EXACT_CLAIMS = on
 
     out = {}
     try:

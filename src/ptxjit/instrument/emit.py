@@ -80,7 +80,7 @@ class ProbeEmitter:
         # the room check (instrument/room.py): per type the most records a thread writes in one call,
         # None when unbounded; `unchecked`: the copy being lowered stores records without the check
         self._room: tuple[int, ...] | None | bool = False
-        self.unchecked = False
+        self.unchecked = spec.exact  # exact claims (instrument/independence.py): every store unchecked
 
     # ------------------------------------------------------------------ hooks (FnLowering)
     def enter(self, ins) -> None:
@@ -92,6 +92,26 @@ class ProbeEmitter:
             self._count(site.counter)
         elif T_BLOCKS in self.want:
             self._write(T_BLOCKS, self._head(site.ident))
+
+    def rule(self, ins, r):
+        """The rule that lowers `ins`: `r`, or in the counting variant without memory accesses
+        (spec.drop_memory) for a load, store or atomic one that only counts it."""
+        if not self.spec.drop_memory:
+            return r
+        from ptxjit.instrument.independence import droppable
+
+        kparams = self._cache.get("kparams")
+        if kparams is None:
+            kparams = self._cache["kparams"] = set(self.lw.cg.kparams) if self.lw.is_kernel else set()
+        return _DROPPED if droppable(ins, kparams) else r
+
+    def dropped(self, ins) -> None:
+        """`ins` (guard holding) would access memory: the counting variant only counts a guarded
+        access (its own counter; an unguarded one is its block's)."""
+        if ins.guard is not None:
+            site = self.plan.memory_at.get((self.fname, self.stmt.get(id(ins), -1), 0))
+            if site is not None:
+                self._count(site.counter)
 
     def execute(self, ins) -> None:
         """`ins` executes (its guard, if any, holds; a conditional branch: it is evaluated): its branch
@@ -337,6 +357,8 @@ class ProbeEmitter:
     def room_versions(self) -> tuple[bool, ...]:
         """The record-store versions of a copy of the thread loop to lower: unchecked (taken when
         `room_ok` holds) and checked, or just the checked one."""
+        if self.spec.exact:  # one copy, unchecked (self.unchecked stays true)
+            return (True,)
         room = self.room()
         return (True, False) if room is not None and any(room) else (False,)  # (no records: one copy)
 
@@ -362,7 +384,9 @@ class ProbeEmitter:
         mode = self.spec.nontemporal
         if mode != "auto":
             return mode == "always"
-        if self.unchecked:
+        if self.unchecked and not (self.spec.exact and (self.lw.region_mode or not any(self.room() or ()))):
+            # (exact claims store unchecked everywhere; where the room check gives no unchecked copy, in
+            # region mode or without a bound, the stores stream as the checked code's do)
             return False
         key = "streaming"
         if key not in self._cache:
@@ -394,6 +418,19 @@ class ProbeEmitter:
             r = self.plan.counter_records[counter][t]
             if r:
                 self._bump(ws_slot(t, WS_TOT), r)
+
+
+class _Dropped:
+    """The stand-in rule of a memory access in the counting variant (ProbeEmitter.rule)."""
+    handles_guard = False
+    yields = False
+
+    @staticmethod
+    def lower(lw, ins) -> None:
+        lw.probes.dropped(ins)
+
+
+_DROPPED = _Dropped()
 
 
 def _int_of(ty: ll.Type) -> ll.IntType:

@@ -251,7 +251,8 @@ class ProbeSpec:
     VERSION = 3
 
     def __init__(self, plan: Plan, mode: str, records: tuple[str, ...], generic: bool = False,
-                 values: bool = False, room: bool = True, nontemporal: str = "auto") -> None:
+                 values: bool = False, room: bool = True, nontemporal: str = "auto",
+                 drop_memory: bool = False, exact: bool = False) -> None:
         assert mode in ("count", "trace")
         self.plan = plan
         self.mode = mode
@@ -262,8 +263,15 @@ class ProbeSpec:
         # the room check (instrument/room.py): unchecked record stores where a call's records fit
         self.room = room and mode == "trace"
         self.nontemporal = nontemporal  # the non-temporal hint on record stores: "auto", "always", "never"
+        # counting: the variant that performs no memory access (instrument/independence.py proved that
+        # no record count depends on memory)
+        self.drop_memory = drop_memory and mode == "count"
+        # trace: every CTA's paths are those the counting run counted (same proof), so its records fill
+        # its claim exactly: record stores need no check at all (instrument/room.py)
+        self.exact = exact and mode == "trace"
         self.key = f"v{self.VERSION}:{mode}:{','.join(records)}" + (":values" if self.values else "") \
-            + ("" if self.room else ":noroom") + ("" if nontemporal == "auto" else f":nt-{nontemporal}")
+            + ("" if self.room else ":noroom") + ("" if nontemporal == "auto" else f":nt-{nontemporal}") \
+            + (":nomem" if self.drop_memory else "") + (":exact" if self.exact else "")
 
     def emitter(self, lw):
         from ptxjit.instrument.emit import ProbeEmitter

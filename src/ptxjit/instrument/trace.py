@@ -4,11 +4,13 @@
 
 Three steps (instrument/probes.py, buffers.py, merge.py have the details):
 
-1. The counting run: the kernel translated with block-execution counters only.  Kernels update their
-   arrays in place, so every array argument (and the module's globals) is snapshot before it and
-   restored after it: a side-effect-free counting variant is impossible in general, since control flow
+1. The counting run: the kernel translated with block-execution counters only.  Where no record count
+   can depend on memory (instrument/independence.py proves it at translation time: no branch, guard,
+   loop bound, barrier or collective takes a value from memory -- most kernels), a variant that drops
+   every load, store and atomic: it touches no data, so nothing needs saving.  Elsewhere control flow
    may depend on values the kernel itself writes (a histogram's atomics, a flag one thread sets and
-   another reads, a loop bound it stores), so the counting run has to perform the kernel's stores.
+   another reads, a loop bound it stores), so the counting run performs the kernel's stores, and every
+   array argument (and the module's globals) is snapshot before it and restored after it.
    (Raw `ptxjit.Pointer` arguments name memory of unknown size: it is not restored.)
 2. Buffers of exactly the counted size per record type; the traced run writes the records.
 3. The post-pass orders each type's records by (cta, epoch, tid, seq) and merges the types.
@@ -41,6 +43,7 @@ from ptxjit.instrument.buffers import (
     record_dtypes,
 )
 from ptxjit.instrument.clock import Clock
+from ptxjit.instrument.independence import kernel_independence
 from ptxjit.instrument.merge import merge, sorted_records
 from ptxjit.instrument.probes import (
     BARRIER_KINDS,
@@ -66,6 +69,12 @@ POOLED_SNAPSHOT = True
 # "always" as before the room check; "never")
 ROOM_CHECK = True
 NONTEMPORAL = "auto"
+# ... and the counting run without memory accesses (no snapshot, no restore) for kernels whose record
+# counts provably cannot depend on memory (instrument/independence.py)
+MEMORY_FREE_COUNT = True
+# ... and, for those kernels, the traced run's record stores without any check (every CTA fills its claim
+# exactly: instrument/room.py)
+EXACT_CLAIMS = True
 
 
 class TraceOverflow(RuntimeError):
@@ -126,16 +135,18 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     plan = kernel_plan(kernel, None if _generic else b, recs)
     nworkers = worker_count()
     times = {}
-    # 1. counting run, on a snapshot of the data
+    # 1. counting run: without memory accesses where no count can depend on memory, else on a snapshot
     t0 = time.perf_counter()
-    snap = Snapshot(array_arguments(args, kernel.module.globals, [p.may_write for p in kernel._access.params],
-                                    bool(kernel.module._glay.offsets)), pooled=POOLED_SNAPSHOT)
+    drop = MEMORY_FREE_COUNT and kernel_independence(kernel, None if _generic else b).independent
+    snap = Snapshot([] if drop else array_arguments(
+        args, kernel.module.globals, [p.may_write for p in kernel._access.params], bool(kernel.module._glay.offsets)),
+        pooled=POOLED_SNAPSHOT)
     t1 = time.perf_counter()
     cb = CountBuffers(plan, nworkers, nctas, nthreads)
     try:
         with printf.muted():  # the traced run prints it
             kernel(g, b, args, shared_mem, timeout=timeout, checked=checked, unchecked=unchecked,
-                   probes=ProbeLaunch(ProbeSpec(plan, "count", recs, _generic), cb.table))
+                   probes=ProbeLaunch(ProbeSpec(plan, "count", recs, _generic, drop_memory=drop), cb.table))
     finally:
         t2 = time.perf_counter()
         snap.restore()
@@ -150,7 +161,8 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     tid_bits = key_tid_bits(plan, None if _generic else nthreads) if "memory" in recs and PACK_MEMORY_KEYS \
         else None
     tb = TraceBuffers(plan, types, cap, cb.cta_totals, nworkers, nthreads, values, tid_bits)
-    spec = ProbeSpec(plan, "trace", recs, _generic, values, room=ROOM_CHECK, nontemporal=NONTEMPORAL)
+    spec = ProbeSpec(plan, "trace", recs, _generic, values, room=ROOM_CHECK, nontemporal=NONTEMPORAL,
+                     exact=drop and EXACT_CLAIMS)
     if tid_bits is not None:  # packed memory records (instrument/buffers.py key_tid_bits)
         spec.tid_bits = tid_bits
         spec.key += f":key{tid_bits}"
@@ -160,6 +172,12 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
            probes=ProbeLaunch(spec, tb.table))
     t5 = time.perf_counter()
     dropped = {RECORD_TYPES[t]: tb.dropped(t) for t in types}
+    if spec.exact:  # unchecked stores: a CTA past its claim would have written into its neighbour's
+        over = [RECORD_TYPES[t] for t in types if (tb.used[:, t] > tb.claims[:, t]).any()]
+        if over:
+            raise TraceOverflow(f"kernel '{kernel.name}': a CTA wrote more {', '.join(over)} records than the "
+                                "counting run counted, although no count can depend on memory "
+                                "(instrument/independence.py): an internal error; the trace is unusable")
     if strict and any(dropped.values()):
         sizes = ", ".join(f"{RECORD_TYPES[t]}: capacity {int(cap[t])}, dropped {dropped[RECORD_TYPES[t]]}"
                           for t in types)
