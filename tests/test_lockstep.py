@@ -115,3 +115,30 @@ def test_translation_prints_nothing_on_stderr(mod, capfd):
     mod.get_function("two_loops")(2, 256, (x, w, partial, 512, 512))
     assert "vectoriz" not in capfd.readouterr().err
     np.testing.assert_allclose(partial, [1280.0, 1280.0])
+
+
+TRITON_ROW_SUM = Path(__file__).parent / "data" / "triton" / "row_sum.sm80.ptx"
+
+
+def _row_sum():
+    return parse(TRITON_ROW_SUM.read_text(), str(TRITON_ROW_SUM)).functions["row_sum"]
+
+
+@pytest.mark.parametrize("block, identity", [((128, 1, 1), True), ((64, 1, 1), True), ((256, 1, 1), False)])
+def test_thread_index_mask_is_identity_only_below_the_mask(block, identity):
+    """Triton's `and.b32 %r3, %r2, 127` (%r2 = %tid.x) is %tid.x itself when no thread index of the block
+    has a bit above 127's (128 or 64 threads), and not with 256 threads (index 200 & 127 = 72)."""
+    fn = _row_sum()
+    aff = tid_affine(fn, {p.name for p in fn.params}, block)
+    assert (aff.get("%r3") == (1, 0, 0)) is identity
+    assert "%r3" not in tid_affine(fn, {p.name for p in fn.params})  # block unknown: not affine
+
+
+def test_triton_block_loop_runs_in_lockstep_with_the_block_known():
+    """row_sum's column loop steps a uniform counter by 128 (`add.s32 %r161, %r161, 128`), not by %ntid:
+    with the block shape known it gets a lockstep point (its kernel suspends anyway: shuffles), without
+    it none."""
+    fn = _row_sum()
+    assert lockstep_loops(fn, _yields) is fn
+    marked = lockstep_loops(fn, _yields, (128, 1, 1))
+    assert sum(i.opcode == LOCKSTEP for i in marked.instructions) == 1

@@ -445,7 +445,7 @@ class BoundsChecks:
         if not hasattr(self, "_affine"):
             from ptxjit.passes.affine import grid_linear, tid_affine
 
-            self._affine = tid_affine(self.lw.fn, set(self.lw.cg.kparams))
+            self._affine = tid_affine(self.lw.fn, set(self.lw.cg.kparams), self.lw.cg.block)
             self._uniform, self._grid_linear = grid_linear(self.lw.remat)  # coefficients known at run time
         return self._affine
 

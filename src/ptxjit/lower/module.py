@@ -34,6 +34,9 @@ class ModuleCodegen:
         # launch-record slots read as constants; the launches that run this code are guarded to match
         self.spec_params: dict[int, bytes] = dict(spec.params) if spec is not None else {}
         self.launch_consts: dict[int, int] = dict(spec.launch) if spec is not None else {}
+        # tier 1's branch weights from tier 0's block counters: (function, stmt) -> (taken, fall-through)
+        self.branch_weights: dict[tuple[str, int], tuple[int, int]] = {
+            (f, i): (t, n) for f, i, t, n in getattr(spec, "weights", ())}
         # instrumentation (ptxjit/instrument): an object that emits probes into the code (FnLowering's
         # `probes`) and the worker loop (worker_prologue, before_cta, after_cta); None: plain code
         self.probes = probes
@@ -54,7 +57,7 @@ class ModuleCodegen:
         self.kparam_size = play.size
         self.shared = shared_layout(module, kernel)
         if block is not None:  # region mode can run stride loops in lockstep across the CTA
-            self.kernel = lockstep_loops(kernel, self.yields)
+            self.kernel = lockstep_loops(kernel, self.yields, block)
             # and suspend threads that spin on a flag, so that the thread setting it runs
             self.kernel = spin_points(self.kernel, self.yields)
         self.locations: list[ir.Instr] = []

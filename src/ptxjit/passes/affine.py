@@ -22,9 +22,15 @@ _UNIFORM_SPECIAL = ("%ctaid", "%ntid", "%nctaid", "%gridid", "%warpsize")
 _INT_TYPES = frozenset({"b32", "s32", "u32", "b64", "s64", "u64"})
 
 
-def tid_affine(fn: ir.Function, kernel_params: set[str]) -> dict[str, Coeffs]:
-    """Integer registers whose every definition is affine in %tid with the same coefficients."""
+def tid_affine(fn: ir.Function, kernel_params: set[str],
+               block: tuple[int, int, int] | None = None) -> dict[str, Coeffs]:
+    """Integer registers whose every definition is affine in %tid with the same coefficients.
+
+    With the block shape known (`block`), `and r, %tid.x, mask` whose mask keeps every bit a
+    thread index of the block can have is %tid.x itself: Triton masks the thread index with its
+    block size minus one (`and.b32 %r7, %r6, 127` in a 128-thread block) before every offset."""
     state: dict[str, Coeffs | str] = {}
+    exact_tid = _exact_tid(fn) if block is not None else {}
 
     def coeffs(op) -> Coeffs | str | None:
         """The operand's coefficients, _VARYING, or None (not known yet)."""
@@ -83,6 +89,8 @@ def tid_affine(fn: ir.Function, kernel_params: set[str]) -> dict[str, Coeffs]:
             if len(t) == 2 and t[0] in _INT_TYPES | {"u16", "s16"} and t[1] in _INT_TYPES:
                 return coeffs(ops[1])
             return _VARYING
+        if op == "and" and len(ops) == 3 and block is not None:
+            return _identity_mask(ops[1], ops[2], exact_tid, block, ins.types())
         if not wide_ok:
             return _VARYING
         if op in ("add", "sub") and len(ops) == 3 and not ins.has("sat", "cc"):
@@ -119,6 +127,38 @@ def tid_affine(fn: ir.Function, kernel_params: set[str]) -> dict[str, Coeffs]:
         if not changed:
             break
     return {r: k for r, k in state.items() if k != _VARYING}
+
+
+def _exact_tid(fn: ir.Function) -> dict[str, str]:
+    """Registers equal to a %tid component: the one definition of each is `mov r, %tid.d`."""
+    defs: dict[str, list[ir.Instr]] = {}
+    for ins in fn.instructions:
+        for r in defs_uses(ins)[0]:
+            defs.setdefault(r, []).append(ins)
+    out = {}
+    for r, ds in defs.items():
+        ins = ds[0]
+        if len(ds) == 1 and ins.opcode == "mov" and ins.guard is None and len(ins.operands) == 2 \
+                and isinstance(ins.operands[1], ir.Reg) and ins.operands[1].name in _TID \
+                and not ins.operands[1].neg:
+            out[r] = ins.operands[1].name
+    return out
+
+
+def _identity_mask(a, m, exact_tid: dict[str, str], block: tuple[int, int, int], types: list[str]):
+    """The coefficients of `and a, m` where it is the identity on a thread index, else _VARYING."""
+    if isinstance(a, ir.Imm):
+        a, m = m, a
+    if not (isinstance(a, ir.Reg) and isinstance(m, ir.Imm)) or a.neg or not types \
+            or types[0] not in _INT_TYPES:
+        return _VARYING
+    comp = a.name if a.name in _TID else exact_tid.get(a.name)
+    if comp is None:
+        return _VARYING
+    n = block["xyz".index(comp[-1])]
+    mask = int(m.value) & ((1 << (8 * ir.type_size(types[0]))) - 1)
+    top = (1 << max(n - 1, 0).bit_length()) - 1  # every bit an index below n can have
+    return _TID[comp] if top & ~mask == 0 else _VARYING
 
 
 _GRID_VARS = {"%tid.x", "%tid.y", "%tid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z"}

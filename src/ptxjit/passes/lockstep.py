@@ -49,13 +49,35 @@ def _is_stride_step(ins: ir.Instr, strides: set[str], uniform: set[str]) -> bool
     return (a.name not in uniform and c.name in strides) or (c.name not in uniform and a.name in strides)
 
 
-def lockstep_loops(fn: ir.Function, yields) -> ir.Function:
+def _is_constant_step(ins: ir.Instr, uniform: set[str]) -> bool:
+    """`add c, c, imm`: a thread-uniform counter stepped by a literal (Triton's block loops:
+    `for off in range(0, n, BLOCK)` steps by BLOCK, a constant, not by %ntid)."""
+    if ins.opcode != "add" or len(ins.operands) != 3 or ins.guard is not None:
+        return False
+    d, a, c = ins.operands
+    if isinstance(a, ir.Imm):
+        a, c = c, a
+    return (isinstance(d, ir.Reg) and isinstance(a, ir.Reg) and isinstance(c, ir.Imm)
+            and d.name == a.name and d.name in uniform)
+
+
+def lockstep_loops(fn: ir.Function, yields, block: tuple[int, int, int] | None = None) -> ir.Function:
     """A copy of kernel `fn` with a `lockstep` point at the head of each grid- or block-stride loop
-    that touches memory and contains no suspension point of its own (`fn` itself if none)."""
+    that touches memory and contains no suspension point of its own (`fn` itself if none).
+
+    With the block shape known (`block`) and a kernel that suspends anyway (barriers, warp
+    collectives: region mode), also at the head of a loop stepping a thread-uniform counter by a
+    literal while some index in it moves with the thread index (passes/affine.py: Triton's
+    `offs = off + tl.arange(0, BLOCK)`, with the thread index masked by the block size): run one
+    thread at a time, each thread's loop would be a scalar inner loop of the region's loop over the
+    threads; in lockstep rounds every round is a loop over the threads that LLVM vectorizes."""
     body = fn.body or []
     labels = {st.name: i for i, st in enumerate(body) if isinstance(st, ir.Label)}
-    uniform = {r for r, k in tid_affine(fn, {p.name for p in fn.params}).items() if k == (0, 0, 0)}
+    aff = tid_affine(fn, {p.name for p in fn.params}, block)
+    uniform = {r for r, k in aff.items() if k == (0, 0, 0)}
     strides = _stride_registers(fn, uniform)
+    moving = {r for r, k in aff.items() if k != (0, 0, 0)}
+    suspends = block is not None and any(yields(s) for s in fn.instructions)
     heads: set[int] = set()
     for k, st in enumerate(body):
         if not (isinstance(st, ir.Instr) and st.opcode == "bra" and st.operands):
@@ -68,6 +90,11 @@ def lockstep_loops(fn: ir.Function, yields) -> ir.Function:
         loop = [s for s in body[h:k + 1] if isinstance(s, ir.Instr)]
         if any(yields(s) for s in loop):
             continue
-        if any(s.opcode in _MEMORY for s in loop) and any(_is_stride_step(s, strides, uniform) for s in loop):
+        if not any(s.opcode in _MEMORY for s in loop):
+            continue
+        if any(_is_stride_step(s, strides, uniform) for s in loop):
+            heads.add(h)
+        elif suspends and any(_is_constant_step(s, uniform) for s in loop) \
+                and any(r in moving for s in loop for r in defs_uses(s)[0]):
             heads.add(h)
     return with_marker_after(fn, heads, LOCKSTEP)

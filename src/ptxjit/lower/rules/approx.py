@@ -48,6 +48,19 @@ def _table(lw: FnLowering, name: str) -> ll.GlobalVariable:
     return gv
 
 
+def table_load(lw: FnLowering, p: ll.Value) -> ll.Value:
+    """A load from a coefficient table, with alias scopes that let LLVM vectorize the region loop around
+    it: the table is constant, so it aliases no store of the kernel.  Unmarked, the (gather) load
+    joined every global store's alias set and LLVM, unable to bound the gather's addresses, left the
+    loop scalar (softmax's div.full: "cannot identify array bounds").  Its scope is 'local', which
+    global stores and the runtime's buffers exclude (as the warp-exchange buffer's, lower/rules/sync.py
+    _xbuf_access); it excludes the runtime's buffers and shared memory."""
+    inst = lw.b.load(p)
+    inst.set_metadata("alias.scope", lw.cg.scopes("local"))
+    inst.set_metadata("noalias", lw.cg.scopes("internal", "shared"))
+    return inst
+
+
 def _trunc_square(lw: FnLowering, t: ll.Value, nb: int, cut: int) -> ll.Value:
     """t*t summing only the partial-product bits of columns >= cut (what the hardware squarer keeps)."""
     b = lw.b
@@ -80,7 +93,7 @@ def interp_sum(lw: FnLowering, name: str, u: ll.Value) -> ll.Value:
 
     def coef(k: int) -> ll.Value:
         p = b.gep(gv, [const_int(I32, 0), b.add(base, _c64(k))], inbounds=True)
-        return b.load(p)
+        return table_load(lw, p)
 
     sq = b.lshr(_trunc_square(lw, t, nb, cut), _c64(cut))
     return b.add(coef(0), b.add(b.mul(coef(1), t), b.mul(coef(2), sq)))
@@ -482,7 +495,7 @@ def tanh_f32(lw: FnLowering, x: ll.Value) -> ll.Value:
 
     def octave(j: int) -> ll.Value:
         idx = b.add(b.shl(k, _c64(1)), _c64(j))
-        return b.load(b.gep(gv, [const_int(I32, 0), idx], inbounds=True))
+        return table_load(lw, b.gep(gv, [const_int(I32, 0), idx], inbounds=True))
 
     u = b.lshr(b.and_(am, _c64(0x7FFFFF)), octave(1))
     seg = b.add(octave(0), b.lshr(u, _c64(nb)))
