@@ -38,6 +38,9 @@ def tiered(monkeypatch):
     # tier 1 from the first launch's profile (the default waits for a second launch unless the first is
     # long: test_kernel_launched_once_builds_no_tier1)
     monkeypatch.setattr(tiers.POLICY, "warmup", 1)
+    # no counted launch and rebuild with branch weights (tests/test_tiers_counters.py): the builds and
+    # re-optimizations counted here are those of the constants
+    monkeypatch.setattr(tiers.POLICY, "counted_launches", 0)
     gc.collect()  # the kernels of earlier tests (and their tiers' statistics) go
     yield
     tiers.HOOKS.clear()

@@ -111,7 +111,9 @@ def steady(name: str, mode: str, reps: int) -> dict:
             bad = case.check({o: d[o] for o in case.outputs}, expected)
             if bad:
                 problems[label] = "; ".join(bad)
-            for _ in range(2 * tiers.POLICY.trial_launches + 1):  # past tier 1's race against the plain code
+            # past tier 1's race against the plain code, its counted launches (tiers/counters.py) and the
+            # race of the version rebuilt with their branch weights
+            for _ in range(2 * (2 * tiers.POLICY.trial_launches + 1) + tiers.POLICY.counted_launches + 1):
                 run()
             if on:  # and tier 1's (or the race winner's) outputs, on fresh inputs
                 d2 = {kk: (v.copy() if isinstance(v, np.ndarray) else v) for kk, v in inputs.items()}

@@ -12,3 +12,5 @@ nvcc -ptx -arch=sm_80 -O3 launch_checks.cu -o launch_checks.ptx
 nvcc -ptx -arch=sm_80 -O3 interrupts.cu -o interrupts.ptx
 nvcc -ptx -arch=sm_80 -lineinfo -O3 memory_safety.cu -o memory_safety.ptx
 nvcc -ptx -arch=sm_80 -lineinfo -O3 counted_loops.cu -o counted_loops.ptx
+nvcc -ptx -arch=sm_80 -O3 trace_independence.cu -o trace_independence.ptx
+nvcc -ptx -arch=sm_80 -O3 tiers_branchy.cu -o tiers_branchy.ptx

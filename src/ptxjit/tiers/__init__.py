@@ -60,8 +60,10 @@ def launch(kernel, g, b, values: list, patches: list | None, shared_mem: int, ti
 
 def stats() -> dict[str, dict]:
     """Per kernel name: its tier now (the highest over its block shapes), launches per tier, mid-launch
-    swaps, the specializations of its tier-1 versions, guard failures, re-optimizations, and per
-    version built its level, compile seconds and whether the disk cache gave it."""
+    swaps, the specializations of its tier-1 versions, guard failures, re-optimizations, per version
+    built its level, compile seconds and whether the disk cache gave it, and tier 0's counters: the
+    launches run on the counting code and from their block counts per conditional branch (PTX line)
+    its taken / fall-through thread executions and per loop its entries, iterations and mean trips."""
     out: dict[str, dict] = {}
     with _registry_lock:
         items = [(n, r()) for n, r in _registry]
@@ -72,7 +74,7 @@ def stats() -> dict[str, dict]:
         d = out.setdefault(name, {"tier": 0, "launches": [0, 0], "swaps": 0, "guard_failures": 0,
                                   "reoptimizations": 0, "specializations": [], "builds": [], "errors": [],
                                   "trials": [],
-                                  "blocks": []})
+                                  "blocks": [], "counted_launches": 0, "branches": [], "loops": []})
         d["blocks"].append(st.block)
         if st.t1 is not None:
             d["tier"] = 1
@@ -84,6 +86,13 @@ def stats() -> dict[str, dict]:
         d["builds"] += [dict(x, block=st.block) for x in s.builds]
         d["errors"] += s.errors
         d["trials"] += s.trials
+        d["counted_launches"] += s.counted
+        if s.counted:
+            branches, loops = st.counted()
+            d["branches"] += [{"line": x.line, "taken": x.taken, "fallthrough": x.fallthrough, "back_edge": x.back,
+                               "block": st.block} for x in branches]
+            d["loops"] += [{"line": x.line, "entries": x.entries, "iterations": x.iterations,
+                            "trips": round(x.trips, 3), "block": st.block} for x in loops]
     return out
 
 

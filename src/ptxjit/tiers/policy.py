@@ -15,6 +15,10 @@
     sampled launches (a value settled): rebuild with it.
   A stable profile never triggers a rebuild, and at most `max_versions` tier-1 versions are built per
   kernel and block shape (a kernel whose values never settle keeps its least specialized version).
+* Counters: once tier 1 exists (and the counting code is built in the background), the next
+  `counted_launches` sampled launches run on the counting code; tier 1 is then rebuilt with the
+  branch weights their block counts give (tiers/counters.py), and that version races the plain code
+  as any specialization does.
 * Trial: constants can also steer LLVM into worse code (another unrolling, another vectorization), so
   a specialized version first races the plain O3 code (today's translation) over `trial_launches`
   launches each, alternating, and is kept only when its fastest launch beats the plain code's fastest
@@ -48,6 +52,9 @@ class Policy:
     settle_every: int = 64
     trial_launches: int = 5
     trial_margin: float = 0.97
+    # sampled launches run on the counting code (block counters, tiers/counters.py) once tier 1 exists:
+    # their counts give tier 1 its branch weights; 0 turns the counters off
+    counted_launches: int = 1
 
     def sampled(self, launch_index: int) -> bool:
         """Is launch number `launch_index` (0-based) recorded into the profile?"""

@@ -1,5 +1,7 @@
 """The profile tier 0 gathers: per launch of a kernel, the values of its scalar parameters and the
-launch shapes (what pays first: they become constants in tier 1, ptxjit/tiers/specialize.py).
+launch shapes (what pays first: they become constants in tier 1, ptxjit/tiers/specialize.py), and of
+the few counted launches the thread executions per basic block (tiers/counters.py: edge and trip
+counts follow from them; tier 1's branch weights).
 
 A profile is recorded by the thread that launches (one `Profile` per launching thread, so recording
 takes no lock) and profiles are merged (`merge`) when the policy looks at them: several threads
@@ -55,6 +57,16 @@ class Profile:
     overflow: dict[int, int] = field(default_factory=dict)  # offset -> launches with a value not kept
     last: dict[int, tuple[int, bytes]] = field(default_factory=dict)  # offset -> (stamp, latest value)
     shapes: dict[tuple, int] = field(default_factory=dict)  # (grid, block, dynamic shared) -> launches
+    counted: int = 0  # launches run on the counting code (tiers/counters.py)
+    threads: int = 0  # threads those launches started (the kernel entry's count)
+    blocks: tuple[int, ...] = ()  # thread executions per block site of the counting plan, summed
+
+    def record_counts(self, blocks, threads: int) -> None:
+        """Add one counted launch's block counts (`blocks`: per block site of the counting plan)."""
+        self.counted += 1
+        self.threads += threads
+        got = tuple(int(c) for c in blocks)
+        self.blocks = got if not self.blocks else tuple(a + c for a, c in zip(self.blocks, got, strict=True))
 
     def record(self, cands: tuple[Candidate, ...], pbytes: bytes, shape: tuple) -> None:
         self.launches += 1
@@ -93,6 +105,11 @@ class Profile:
                     out.last[off] = sv
             for s, n in src.shapes.items():
                 out.shapes[s] = out.shapes.get(s, 0) + n
+            if src.counted:  # every profile of a kernel and block shape counts the same plan's sites
+                out.blocks = src.blocks if not out.blocks else tuple(
+                    a + c for a, c in zip(out.blocks, src.blocks, strict=True))
+                out.counted += src.counted
+                out.threads += src.threads
         return out
 
     def invariant(self) -> dict[int, bytes]:

@@ -19,11 +19,16 @@ from ptxjit.tiers.profile import Candidate, Profile
 @dataclass(frozen=True)
 class Specialization:
     """Constants of one tier-1 version: `params` (offset, bytes) of scalar parameters; `grid` the
-    launch grid (%nctaid) or None; `names` for display (parameter name -> value as the PTX type reads)."""
+    launch grid (%nctaid) or None; `names` for display (parameter name -> value as the PTX type reads);
+    `weights` branch weights from tier 0's block counters (function, statement index in the lowered
+    body, taken, fall-through: lower/function.py puts them on the branch as `!prof` metadata).  The
+    weights are hints, not assumptions: a launch whose branches go otherwise runs the same results, so
+    they need no guard."""
 
     params: tuple[tuple[int, bytes], ...]
     grid: tuple[int, int, int] | None
     names: tuple[tuple[str, object], ...] = ()
+    weights: tuple[tuple[str, int, int, int], ...] = ()
 
     @property
     def launch(self) -> tuple[tuple[int, int], ...]:
@@ -39,6 +44,8 @@ class Specialization:
         for off, v in self.params:
             h.update(f"{off}:{v.hex()};".encode())
         h.update(repr(self.grid).encode())
+        if self.weights:
+            h.update(repr(self.weights).encode())
         return h.hexdigest()[:24]
 
     def guard(self, pbytes: bytes, grid: tuple[int, int, int]) -> bool:
@@ -54,6 +61,8 @@ class Specialization:
         d: dict[str, object] = dict(self.names)
         if self.grid is not None:
             d["%nctaid"] = self.grid
+        if self.weights:
+            d["branch_weights"] = len(self.weights)
         return d
 
 
@@ -67,10 +76,10 @@ def _readable(c: Candidate, v: bytes) -> object:
 
 
 def from_profile(prof: Profile, cands: tuple[Candidate, ...], exclude: frozenset[int] = frozenset(),
-                 shape: bool = True) -> Specialization:
+                 shape: bool = True, weights: tuple[tuple[str, int, int, int], ...] = ()) -> Specialization:
     """The specialization a profile supports: every candidate parameter it saw with one value (but
     those in `exclude`: offsets whose guards kept failing) and, when `shape`, the grid if it never
-    changed."""
+    changed; `weights`: branch weights (counters.weights) to carry along."""
     inv = prof.invariant()
     params = []
     names = []
@@ -83,4 +92,4 @@ def from_profile(prof: Profile, cands: tuple[Candidate, ...], exclude: frozenset
     s = prof.invariant_shape()
     if shape and s is not None:
         grid = s[0]
-    return Specialization(tuple(params), grid, tuple(names))
+    return Specialization(tuple(params), grid, tuple(names), weights)

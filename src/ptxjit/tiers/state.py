@@ -10,12 +10,17 @@
   (policy.py, trial).  A version is only ever replaced by another tier-1 version, never by tier 0.
 * A launch long enough (policy.min_batches_for_swap batches per worker) that starts while tier 1 is
   being built runs in batches (runner.py) and moves to tier 1 between batches once it is ready.
+* Counters (counters.py): after tier 1's first build the background thread also translates the
+  counting code (block counters, instrument layer); the next sampled launches (policy.counted_launches)
+  run on it, and their block counts give tier 1 its branch weights (a rebuild, raced against the plain
+  code like any specialization).
 """
 
 from __future__ import annotations
 
 import atexit
 import collections
+import dataclasses
 import functools
 import os
 import struct
@@ -29,7 +34,7 @@ from ptxjit.jit.translate import Translation
 from ptxjit.runtime import launch as _launch
 from ptxjit.runtime import printf
 from ptxjit.streams import stream as _streams
-from ptxjit.tiers import llvmproc
+from ptxjit.tiers import counters, llvmproc
 from ptxjit.tiers.policy import Policy, moved_params
 from ptxjit.tiers.profile import Profile, candidates
 from ptxjit.tiers.runner import BatchLog, run_batched
@@ -60,6 +65,7 @@ class TierStats:
     swaps: int = 0  # launches that moved from tier 0 to tier 1 while running
     guard_failures: int = 0
     reoptimizations: int = 0
+    counted: int = 0  # launches run on the counting code (counters.py)
     trials: list[dict] = field(default_factory=list)  # specialized vs plain code: medians, the one kept
     builds: list[dict] = field(default_factory=list)  # per version built: level, seconds, disk, spec
     errors: list[str] = field(default_factory=list)
@@ -119,6 +125,8 @@ class KernelTiers:
         self.trial: tuple[list[float], list[float]] | None = None  # seconds: specialized, plain
         self.rejected: set[str] = set()  # specializations that lost their trial against the plain code
         self.nlaunches = 0
+        self.count_spec = None  # the counting code's probe set once its translation is built (counters.py)
+        self.ncounted = 0
         self.stats = TierStats()
         # the steady state's short path applies (no printf memory to register, no test hook)
         self.fast = not kernel._access.uses_printf and HOOKS["ready_after_batches"] is None
@@ -179,7 +187,7 @@ class KernelTiers:
                 self.window = {}
                 self.recent.clear()
                 self.failed_bytes.clear()
-            if spec.params or spec.grid is not None:
+            if spec.params or spec.grid is not None or spec.weights:
                 # the unspecialized O3 code (today's translation): what runs a launch whose guard
                 # fails once it exists (tier 0's generic code can be much slower), and what a new
                 # specialization races against: constants can also make LLVM's choices worse, and
@@ -189,11 +197,68 @@ class KernelTiers:
                 with self.lock:
                     if self.t1 is v and POLICY.trial_launches:
                         self.trial = ([], [])
+            if self.count_spec is None and POLICY.counted_launches and not _exiting.is_set():
+                self._build_counting()
         except Exception as e:  # noqa: BLE001 - a failed build leaves the launches on tier 0
             self.stats.errors.append(f"{type(e).__name__}: {e}")
         finally:
             with self.lock:
                 self.building = None
+
+    def _build_counting(self) -> None:
+        """Translate the counting code (counters.py) into the module's cache, where a probed launch finds
+        it: the counted launches then pay no translation.  A kernel the counters cannot describe (more
+        sites than records hold) simply gets none."""
+        k = self.kernel
+        m = k.module
+        try:
+            with m._lock:
+                plan = counters.plan_of(k, self.block)
+            spec = counters.probe_spec(plan)
+            with gc_paused():
+                try:
+                    t = _tr.translate(m.ir, k.fn, m._glay, self.block, m.ptx_digest, self.checked, spec, 3, None,
+                                      lock=_Lowering(m._lock), optimizer=llvmproc.optimize_to_object)
+                finally:
+                    with _exit_lock:
+                        _in_llvm.discard(threading.current_thread())
+            with m._lock:
+                m._translations.setdefault((k.fn.name, self.block, self.checked, spec.key), t)
+            self.count_spec = spec
+        except _BuildCancelled:
+            pass
+        except Exception as e:  # noqa: BLE001 - no counters: tier 1 keeps its constants only
+            self.stats.builds.append({"level": "counters", "error": f"{type(e).__name__}: {e}"})
+            self.ncounted = POLICY.counted_launches  # never asked again
+
+    def counted(self) -> tuple[list[counters.Branch], list[counters.Loop]]:
+        """Edge and trip counts from the counted launches so far (empty lists before any)."""
+        prof = self.merged(self.profiles)
+        if not prof.counted or self.count_spec is None:
+            return [], []
+        return counters.edges(self.kernel, self.block, self.count_spec.plan, prof.blocks, prof.threads)
+
+    def _run_counted(self, g, b, shared_mem: int, timeout, args) -> None:
+        """A sampled launch run on the counting code: the same results, plus the block counts; once
+        counted, tier 1 is rebuilt with the branch weights they give (its race decides if they pay)."""
+        self.ncounted += 1
+        blocks = counters.run_counted(self.kernel, self.count_spec, g, b, args, shared_mem, timeout, self.checked)
+        me = threading.get_ident()
+        p = self.profiles.get(me)
+        if p is None:
+            p = self.profiles[me] = Profile()
+        p.record_counts(blocks, g[0] * g[1] * g[2] * b[0] * b[1] * b[2])
+        self.stats.counted += 1
+        self.stats.launches[1] += 1
+        v1 = self.t1
+        if self.ncounted < POLICY.counted_launches or v1 is None or v1.spec.weights:
+            return
+        w = counters.weights(self.counted()[0])
+        if not w or len(self.versions) >= POLICY.max_versions:
+            return
+        spec = dataclasses.replace(v1.spec, weights=w)
+        if spec.key not in self.rejected:
+            self.start_build(spec, "branch weights from the block counters")
 
     def _translate(self, spec: Specialization | None) -> Translation:
         """Tier-1 code (block-specialized, O3), with `spec`'s constants or without (None: the plain code,
@@ -286,7 +351,7 @@ class KernelTiers:
             grid_ok = window.invariant_shape() is not None and window.invariant_shape()[0] == cur.grid
         else:
             grid_ok = True
-        spec = from_profile(window, self.cands, self.excluded, shape=grid_ok)
+        spec = from_profile(window, self.cands, self.excluded, shape=grid_ok, weights=cur.weights)
         if spec.key != cur.key and spec.key not in self.rejected:
             self.start_build(spec, why)
         else:  # the same assumptions again: nothing to gain; forget the failures counted
@@ -309,6 +374,10 @@ class KernelTiers:
         pb = self.param_bytes(values, patches) if sampled or v1 is None or v1.spec.params or not self.fast else b""
         if sampled:
             self._record(pb, (g, b, shared_mem))
+            if self.count_spec is not None and self.ncounted < POLICY.counted_launches and self.trial is None \
+                    and self.building is None:
+                self._run_counted(g, b, shared_mem, timeout, args)
+                return
         if v1 is not None and self.fast and v1.spec.guard(pb, g):
             # the steady state: tier 1's assumptions hold; as few steps as Kernel.__call__'s own path
             self.recent.append(False)

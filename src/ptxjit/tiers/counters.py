@@ -1,0 +1,193 @@
+"""Tier 0's execution counters (issue 13): per basic block of the kernel as lowered, how many thread
+executions a launch made, and from them per conditional branch its taken / not-taken counts and per
+loop its mean trip count.
+
+The counts come from the instrumentation layer's counting mode (ptxjit/instrument: the code ptxjit.trace
+runs first, with one counter increment per block execution): a *counted launch* is an ordinary launch
+of that code (same results; block-specialized O3 code with counters, translated in the background
+after tier 1's first build, so the launch that counts pays no translation).  Sampled: the policy
+counts a launch only while the profile has fewer than `Policy.counted_launches` counted launches, so
+the steady state pays nothing.
+
+Edge counts follow from the block counts by flow conservation (`edges`): a block's count is the sum
+of its incoming edges and the sum of its outgoing ones; an unconditional edge carries its block's
+count, a branch whose taken or fall-through successor has it as only predecessor is known at once,
+and the rest is solved by propagation (a branch left undetermined has no edge counts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+RECORDS = ("blocks", "branches")  # the counting plan: block counters, and the branch sites named
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A conditional branch's counts: `function`, `stmt` (its index in the lowered function's body:
+    what the lowering's hook matches), `line` (PTX), `taken`/`fallthrough` thread executions,
+    `back` (a loop's back edge: its target starts at or before the branch)."""
+
+    function: str
+    stmt: int
+    line: int
+    taken: int
+    fallthrough: int
+    back: bool
+
+    @property
+    def total(self) -> int:
+        return self.taken + self.fallthrough
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A loop found by its back edge: header PTX line, entries (executions arriving from outside the
+    loop) and iterations (executions of the header); `trips` the mean iterations per entry."""
+
+    function: str
+    line: int
+    entries: int
+    iterations: int
+
+    @property
+    def trips(self) -> float:
+        return self.iterations / self.entries if self.entries else 0.0
+
+
+def plan_of(kernel, block):
+    """The counting plan of the kernel lowered for `block` (cached on the kernel, as ptxjit.trace does)."""
+    from ptxjit.instrument.trace import kernel_plan
+
+    return kernel_plan(kernel, block, RECORDS)
+
+
+def probe_spec(plan):
+    from ptxjit.instrument.probes import ProbeSpec
+
+    return ProbeSpec(plan, "count", RECORDS)
+
+
+def run_counted(kernel, spec, g, b, args, shared_mem: int, timeout, checked: bool) -> np.ndarray:
+    """Run the launch on the counting code (an ordinary launch: the same results) and return the
+    thread executions per block site of the plan."""
+    from ptxjit.instrument.buffers import CountBuffers
+    from ptxjit.instrument.probes import ProbeLaunch
+    from ptxjit.runtime.launch import worker_count
+
+    plan = spec.plan
+    cb = CountBuffers(plan, worker_count(), g[0] * g[1] * g[2], b[0] * b[1] * b[2])
+    kernel(g, b, args, shared_mem, timeout=timeout, checked=checked, unchecked=not checked,
+           probes=ProbeLaunch(spec, cb.table))
+    counts = cb.counts()
+    return np.array([counts[s.counter] for s in plan.blocks], np.int64)
+
+
+def _functions(kernel, block) -> dict:
+    """The functions the plan's sites index: the kernel as lowered for `block` (the plan was built from
+    it) and the module's device functions."""
+    from ptxjit.instrument.trace import lowered_kernel
+
+    fns = {f.name: f for f in kernel.module.ir.functions.values() if f.body is not None}
+    fns[kernel.name] = lowered_kernel(kernel, block)
+    return fns
+
+
+def edges(kernel, block, plan, block_counts: np.ndarray, threads: int) -> tuple[list[Branch], list[Loop]]:
+    """Per conditional branch its edge counts and per loop (back edge) its trip counts, from the block
+    counts of counted launches of the kernel lowered for `block` (`threads`: threads those launches
+    started, the kernel's entry count)."""
+    from ptxjit.frontend import ir
+    from ptxjit.passes.dataflow import build_cfg
+
+    fns = _functions(kernel, block)
+    by_fn: dict[str, dict[int, int]] = {}
+    for site, n in zip(plan.blocks, block_counts, strict=True):
+        by_fn.setdefault(site.function, {})[site.stmt] = int(n)
+    branches: list[Branch] = []
+    loops: list[Loop] = []
+    for name, counts in by_fn.items():
+        fn = fns.get(name)
+        if fn is None:
+            continue
+        body = fn.body or []
+        cfg, _ = build_cfg(fn)
+        cnt: list[int | None] = []
+        for blk in cfg:
+            first = next((i for i in range(blk.start, blk.end) if isinstance(body[i], ir.Instr)), None)
+            cnt.append(counts.get(first) if first is not None else None)
+        sol = _solve(cfg, cnt, threads if name == kernel.name else None)
+        for bi, blk in enumerate(cfg):
+            last = body[blk.end - 1] if blk.end > blk.start else None
+            if not (isinstance(last, ir.Instr) and last.opcode == "bra" and last.guard is not None
+                    and len(blk.succs) == 2):
+                continue
+            t, f = sol.get((bi, 0)), sol.get((bi, 1))
+            if t is None or f is None or t < 0 or f < 0:
+                continue
+            back = cfg[blk.succs[0]].start <= blk.start
+            branches.append(Branch(name, blk.end - 1, last.pos.line, t, f, back))
+            head = cnt[blk.succs[0]]
+            if back and head is not None:
+                loops.append(Loop(name, _line_at(body, cfg[blk.succs[0]]), head - t, head))
+    return branches, loops
+
+
+def _line_at(body, blk) -> int:
+    from ptxjit.frontend import ir
+
+    return next((s.pos.line for s in body[blk.start:blk.end] if isinstance(s, ir.Instr)), 0)
+
+
+def _solve(cfg, cnt: list[int | None], entry: int | None) -> dict[tuple[int, int], int]:
+    """Edge counts (block, successor position) -> executions, by flow conservation (module doc)."""
+    preds: dict[int, list[tuple[int, int]]] = {}
+    for bi, blk in enumerate(cfg):
+        for k, s in enumerate(blk.succs):
+            preds.setdefault(s, []).append((bi, k))
+    known: dict[tuple[int, int], int] = {}
+    for bi, blk in enumerate(cfg):
+        if len(blk.succs) == 1 and cnt[bi] is not None:
+            known[(bi, 0)] = cnt[bi]
+    changed = True
+    while changed:
+        changed = False
+        for bi, blk in enumerate(cfg):  # outgoing: a block's count is the sum of its out-edges
+            if cnt[bi] is None or len(blk.succs) != 2:
+                continue
+            if blk.succs[0] == blk.succs[1]:
+                continue
+            have = [known.get((bi, k)) for k in (0, 1)]
+            if have.count(None) == 1:
+                k = have.index(None)
+                known[(bi, k)] = cnt[bi] - have[1 - k]
+                changed = True
+        for s, ins in preds.items():  # incoming: ... and of its in-edges (the entry: plus the thread starts)
+            if cnt[s] is None:
+                continue
+            extra = entry if s == 0 else 0
+            if extra is None:
+                continue
+            unknown = [e for e in ins if e not in known]
+            if len(unknown) == 1:
+                known[unknown[0]] = cnt[s] - extra - sum(known[e] for e in ins if e in known)
+                changed = True
+    return known
+
+
+WEIGHT_SCALE = 1000  # branch weights as parts per thousand: a stable cache key for a stable bias
+
+
+def weights(branches: list[Branch]) -> tuple[tuple[str, int, int, int], ...]:
+    """Branch weights (function, stmt, taken, fall-through) for the branches that ran, quantized to
+    parts per thousand (at least 1 each: a branch never seen taken may still be)."""
+    out = []
+    for br in branches:
+        if br.total <= 0:
+            continue
+        t = max(1, round(WEIGHT_SCALE * br.taken / br.total))
+        f = max(1, round(WEIGHT_SCALE * br.fallthrough / br.total))
+        out.append((br.function, br.stmt, t, f))
+    return tuple(sorted(out))
