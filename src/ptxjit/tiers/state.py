@@ -215,13 +215,7 @@ class KernelTiers:
             with m._lock:
                 plan = counters.plan_of(k, self.block)
             spec = counters.probe_spec(plan)
-            with gc_paused():
-                try:
-                    t = _tr.translate(m.ir, k.fn, m._glay, self.block, m.ptx_digest, self.checked, spec, 3, None,
-                                      lock=_Lowering(m._lock), optimizer=llvmproc.optimize_to_object)
-                finally:
-                    with _exit_lock:
-                        _in_llvm.discard(threading.current_thread())
+            t = self._o3(spec, None)
             with m._lock:
                 m._translations.setdefault((k.fn.name, self.block, self.checked, spec.key), t)
             self.count_spec = spec
@@ -274,18 +268,25 @@ class KernelTiers:
                 t = m._translations.get(key)
             if t is not None:
                 return t
-        # the cyclic GC paused as Module.translation does (its scans of the IR make lowering 2-3x slower)
-        with gc_paused():
-            try:
-                t = _tr.translate(m.ir, k.fn, m._glay, self.block, m.ptx_digest, self.checked, None, 3, spec,
-                                  lock=_Lowering(m._lock), optimizer=llvmproc.optimize_to_object)
-            finally:
-                with _exit_lock:
-                    _in_llvm.discard(threading.current_thread())
+        t = self._o3(None, spec)
         if spec is None:  # one copy of today's translation per module, whoever built it first
             with m._lock:
                 t = m._translations.setdefault(key, t)
         return t
+
+    def _o3(self, probes, spec: Specialization | None) -> Translation:
+        """The kernel's block-specialized O3 code (with `probes`' counters and `spec`'s constants, either
+        None), LLVM in the child process; the cyclic GC paused as Module.translation does (its scans of
+        the IR make lowering 2-3x slower)."""
+        k = self.kernel
+        m = k.module
+        with gc_paused():
+            try:
+                return _tr.translate(m.ir, k.fn, m._glay, self.block, m.ptx_digest, self.checked, probes, 3, spec,
+                                     lock=_Lowering(m._lock), optimizer=llvmproc.optimize_to_object)
+            finally:
+                with _exit_lock:
+                    _in_llvm.discard(threading.current_thread())
 
     def _end_trial(self, v1: Version, trial: tuple[list[float], list[float]]) -> None:
         """Keep the specialized code only if it was faster than the plain code (fastest launches of the
