@@ -3,9 +3,11 @@
 PTX computes addresses with integer arithmetic; lowered literally (`inttoptr` of an i64) they are
 opaque to LLVM's scalar evolution, so loops over them cannot be vectorized.  A register qualifies as a
 pointer when every one of its definitions produces an address: a load of a 64-bit kernel parameter,
-`cvta`/`mov` of a pointer register or of a variable's address, or `add`/`sub` of a pointer and a
-non-pointer.  Lowering keeps such registers as LLVM pointers and turns the additions into
-`getelementptr`.  Flow-insensitive, iterated to a fixed point (linear in practice).
+`cvta`/`mov` of a pointer register or of a variable's address, `add`/`sub` of a pointer and a
+non-pointer, or `mad.wide`/`mad.lo.64` adding a product of non-pointers to a pointer (Triton's
+`mad.wide.s32 %rd1, %r8, 4, %rd10`: a row's address).  Lowering keeps such registers as LLVM
+pointers and turns the additions into `getelementptr`.  Flow-insensitive, iterated to a fixed point
+(linear in practice).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from ptxjit.frontend import ir
 from ptxjit.passes.dataflow import defs_uses
 
-_ADDRESS_OPS = frozenset({"ld", "mov", "cvta", "add", "sub"})
+_ADDRESS_OPS = frozenset({"ld", "mov", "cvta", "add", "sub", "mad"})
 
 
 def pointer_registers(fn: ir.Function, kernel_params: set[str]) -> set[str]:
@@ -46,7 +48,7 @@ def pointer_registers(fn: ir.Function, kernel_params: set[str]) -> set[str]:
                 continue
             for i in ds:
                 src = i.operands[1:]
-                if i.opcode in ("add", "sub", "mov", "cvta") and src and all(
+                if i.opcode in ("add", "sub", "mov", "cvta", "mad") and src and all(
                         isinstance(s, ir.Imm) or reg(s, ints) for s in src):
                     ints.add(r)
                     changed = True
@@ -67,6 +69,10 @@ def pointer_registers(fn: ir.Function, kernel_params: set[str]) -> set[str]:
             if isinstance(s, ir.Reg):
                 return s.name in ptrs
             return ins.opcode == "mov" and isinstance(s, ir.Sym) and not ins.has("u32", "b32")
+        if ins.opcode == "mad":
+            # (the factors of a .wide are 32-bit registers: never addresses)
+            factor = (lambda op: isinstance(op, ir.Imm | ir.Reg)) if ins.has("wide") else int_or_imm
+            return is_pointer_mad(ins) and reg(src[2], ptrs) and factor(src[0]) and factor(src[1])
         if ins.opcode in ("add", "sub") and len(src) == 2 and ins.types()[-1] in ("s64", "u64", "b64") \
                 and not ins.has("cc", "sat"):
             a, b = src
@@ -85,6 +91,15 @@ def pointer_registers(fn: ir.Function, kernel_params: set[str]) -> set[str]:
                 cand.discard(r)
                 changed = True
     return cand
+
+
+def is_pointer_mad(ins: ir.Instr) -> bool:
+    """mad whose 64-bit result is the product plus the addend exactly: .wide of 32-bit operands or
+    .lo of 64-bit ones, no carry (.cc, madc), no saturation."""
+    if ins.opcode != "mad" or len(ins.operands) != 4 or ins.has("cc", "sat", "hi"):
+        return False
+    t = ins.types()[-1] if ins.types() else ""
+    return (ins.has("wide") and t in ("s32", "u32")) or (ins.has("lo") and t in ("s64", "u64", "b64"))
 
 
 def provenance(fn: ir.Function, kparams: set[str], pointer_regs: set[str]) -> dict[str, str]:

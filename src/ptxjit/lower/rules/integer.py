@@ -174,6 +174,10 @@ def lower_mad(lw: FnLowering, ins: Instr) -> None:
     d, a_op, b_op, c_op = ins.operands[:4]
     a, m = lw.read(a_op, t), lw.read(b_op, t)
     p, rt = _mul_mode(lw, ins, a, m, t)
+    if lw.is_pointer_reg(d):
+        # pointer + product (passes/pointers.py is_pointer_mad): a getelementptr, as for add
+        lw.write(d, b.gep(lw.read_pointer(c_op), [p]), rt)
+        return
     c = lw.read(c_op, rt)
     if ins.has("sat") and ins.has("hi"):
         r = _intr(lw, "llvm.sadd.sat", p.type, [p, c])
