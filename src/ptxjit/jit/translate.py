@@ -37,6 +37,7 @@ class Translation:
     seconds: float
     from_disk: bool = False
     nyields: int = 0
+    xbuf_points: int = 0  # region mode: exchange-buffer row pairs (0: nyields + 1; lower/function.py)
     checked: bool = False  # bounds-checked code: the launch must give it a range table (L_RANGES)
     probes: str = ""  # instrumented code (ptxjit/instrument): its probe key; the launch must give a probe table
 
@@ -120,6 +121,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
                                                       int(sh["dynamic_offset"])),
                                          bool(meta["has_yields"]), [tuple(x) for x in meta["locations"]],
                                          time.perf_counter() - t0, from_disk=True, nyields=int(meta["nyields"]),
+                                         xbuf_points=int(meta.get("xbuf_points", 0)),
                                          checked=checked, probes=pkey)
                 except (KeyError, TypeError, ValueError):
                     hit_tr = None
@@ -135,6 +137,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
     locations = [(str(i.pos), i.text) for i in cg.locations]  # CUDA line first where .loc gives one
     tr = Translation(kernel.name, block, native, cg.body_save_stride, fn_local_size(kernel), cg.shared,
                      cg.has_yields, locations, time.perf_counter() - t0, nyields=cg.nyields, checked=checked,
+                     xbuf_points=getattr(cg, "xbuf_points", 0),
                      probes=pkey)
     if key is not None:
         cache.store(key, {
@@ -142,5 +145,6 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
             "shared": {"offsets": cg.shared.offsets, "static_size": cg.shared.static_size,
                        "dynamic_offset": cg.shared.dynamic_offset},
             "has_yields": tr.has_yields, "locations": locations, "nyields": tr.nyields,
+            "xbuf_points": tr.xbuf_points,
         }, obj)
     return tr

@@ -61,10 +61,32 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         from ptxjit.lower.rules.mma import batched_mmas  # back-to-back mma.sync share one suspension
 
         batched = batched_mmas(fn)
+        # region mode (a kernel, the block known): back-to-back independent shuffles share one too
+        # (passes/shflsched.py; instrumented code keeps one point per shuffle, as its probes count)
+        shfl_batch = is_kernel and cg.block is not None and cg.probes is None
+        if shfl_batch:
+            from ptxjit.passes.shflsched import batched_shfls
+
+            batched = batched | batched_shfls(fn)
         self.suspends = lambda i: cg.yields(i) and id(i) not in batched
         yields = [i for i in fn.instructions if self.suspends(i)]
         # each suspension point's resume code is fixed by its position (1, 2, ... in program order)
         self.yield_index = {id(i): k + 1 for k, i in enumerate(yields)}
+        # region-mode exchange-buffer rows: a suspension point's own (its index), and past the last
+        # one a row pair for each shuffle that shares the suspension of the one before it
+        self.xbuf_index: dict[int, int] = {}
+        self.shfl_runs: dict[int, list[ir.Instr]] = {}
+        if shfl_batch:
+            leader = None  # the shuffle whose suspension the run shares
+            for i in fn.instructions:
+                if i.opcode == "shfl" and id(i) in batched and leader is not None:
+                    self.xbuf_index[id(i)] = len(yields) + 1 + len(self.xbuf_index)
+                    self.shfl_runs[id(leader)].append(i)
+                    continue
+                leader = i if i.opcode == "shfl" else None
+                if leader is not None:
+                    self.shfl_runs[id(i)] = []
+        self.xbuf_points = len(yields) + 1 + len(self.xbuf_index)
         self.thread_loop = is_kernel and not yields
         # region mode: every suspension point is a CTA barrier, so each call of the body runs one
         # barrier-to-barrier region for all threads waiting at the same point, as a loop over threads

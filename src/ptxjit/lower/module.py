@@ -19,6 +19,7 @@ from ptxjit.lower.progress import spin_points
 from ptxjit.lower.scheduler import build_region_scheduler, finish_scheduler, stop_if_failed
 from ptxjit.lower.types import I1, I8, I32, I64, PTR, VOID, const_int
 from ptxjit.passes.lockstep import lockstep_loops
+from ptxjit.passes.shflsched import group_shuffles
 from ptxjit.runtime import heap as _heap  # noqa: F401  (its symbol must exist before cached code is loaded)
 
 WORKER_SYMBOL = "ptxjit_worker"
@@ -60,6 +61,8 @@ class ModuleCodegen:
             self.kernel = lockstep_loops(kernel, self.yields, block)
             # and suspend threads that spin on a flag, so that the thread setting it runs
             self.kernel = spin_points(self.kernel, self.yields)
+            if probes is None:  # independent shuffles back to back, to share suspension points
+                self.kernel = group_shuffles(self.kernel)
         self.locations: list[ir.Instr] = []
         self._loc_ids: dict[int, int] = {}
         self.funcs: dict[str, ll.Function] = {}
@@ -189,6 +192,7 @@ class ModuleCodegen:
         self.has_yields = not lw.thread_loop
         self.region_mode = lw.region_mode
         self.nyields = lw.nyields
+        self.xbuf_points = lw.xbuf_points
         while self.pending:
             fn = self.pending.pop()
             FnLowering(self, fn, self.funcs[fn.name], is_kernel=False).lower()

@@ -103,7 +103,7 @@ class _WorkerMemory:
         nwarps = (nthreads + 31) // 32
         self.warps = np.zeros(nwarps * abi.WARP_STRIDE, dtype=np.uint8)
         # region-mode warp exchange: [yield index][parity][thread] i64, masks per warp, counts per point
-        self.xbuf = np.zeros(max(2 * (tr.nyields + 1) * nthreads, 2), dtype=np.int64)
+        self.xbuf = np.zeros(max(2 * max(tr.nyields + 1, tr.xbuf_points) * nthreads, 2), dtype=np.int64)
         self.wmask = np.zeros(nwarps + 1, dtype=np.uint32)
         self.cnt = np.zeros(tr.nyields + 2, dtype=np.uint32)
         self.pcount = np.zeros(abi.pcount_slots(tr.nyields), dtype=np.int32)
@@ -150,8 +150,8 @@ class _MemoryPool:
 
     @staticmethod
     def key(tr: Translation, nthreads: int, shared_bytes: int, nworkers: int) -> tuple:
-        return (tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, nthreads, shared_bytes, nworkers,
-                tc_scratch(tr))
+        return (tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, tr.xbuf_points, nthreads, shared_bytes,
+                nworkers, tc_scratch(tr))
 
     def take(self, tr: Translation, nthreads: int, shared_bytes: int, nworkers: int,
              key: tuple | None = None) -> list[_WorkerMemory]:
@@ -377,7 +377,8 @@ def _execute(tr: Translation, kernel_name: str, grid, block, nctas: int, nthread
     argument), for a KernelFault."""
     shared_bytes = tr.shared.dynamic_offset + dyn_smem if dyn_smem else tr.shared.static_size
     pool_memory = _pool_memory
-    key = (tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, nthreads, shared_bytes, nworkers, tc_scratch(tr))
+    key = (tr.save_stride, tr.local_stride, tr.has_yields, tr.nyields, tr.xbuf_points, nthreads, shared_bytes, nworkers,
+           tc_scratch(tr))
     mems = pool_memory.take(tr, nthreads, shared_bytes, nworkers, key)
     fn = tr.native.worker
     # runtime/supervise.py's protocol, inline here: this is every launch's path (the context manager

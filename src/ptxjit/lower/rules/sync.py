@@ -114,11 +114,14 @@ def lower_lockstep(lw: FnLowering, ins: Instr) -> None:
 class _Exchange:
     """Publishes this lane's value, suspends, then reads the released lanes' values."""
 
-    def __init__(self, lw: FnLowering, value: ll.Value | None) -> None:
+    def __init__(self, lw: FnLowering, value: ll.Value | None,
+                 more: list[tuple[int, ll.Value]] = ()) -> None:
+        """`more`: region mode, the values of the shuffles sharing this suspension (passes/shflsched.py),
+        each with its exchange-buffer row pair (FnLowering.xbuf_index)."""
         b = lw.b
         self.lw = lw
         if lw.region_mode:
-            self._region(value)
+            self._region(value, more)
             return
         if value is not None:
             v64 = b.zext(value, I64) if value.type.width < 64 else value
@@ -132,7 +135,7 @@ class _Exchange:
         off = b.add(const_int(I32, base), b.mul(lane, const_int(I32, 8)))
         return self.lw.typed_ptr(b.gep(ws, [off]), I64)
 
-    def _region(self, value: ll.Value | None) -> None:
+    def _region(self, value: ll.Value | None, more: list[tuple[int, ll.Value]] = ()) -> None:
         """Region mode: operands go to a CTA-wide buffer, double-buffered per suspension point by
         its release count; the scheduler releases the lanes of each warp waiting there together."""
         lw = self.lw
@@ -144,6 +147,8 @@ class _Exchange:
         if value is not None:
             v64 = b.zext(value, I64) if value.type.width < 64 else value
             _xbuf_access(lw, idx, b.store(v64, self._region_slot(idx, count, lw.tlin)))
+        for row, v in more:  # (released together with this point: its release count's parity)
+            _xbuf_access(lw, row, b.store(b.zext(v, I64), self._region_slot(row, count, lw.tlin)))
         lw.yield_point(warp_level=True)
         parity = b.sub(count, const_int(I32, 1))  # released since: the row written before the suspension
         self.region_idx, self.region_parity = idx, parity
@@ -177,11 +182,13 @@ class _Exchange:
         off = b.mul(b.add(row, b.zext(t, I64)), const_int(I64, 8))
         return lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_XBUF), [off]), I64)
 
-    def value_of(self, lane: ll.Value) -> ll.Value:
+    def value_of(self, lane: ll.Value, row: int | None = None) -> ll.Value:
+        """Lane `lane`'s published value (region mode: `row`, the row pair of a batched shuffle)."""
         if self.lw.region_mode:
             b = self.lw.b
-            return _xbuf_access(self.lw, self.region_idx, b.load(
-                self._region_slot(self.region_idx, self.region_parity, b.add(self.warp_base, lane))))
+            row = self.region_idx if row is None else row
+            return _xbuf_access(self.lw, row, b.load(
+                self._region_slot(row, self.region_parity, b.add(self.warp_base, lane))))
         return self.lw.b.load(self._slot(self.ws, abi.WARP_SNAP, lane))
 
 
@@ -212,7 +219,7 @@ def _xbuf_access(lw: FnLowering, idx: int, inst: ll.Instruction) -> ll.Instructi
         return md([ll.MetaDataString(cg.llmod, name), dom])
 
     fn = lw.fn.name
-    points = sorted(set(lw.yield_index.values()))
+    points = sorted(set(lw.yield_index.values()) | set(lw.xbuf_index.values()))
     inst.set_metadata("alias.scope", md([scope("ptxjit.local", domain), scope(f"xbuf.{fn}.{idx}", xdomain)]))
     inst.set_metadata("noalias", md([scope("ptxjit.internal", domain), scope("ptxjit.shared", domain)]
                                     + [scope(f"xbuf.{fn}.{k}", xdomain) for k in points if k != idx]))
@@ -236,10 +243,23 @@ def _dst(op) -> tuple[ir.Reg, ir.Reg | None]:
 
 @rule("shfl", family="warp", yields=True)
 def lower_shfl(lw: FnLowering, ins: Instr) -> None:
-    """shfl[.sync].up/down/bfly/idx.b32 d[|p], a, b, c[, membermask] with clamp and segment mask."""
-    b = lw.b
+    """shfl[.sync].up/down/bfly/idx.b32 d[|p], a, b, c[, membermask] with clamp and segment mask.
+
+    Region mode: a run of independent shuffles (passes/shflsched.py) shares the first one's suspension:
+    it publishes every operand of the run, suspends once and writes every result; the others emit
+    nothing (they stand right after it, and no instruction of the run reads what another writes)."""
+    if id(ins) in lw.xbuf_index:
+        return
+    run = lw.shfl_runs.get(id(ins), [])
     a = lw.read(ins.operands[1], "b32")
-    ex = _Exchange(lw, a)
+    ex = _Exchange(lw, a, [(lw.xbuf_index[id(m)], lw.read(m.operands[1], "b32")) for m in run])
+    _shfl_result(lw, ins, ex, None)
+    for m in run:
+        _shfl_result(lw, m, ex, lw.xbuf_index[id(m)])
+
+
+def _shfl_result(lw: FnLowering, ins: Instr, ex: _Exchange, row: int | None) -> None:
+    b = lw.b
     lane = lw.lane()
     bval = b.and_(lw.read(ins.operands[2], "b32"), const_int(I32, 31))
     c = lw.read(ins.operands[3], "b32")
@@ -260,7 +280,7 @@ def lower_shfl(lw: FnLowering, ins: Instr) -> None:
         j = b.or_(min_lane, b.and_(bval, b.not_(segmask)))
         ok = b.icmp_signed("<=", j, max_lane)
     src = b.select(ok, b.and_(j, const_int(I32, 31)), lane)
-    v = b.trunc(ex.value_of(src), I32)
+    v = b.trunc(ex.value_of(src, row), I32)
     d, p = _dst(ins.operands[0])
     lw.write(d, v, "b32")
     if p is not None:
