@@ -173,7 +173,7 @@ def _model(x: np.ndarray, nthreads: int) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("grid,block", [(1, 32), (3, 64), (5, 128)])
+@pytest.mark.parametrize("grid,block", [(1, 32), (3, 64), (2, 96), (5, 128)])
 def test_batched_shuffles_match_numpy(grid, block, monkeypatch):
     monkeypatch.setenv("PTXJIT_TIERS", "0")  # the block-specialized (region mode) code, where runs batch
     rng = np.random.default_rng(grid * block)

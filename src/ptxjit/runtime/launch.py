@@ -103,7 +103,9 @@ class _WorkerMemory:
         nwarps = (nthreads + 31) // 32
         self.warps = np.zeros(nwarps * abi.WARP_STRIDE, dtype=np.uint8)
         # region-mode warp exchange: [yield index][parity][thread] i64, masks per warp, counts per point
-        self.xbuf = np.zeros(max(2 * max(tr.nyields + 1, tr.xbuf_points) * nthreads, 2), dtype=np.int64)
+        # (32 more each side: a butterfly shuffle reads threads t - k and t + k, k < 32, and keeps the one
+        # that lane & k names: lower/rules/sync.py)
+        self.xbuf = np.zeros(2 * max(tr.nyields + 1, tr.xbuf_points) * nthreads + 64, dtype=np.int64)
         self.wmask = np.zeros(nwarps + 1, dtype=np.uint32)
         self.cnt = np.zeros(tr.nyields + 2, dtype=np.uint32)
         self.pcount = np.zeros(abi.pcount_slots(tr.nyields), dtype=np.int32)
@@ -118,7 +120,7 @@ class _WorkerMemory:
         rec[abi.W_STATUS] = self.status.ctypes.data
         rec[abi.W_WARP] = self.warps.ctypes.data
         rec[abi.W_ID] = index
-        rec[abi.W_XBUF] = self.xbuf.ctypes.data
+        rec[abi.W_XBUF] = self.xbuf.ctypes.data + 32 * 8
         rec[abi.W_WMASK] = self.wmask.ctypes.data
         rec[abi.W_CNT] = self.cnt.ctypes.data
         rec[abi.W_PCOUNT] = self.pcount.ctypes.data

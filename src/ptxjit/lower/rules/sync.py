@@ -17,7 +17,7 @@ from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.progress import barrier_operands, static_barrier
 from ptxjit.lower.rules.registry import rule
-from ptxjit.lower.types import I32, I64, const_int
+from ptxjit.lower.types import I1, I32, I64, const_int
 
 # ---------------------------------------------------------------- CTA barriers
 
@@ -173,14 +173,22 @@ class _Exchange:
                                      const_int(I32, 0))
         self.arrived = b.select(from_dense, every, b.load(wm))
 
-    def _region_slot(self, idx: int, count: ll.Value, t: ll.Value) -> ll.Value:
+    def _region_slot(self, idx: int, count: ll.Value, t: ll.Value, signed: bool = False) -> ll.Value:
+        """Thread t's slot in the row pair of point (or batched shuffle) idx; `signed`: t may be below 0
+        (a butterfly's t - k, read but not used where t < k)."""
         lw = self.lw
         b = lw.b
         n = lw.cg.block[0] * lw.cg.block[1] * lw.cg.block[2]
         row = b.add(const_int(I64, 2 * idx * n), b.mul(b.zext(b.and_(count, const_int(I32, 1)), I64),
                                                        const_int(I64, n)))
-        off = b.mul(b.add(row, b.zext(t, I64)), const_int(I64, 8))
+        off = b.mul(b.add(row, b.sext(t, I64) if signed else b.zext(t, I64)), const_int(I64, 8))
         return lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_XBUF), [off]), I64)
+
+    def value_at(self, t: ll.Value, row: int | None = None) -> ll.Value:
+        """Region mode: thread t's published value (t: the thread's index in the CTA)."""
+        b = self.lw.b
+        row = self.region_idx if row is None else row
+        return _xbuf_access(self.lw, row, b.load(self._region_slot(row, self.region_parity, t, signed=True)))
 
     def value_of(self, lane: ll.Value, row: int | None = None) -> ll.Value:
         """Lane `lane`'s published value (region mode: `row`, the row pair of a batched shuffle)."""
@@ -261,6 +269,22 @@ def lower_shfl(lw: FnLowering, ins: Instr) -> None:
 def _shfl_result(lw: FnLowering, ins: Instr, ex: _Exchange, row: int | None) -> None:
     b = lw.b
     lane = lw.lane()
+    k, c = ins.operands[2:4]
+    if lw.region_mode and ins.has("bfly") and isinstance(k, ir.Imm) and isinstance(c, ir.Imm) \
+            and c.value & 0x1F1F == 31:
+        # a butterfly over the whole warp (Triton's and CUB's reductions): the partner of thread t is
+        # t - k or t + k, as lane & k says; two reads at a constant distance from t, which LLVM widens
+        # into two vector loads and a blend, where the read of (lane ^ k) would be a gather (the buffer
+        # has room past its last row: runtime/launch.py)
+        kk = k.value & 31
+        up = ex.value_at(b.add(lw.tlin, const_int(I32, kk)), row)
+        down = ex.value_at(b.sub(lw.tlin, const_int(I32, kk)), row)
+        high = b.icmp_unsigned("!=", b.and_(lane, const_int(I32, kk)), const_int(I32, 0))
+        d, p = _dst(ins.operands[0])
+        lw.write(d, b.trunc(b.select(high, down, up), I32), "b32")
+        if p is not None:
+            lw.write(p, const_int(I1, 1), "pred")
+        return
     bval = b.and_(lw.read(ins.operands[2], "b32"), const_int(I32, 31))
     c = lw.read(ins.operands[3], "b32")
     cval = b.and_(c, const_int(I32, 31))
