@@ -17,6 +17,7 @@ import pytest
 
 import ptxjit
 from ptxjit.errors import KernelDeadlock, KernelTimeout, KernelTrap
+from tests.subproc_util import sigint_default
 
 DATA = Path(__file__).parent / "data" / "coop" / "coop.ptx"
 
@@ -208,7 +209,7 @@ print("OK", flush=True)
 @pytest.mark.skipif(os.name != "posix", reason="SIGINT delivery to a child process")
 def test_ctrl_c_stops_a_cooperative_launch():
     p = subprocess.Popen([sys.executable, "-c", _CHILD, str(DATA)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
     try:
         ready, _, _ = select.select([p.stdout], [], [], 180)
         assert ready, "child produced no output"

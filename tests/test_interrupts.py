@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import ptxjit
+from tests.subproc_util import sigint_default
 
 DATA = Path(__file__).parent / "data" / "interrupts.ptx"
 
@@ -101,7 +102,7 @@ def _readline(p: subprocess.Popen, timeout: float) -> str:
 @pytest.mark.parametrize("nworkers", [1, 2])
 def test_ctrl_c_stops_launch_and_process_stays_usable(nworkers, kernel):
     p = subprocess.Popen([sys.executable, "-c", _CHILD, str(nworkers), kernel, str(DATA)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
     try:
         line = _readline(p, 180)
         assert line.strip() == "READY", (line, p.stderr.read() if p.poll() is not None else "")

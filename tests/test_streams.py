@@ -18,6 +18,7 @@ import pytest
 
 import ptxjit
 from ptxjit.streams import scheduler
+from tests.subproc_util import sigint_default
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "examples" / "demo_kernels.ptx"
@@ -409,7 +410,7 @@ print("OK", flush=True)
 
 def _run_child(mode: str) -> tuple[subprocess.Popen, float]:
     p = subprocess.Popen([sys.executable, "-c", _CHILD, mode, str(INTERRUPTS)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
     ready, _, _ = select.select([p.stdout], [], [], 180)
     if not ready:
         p.kill()
