@@ -142,6 +142,19 @@ def test_dependent_or_ordered_shuffles_are_not_batched():
     assert early < st < late  # a store stays between the shuffles it stood between
 
 
+def test_carry_chain_keeps_its_order():
+    """addc reads the carry flag the add.cc before it wrote: an implicit register the dependences do not
+    name.  Here the shuffle needs the second add.cc (its operand and its place), not the addc: as a pure
+    instruction the addc would be left for after the shuffle, behind the second add.cc, and add the
+    wrong carry."""
+    src = PTX.replace("shfl.sync.bfly.b32 %r56, %r55, 2, 31, -1;",
+                      "add.cc.u32 %r60, %r1, %r2;\n  addc.u32 %r61, %r1, 0;\n  add.cc.u32 %r62, %r2, %r2;\n"
+                      "  shfl.sync.bfly.b32 %r56, %r62, 2, 31, -1;")
+    g = group_shuffles(parse(src).functions["chains"])
+    ops = [_dst(i) for i in g.instructions if i.opcode in ("add", "addc") and _dst(i) in ("%r60", "%r61", "%r62")]
+    assert ops == ["%r60", "%r61", "%r62"]
+
+
 def test_mad_wide_onto_a_pointer_is_a_pointer():
     fn = parse(PTX).functions["chains"]
     ptrs = pointer_registers(fn, {p.name for p in fn.params})

@@ -32,8 +32,8 @@ PURE = frozenset({
     "add", "sub", "mul", "mad", "fma", "div", "rem", "abs", "neg", "min", "max", "and", "or", "xor", "not",
     "cnot", "shl", "shr", "setp", "selp", "set", "slct", "mov", "cvt", "ex2", "lg2", "rcp", "sqrt",
     "rsqrt", "sin", "cos", "tanh", "copysign", "bfe", "bfi", "prmt", "popc", "clz", "brev", "lop3", "shf",
-    "mul24", "mad24", "sad", "testp", "bfind", "fns", "dp4a", "dp2a", "addc", "subc", "madc",
-})
+    "mul24", "mad24", "sad", "testp", "bfind", "fns", "dp4a", "dp2a",
+})  # (not addc/subc/madc: they read the carry flag, an implicit register the dependences do not track)
 MAX_RUN = 16  # shuffles sharing one suspension at most
 
 
@@ -44,7 +44,7 @@ def is_shuffle(st) -> bool:
 
 def _pure(ins: ir.Instr) -> bool:
     # (mov/cvt of a special register is pure too: %tid, %ctaid, ... do not change within a block)
-    return ins.opcode in PURE and not (ins.opcode in ("add", "sub", "mad") and ins.has("cc"))
+    return ins.opcode in PURE and not ins.has("cc")  # (a .cc instruction writes the carry flag: it stays put)
 
 
 def _schedule(block: list[ir.Instr]) -> list[ir.Instr]:
