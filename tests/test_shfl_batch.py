@@ -195,3 +195,39 @@ def test_batched_shuffles_match_numpy(grid, block, monkeypatch):
     out = np.zeros((n, 10), np.uint32)
     ptxjit.Module(PTX).get_function("chains")(grid, block, (x, out))
     np.testing.assert_array_equal(out, _model(x, block))
+
+
+BFLY_ANY = """
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry bfly_any(.param .u64 pout)
+{
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [pout];
+  mov.u32 %r1, %tid.x;
+  shfl.sync.bfly.b32 %r2, %r1, 3, 31, -1;
+  shfl.sync.bfly.b32 %r3, %r1, 5, 31, -1;
+  shfl.sync.bfly.b32 %r4, %r1, 4, 31, -1;
+  shfl.sync.bfly.b32 %r5, %r1, 0, 31, -1;
+  shfl.sync.bfly.b32 %r6, %r1, 31, 31, -1;
+  mul.wide.u32 %rd2, %r1, 20;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.v4.b32 [%rd3], {%r2, %r3, %r4, %r5};
+  st.global.b32 [%rd3+16], %r6;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("block", [32, 64])
+def test_butterfly_with_any_literal_distance(block, monkeypatch):
+    """lane ^ k is lane +- k only for a power of two k: 3, 5 and 31 read other lanes (lane 1 ^ 3 = 2)."""
+    monkeypatch.setenv("PTXJIT_TIERS", "0")
+    out = np.zeros((block, 5), np.uint32)
+    ptxjit.Module(BFLY_ANY).get_function("bfly_any")(1, block, (out,))
+    t = np.arange(block, dtype=np.uint32)
+    base, lane = t & ~np.uint32(31), t & np.uint32(31)
+    np.testing.assert_array_equal(out, np.stack([base + (lane ^ k) for k in (3, 5, 4, 0, 31)], axis=1))

@@ -271,11 +271,12 @@ def _shfl_result(lw: FnLowering, ins: Instr, ex: _Exchange, row: int | None) -> 
     lane = lw.lane()
     k, c = ins.operands[2:4]
     if lw.region_mode and ins.has("bfly") and isinstance(k, ir.Imm) and isinstance(c, ir.Imm) \
-            and c.value & 0x1F1F == 31:
-        # a butterfly over the whole warp (Triton's and CUB's reductions): the partner of thread t is
-        # t - k or t + k, as lane & k says; two reads at a constant distance from t, which LLVM widens
-        # into two vector loads and a blend, where the read of (lane ^ k) would be a gather (the buffer
-        # has room past its last row: runtime/launch.py)
+            and c.value & 0x1F1F == 31 and (k.value & 31) & ((k.value & 31) - 1) == 0:
+        # a butterfly over the whole warp (Triton's and CUB's reductions) at a power-of-two distance k
+        # (lane ^ 3 is no lane +- 3): the partner of thread t is t - k or t + k, as lane & k says; two
+        # reads at a constant distance from t, which LLVM widens into two vector loads and a blend,
+        # where the read of (lane ^ k) would be a gather (the buffer has room past its last row:
+        # runtime/launch.py)
         kk = k.value & 31
         up = ex.value_at(b.add(lw.tlin, const_int(I32, kk)), row)
         down = ex.value_at(b.sub(lw.tlin, const_int(I32, kk)), row)
