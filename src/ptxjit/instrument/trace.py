@@ -101,7 +101,7 @@ def lowered_kernel(kernel, block: tuple[int, int, int] | None):
     fn = cache.get(block)
     if fn is None:
         mod = kernel.module
-        fn = cache[block] = ModuleCodegen(mod.ir, kernel.fn, mod._glay, block).kernel
+        fn = cache[block] = ModuleCodegen(mod.ir, kernel.fn, mod._glay, block, instrumented=True).kernel
     return fn
 
 

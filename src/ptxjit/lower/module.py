@@ -29,7 +29,9 @@ EXTERN_FUNCS = {"vprintf", "__assertfail", "malloc", "free", "__nv_assertfail"}
 class ModuleCodegen:
     def __init__(self, module: ir.Module, kernel: ir.Function, globals_layout: GlobalsLayout,
                  block: tuple[int, int, int] | None = None, checked: bool = False, probes=None,
-                 spec=None) -> None:
+                 spec=None, instrumented: bool = False) -> None:
+        """`instrumented`: lower as for `probes` (set when only the kernel as lowered is wanted: the probe
+        plan's view, ptxjit/instrument/trace.py lowered_kernel)."""
         self.module = module
         # profile-guided specialization (ptxjit/tiers/specialize.py): parameter bytes by offset and
         # launch-record slots read as constants; the launches that run this code are guarded to match
@@ -61,7 +63,9 @@ class ModuleCodegen:
             self.kernel = lockstep_loops(kernel, self.yields, block)
             # and suspend threads that spin on a flag, so that the thread setting it runs
             self.kernel = spin_points(self.kernel, self.yields)
-            if probes is None:  # independent shuffles back to back, to share suspension points
+            # independent shuffles back to back, to share suspension points (not in instrumented code:
+            # its probe plans count one point per shuffle, in the PTX's order)
+            if probes is None and not instrumented:
                 self.kernel = group_shuffles(self.kernel)
         self.locations: list[ir.Instr] = []
         self._loc_ids: dict[int, int] = {}
