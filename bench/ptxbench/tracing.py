@@ -93,6 +93,7 @@ def measure(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
         times: dict[str, list[float]] = {k: [] for k in runs}
         counts: dict[str, list[float]] = {k: [] for k in tracers}
         posts: dict[str, list[float]] = {k: [] for k in tracers}
+        sizes: dict[str, tuple[int, dict]] = {}  # label -> (trace bytes, records per type)
         for _ in range(reps):
             for label, run in runs.items():
                 t0 = time.perf_counter()
@@ -105,6 +106,11 @@ def measure(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
                     for kind in tr.last.record_types:
                         tr.last.records(kind)
                     posts[label].append(time.perf_counter() - t1)
+                    sizes[label] = (sum(tr.last.nbytes().values()), tr.last.counts())
+                    # its buffers and sorted records go now: the traces of every record set kept at once
+                    # outgrew the memory (sgemm 512x512: 5.4 GB of records each, sorted copies on top:
+                    # the full run was OOM-killed at 24 GB)
+                    tr.last = None
         # once more with fresh buffers (the pool emptied): what a one-off trace pays for page faults
         from ptxjit.instrument.buffers import POOL
 
@@ -117,13 +123,13 @@ def measure(peer, mode: str, kernels: list[str], reps: int, log=print) -> dict:
                 t0 = time.perf_counter()
                 run()
                 cold[label] = time.perf_counter() - t0
+                tracers[label].last = None
         plain = statistics.median(times["plain"]) if times.get("plain") else None
         rec["plain_s"] = plain
-        for label, tr in tracers.items():
-            t = tr.last
+        for label in tracers:
+            nbytes, records = sizes.get(label, (0, {}))
             entry = {"trace_s": statistics.median(times[label]), "count_s": statistics.median(counts[label]),
-                     "post_s": statistics.median(posts[label]), "bytes": sum(t.nbytes().values()) if t else 0,
-                     "records": t.counts() if t else {}}
+                     "post_s": statistics.median(posts[label]), "bytes": nbytes, "records": records}
             entry["fresh_s"] = cold.get(label)
             if plain:
                 entry.update(trace_x=entry["trace_s"] / plain, count_x=entry["count_s"] / plain,
