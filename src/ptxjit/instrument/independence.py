@@ -42,15 +42,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ptxjit.frontend import ir
+from ptxjit.passes.dataflow import CARRY_READERS, PURE
 
-# results are functions of the operands (and the guard) only
-PURE = frozenset({
-    "add", "sub", "mul", "mad", "fma", "div", "rem", "abs", "neg", "min", "max", "addc", "subc", "madc",
-    "mul24", "mad24", "sad", "dp4a", "dp2a", "and", "or", "xor", "not", "cnot", "lop3", "shl", "shr", "shf",
-    "bfe", "bfi", "bfind", "bmsk", "brev", "clz", "fns", "popc", "prmt", "szext", "selp", "set", "setp",
-    "slct", "cvt", "cvta", "copysign", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "testp",
-    "mov", "isspacep", "createpolicy",
-})
 HARMLESS = frozenset({"prefetch", "prefetchu", "nanosleep", "pmevent", "membar", "fence",
                       "lockstep", "spinpoint"})  # no result, no effect on user data or counts
 CONTROL = frozenset({"bra", "brx", "exit", "ret", "trap"})
@@ -136,7 +129,7 @@ def independent(fn: ir.Function, kparams: set[str] | None = None) -> Independenc
             if op in ("ld", "ldu", "atom") and droppable(ins, kp):
                 new = set(defs)  # a value from memory
             elif op in PURE or op in COLLECTIVES or op in ("ld", "ldu") or (op in BARRIERS and defs):
-                reads = list(uses) + ([_CC] if op in ("addc", "subc", "madc") else [])
+                reads = list(uses) + ([_CC] if op in CARRY_READERS else [])
                 hit = any(r in tainted or _impure_special(r) for r in reads)
                 new = set(defs) | ({_CC} if ins.has("cc") else set()) if hit else set()
             else:

@@ -16,6 +16,18 @@ NO_DEST = frozenset({"st", "red", "bra", "brx", "ret", "exit", "trap", "membar",
                      "prefetchu", "cp", "call", "pmevent", "nanosleep", "brkpt", "applypriority", "discard",
                      "griddepcontrol", "setmaxnreg"})
 TERMINATORS = frozenset({"bra", "brx", "ret", "exit", "trap"})
+# register-to-register operations: their results are functions of their operands (and guard) only --
+# but for CARRY_READERS, which also read the carry flag an add.cc/sub.cc/mad.cc wrote: an implicit
+# register that defs_uses does not name (the taint analysis of instrument/independence.py tracks it,
+# the shuffle scheduler of passes/shflsched.py leaves those instructions in place)
+PURE = frozenset({
+    "add", "sub", "mul", "mad", "fma", "div", "rem", "abs", "neg", "min", "max", "addc", "subc", "madc",
+    "mul24", "mad24", "sad", "dp4a", "dp2a", "and", "or", "xor", "not", "cnot", "lop3", "shl", "shr", "shf",
+    "bfe", "bfi", "bfind", "bmsk", "brev", "clz", "fns", "popc", "prmt", "szext", "selp", "set", "setp",
+    "slct", "cvt", "cvta", "copysign", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "testp",
+    "mov", "isspacep", "createpolicy",
+})
+CARRY_READERS = frozenset({"addc", "subc", "madc"})
 
 
 def _regs(op) -> list[str]:

@@ -25,15 +25,8 @@ from __future__ import annotations
 import dataclasses
 
 from ptxjit.frontend import ir
-from ptxjit.passes.dataflow import defs_uses
+from ptxjit.passes.dataflow import CARRY_READERS, PURE, defs_uses
 
-# register-to-register operations with no effect besides their destination (moved freely)
-PURE = frozenset({
-    "add", "sub", "mul", "mad", "fma", "div", "rem", "abs", "neg", "min", "max", "and", "or", "xor", "not",
-    "cnot", "shl", "shr", "setp", "selp", "set", "slct", "mov", "cvt", "ex2", "lg2", "rcp", "sqrt",
-    "rsqrt", "sin", "cos", "tanh", "copysign", "bfe", "bfi", "prmt", "popc", "clz", "brev", "lop3", "shf",
-    "mul24", "mad24", "sad", "testp", "bfind", "fns", "dp4a", "dp2a",
-})  # (not addc/subc/madc: they read the carry flag, an implicit register the dependences do not track)
 MAX_RUN = 16  # shuffles sharing one suspension at most
 
 
@@ -44,7 +37,8 @@ def is_shuffle(st) -> bool:
 
 def _pure(ins: ir.Instr) -> bool:
     # (mov/cvt of a special register is pure too: %tid, %ctaid, ... do not change within a block)
-    return ins.opcode in PURE and not ins.has("cc")  # (a .cc instruction writes the carry flag: it stays put)
+    # (addc/subc/madc read the carry flag, a .cc instruction writes it: neither moves)
+    return ins.opcode in PURE and ins.opcode not in CARRY_READERS and not ins.has("cc")
 
 
 def _schedule(block: list[ir.Instr]) -> list[ir.Instr]:
