@@ -27,6 +27,7 @@ from ptxjit.lower.types import I8, I32, I64, PTR, const_int, lltype
 
 if TYPE_CHECKING:
     from ptxjit.lower.module import ModuleCodegen
+    from ptxjit.passes.shflchain import Chain
 
 MAX_THREAD_BYTES = 512 * 1024  # local memory per thread on sm_90 (a .param/.local variable lives there too)
 
@@ -64,10 +65,12 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         # region mode (a kernel, the block known): back-to-back independent shuffles share one too
         # (passes/shflsched.py; instrumented code keeps one point per shuffle, as its probes count)
         shfl_batch = is_kernel and cg.block is not None and cg.probes is None
+        # and a butterfly chain's later shuffles do not suspend: the chain runs at its first one
+        # (passes/shflchain.py; what its other instructions compute comes from lower/rules/sync.py)
+        self.chain_of: dict[int, Chain] = {}
+        self.chain_skip: set[int] = set()
         if shfl_batch:
-            from ptxjit.passes.shflsched import batched_shfls
-
-            batched = batched | batched_shfls(fn)
+            batched = self._plan_chains(fn, batched)
         self.suspends = lambda i: cg.yields(i) and id(i) not in batched
         yields = [i for i in fn.instructions if self.suspends(i)]
         # each suspension point's resume code is fixed by its position (1, 2, ... in program order)
@@ -79,6 +82,9 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         if shfl_batch:
             leader = None  # the shuffle whose suspension the run shares
             for i in fn.instructions:
+                if id(i) in self.chain_skip:
+                    leader = None
+                    continue
                 if i.opcode == "shfl" and id(i) in batched and leader is not None:
                     self.xbuf_index[id(i)] = len(yields) + 1 + len(self.xbuf_index)
                     self.shfl_runs[id(leader)].append(i)
@@ -87,6 +93,11 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
                 if leader is not None:
                     self.shfl_runs[id(i)] = []
         self.xbuf_points = len(yields) + 1 + len(self.xbuf_index)
+        # and a row pair per step of each butterfly chain: the values after that step
+        self.chain_rows: dict[int, list[int]] = {}
+        for head, c in self.chain_of.items():
+            self.chain_rows[head] = list(range(self.xbuf_points, self.xbuf_points + len(c.steps)))
+            self.xbuf_points += len(c.steps)
         self.thread_loop = is_kernel and not yields
         # region mode: every suspension point is a CTA barrier, so each call of the body runs one
         # barrier-to-barrier region for all threads waiting at the same point, as a loop over threads
@@ -134,6 +145,29 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
             # across a suspension point: what is live after it, and what it re-reads on resume
             self.live_after = {k: v | set(defs_uses(i)[1]) for i in fn.instructions
                                if self.suspends(i) for k, v in [(id(i), after[id(i)])]}
+
+    def _plan_chains(self, fn: ir.Function, batched: set[int]) -> set[int]:
+        """Region mode: the butterfly chains to fuse (passes/shflchain.py) and the shuffles that share a
+        suspension (passes/shflsched.py), returned with `batched`.  A chain is fused only when nothing
+        between its first shuffle and its last operation suspends: its result, written where the first
+        shuffle resumes, is no register saved across a suspension point by the liveness of the PTX."""
+        from ptxjit.passes.shflchain import butterfly_chains
+        from ptxjit.passes.shflsched import batched_shfls
+
+        chains = butterfly_chains(fn)
+        pos = {id(i): k for k, i in enumerate(fn.instructions)}
+        while True:
+            skip = {id(i) for c in chains for i in c.members()}
+            out = batched | batched_shfls(fn, skip) | {id(s.shfl) for c in chains for s in c.steps[1:]}
+            keep = [c for c in chains if not any(
+                self.cg.yields(i) and id(i) not in out
+                for i in fn.instructions[pos[id(c.head)] + 1:pos[id(c.steps[-1].op)] + 1])]
+            if len(keep) == len(chains):
+                break
+            chains = keep
+        self.chain_of = {id(c.head): c for c in chains}
+        self.chain_skip = skip
+        return out
 
     # ------------------------------------------------------------------ setup
     def lower(self) -> None:
@@ -209,6 +243,8 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         from ptxjit.lower.rules import RULES
 
         self.cur = ins
+        if id(ins) in self.chain_skip:  # computed where the chain's first shuffle resumes (sync.py)
+            return
         probes = self.probes if self.probing else None
         if ins is self.skip_branch:  # the thread-loop copy run when no thread takes this branch
             if probes is not None:

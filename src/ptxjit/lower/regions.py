@@ -39,6 +39,10 @@ class RegionLowering:
                            if id(i) in self.yield_index
                            and i.opcode in ("vote", "match", "redux", "activemask", "elect")}
         self._collect_schedule_info()
+        from ptxjit.lower.rules.sync import chain_prologue
+
+        points = {(self.yield_index[id(i)] << 1) | abi.WARP_POINT: i for i in self.fn.instructions
+                  if id(i) in self.yield_index and i.opcode == "shfl"}
         pcount = self.entry_record_ptr(abi.W_PCOUNT)
         heads = {}
         checks = []
@@ -54,11 +58,15 @@ class RegionLowering:
                 # every thread (lower/bounds.py precheck); otherwise the fully checked guarded copy runs
                 hoist = dense and self.bounds.can_hoist
                 need_pre = bool(affine) or hoist
+                # butterfly chains starting at this point run first, once per release (sync.py)
+                point = points.get(code)
+                chained = point is not None and any(id(m) in self.chain_of for m in
+                                                    [point] + self.shfl_runs.get(id(point), []))
                 pre = self.llfn.append_basic_block(f"{tag}_check") if need_pre else entry
-                go = self.llfn.append_basic_block(f"{tag}_affine") if need_pre else entry
+                go = self.llfn.append_basic_block(f"{tag}_affine") if need_pre or chained else entry
                 head, _body, done = self._thread_loops(go, tag)
                 thread = b.block
-                if need_pre:
+                if need_pre or chained:
                     b.position_at_end(go)
                     b.branch(head)
                 b.position_at_end(done)
@@ -110,12 +118,20 @@ class RegionLowering:
                     # (an atomic store, unordered: no SLP seed, so the counters of the loop stay scalar
                     # registers; a <2 x i32> of them cost histogram's checked rounds 1.5x, lower/bounds.py)
                     b.store_atomic(b.add(b.load(slot), b.load(counter)), slot, "unordered", 4)
-                heads[code | (abi.REGION_DENSE if dense else 0)] = pre if need_pre else head
+                start = pre if need_pre else go if chained else head
+                if chained:
+                    pro = self.llfn.append_basic_block(f"{tag}_chains")
+                    b.position_at_end(pro)
+                    chain_prologue(self, point)
+                    b.branch(start)
+                    start = pro
+                heads[code | (abi.REGION_DENSE if dense else 0)] = start
         for check_end, all_affine, go, code in checks:
             # the saved registers are not all affine (threads at different iterations): guarded copy
             b.position_at_end(check_end)
             b.cbranch(all_affine, go, heads[code])
-            heads[code].instructions[0].add_incoming(const_int(I32, 0), check_end)  # its first counter
+            if isinstance(heads[code].instructions[0], ll.PhiInstr):  # (not a chain prologue's block)
+                heads[code].instructions[0].add_incoming(const_int(I32, 0), check_end)  # its first counter
         b.position_at_end(entry)
         sw = b.switch(self.llfn.args[3], heads[0])
         for key, head in heads.items():

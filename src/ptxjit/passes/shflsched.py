@@ -101,7 +101,7 @@ def group_shuffles(fn: ir.Function) -> ir.Function:
     """A copy of `fn` whose basic blocks have their independent shuffles back to back (`fn` itself when
     no block holds two shuffles)."""
     body = fn.body or []
-    targets = _referenced(fn)
+    targets = referenced_names(fn)
     out: list = []
     block: list[ir.Instr] = []
     quiet: list[ir.Label] = []  # labels nothing refers to (Triton's debug-line labels between shuffles)
@@ -144,7 +144,7 @@ def _names(op) -> list[str]:
     return []
 
 
-def _referenced(fn: ir.Function) -> set[str]:
+def referenced_names(fn: ir.Function) -> set[str]:
     """Every name an instruction or branch table of `fn` refers to (the labels that are jump targets)."""
     out = {name for labels in fn.branch_tables.values() for name in labels}
     for ins in fn.instructions:
@@ -153,17 +153,18 @@ def _referenced(fn: ir.Function) -> set[str]:
     return out
 
 
-def batched_shfls(fn: ir.Function) -> set[int]:
+def batched_shfls(fn: ir.Function, skip: set[int] = frozenset()) -> set[int]:
     """ids of the shuffles that share the suspension of the shuffle right before them: back to back
     (no label between), unguarded, and independent of the run so far (none reads or writes a register
     an earlier one of the run writes, nor writes one it reads), so that every operand of the run can be
-    read before the one suspension and every result written after it."""
+    read before the one suspension and every result written after it.  `skip`: ids of shuffles that
+    are no suspension of their own (a butterfly chain's later steps: passes/shflchain.py)."""
     out: set[int] = set()
     written: set[str] = set()
     read: set[str] = set()
     length = 0
     for st in fn.body or ():
-        if not is_shuffle(st):
+        if not is_shuffle(st) or id(st) in skip:
             length, written, read = 0, set(), set()
             continue
         d, u = defs_uses(st)

@@ -174,15 +174,7 @@ class _Exchange:
         self.arrived = b.select(from_dense, every, b.load(wm))
 
     def _region_slot(self, idx: int, count: ll.Value, t: ll.Value, signed: bool = False) -> ll.Value:
-        """Thread t's slot in the row pair of point (or batched shuffle) idx; `signed`: t may be below 0
-        (a butterfly's t - k, read but not used where t < k)."""
-        lw = self.lw
-        b = lw.b
-        n = lw.cg.block[0] * lw.cg.block[1] * lw.cg.block[2]
-        row = b.add(const_int(I64, 2 * idx * n), b.mul(b.zext(b.and_(count, const_int(I32, 1)), I64),
-                                                       const_int(I64, n)))
-        off = b.mul(b.add(row, b.sext(t, I64) if signed else b.zext(t, I64)), const_int(I64, 8))
-        return lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_XBUF), [off]), I64)
+        return _xslot(self.lw, idx, count, t, signed)
 
     def value_at(self, t: ll.Value, row: int | None = None) -> ll.Value:
         """Region mode: thread t's published value (t: the thread's index in the CTA)."""
@@ -227,7 +219,8 @@ def _xbuf_access(lw: FnLowering, idx: int, inst: ll.Instruction) -> ll.Instructi
         return md([ll.MetaDataString(cg.llmod, name), dom])
 
     fn = lw.fn.name
-    points = sorted(set(lw.yield_index.values()) | set(lw.xbuf_index.values()))
+    points = sorted(set(lw.yield_index.values()) | set(lw.xbuf_index.values())
+                    | {r for rows in lw.chain_rows.values() for r in rows})
     inst.set_metadata("alias.scope", md([scope("ptxjit.local", domain), scope(f"xbuf.{fn}.{idx}", xdomain)]))
     inst.set_metadata("noalias", md([scope("ptxjit.internal", domain), scope("ptxjit.shared", domain)]
                                     + [scope(f"xbuf.{fn}.{k}", xdomain) for k in points if k != idx]))
@@ -261,9 +254,67 @@ def lower_shfl(lw: FnLowering, ins: Instr) -> None:
     run = lw.shfl_runs.get(id(ins), [])
     a = lw.read(ins.operands[1], "b32")
     ex = _Exchange(lw, a, [(lw.xbuf_index[id(m)], lw.read(m.operands[1], "b32")) for m in run])
-    _shfl_result(lw, ins, ex, None)
-    for m in run:
-        _shfl_result(lw, m, ex, lw.xbuf_index[id(m)])
+    for m, row in [(ins, None)] + [(m, lw.xbuf_index[id(m)]) for m in run]:
+        chain = lw.chain_of.get(id(m))
+        if chain is None:
+            _shfl_result(lw, m, ex, row)
+        else:  # a butterfly chain's result, computed for every thread before the region's loop
+            last = lw.chain_rows[id(m)][-1]
+            v = _xbuf_access(lw, last, lw.b.load(_xslot(lw, last, const_int(I32, 0), lw.tlin)))
+            lw.write(chain.steps[-1].op.operands[0], lw.b.trunc(v, I32), "b32")
+
+
+def chain_prologue(lw: FnLowering, point: Instr) -> bool:
+    """Region mode, once per release of suspension point `point` (before the region's loop over the
+    threads): run the butterfly chains that start there (passes/shflchain.py), step by step over every
+    thread of the CTA, from the values published at the point to each step's own row.  Step s gives
+    thread t `op(v[t], v[t ^ k])` in the PTX operation's operand order, lowered by its own rule (the
+    registers involved are set for it, then reset to 0).  Run twice (a dense copy's failed check), it
+    computes the same rows again.  Returns whether there was a chain."""
+    from ptxjit.lower.module import _for_range
+    from ptxjit.lower.rules import RULES
+
+    members = [(point, lw.yield_index[id(point)])] + [(m, lw.xbuf_index[id(m)])
+                                                    for m in lw.shfl_runs.get(id(point), [])]
+    chains = [(lw.chain_of[id(m)], row) for m, row in members if id(m) in lw.chain_of]
+    if not chains:
+        return False
+    b = lw.b
+    n = lw.cg.block[0] * lw.cg.block[1] * lw.cg.block[2]
+    parity = b.sub(_release_count(lw, lw.yield_index[id(point)]), const_int(I32, 1))
+    for chain, row in chains:
+        src, src_parity = row, parity
+        for step, dst in zip(chain.steps, lw.chain_rows[id(chain.head)], strict=True):
+            with _for_range(b, const_int(I32, 0), const_int(I32, n)) as t:
+                def at(u, signed=False, _row=src, _par=src_parity):
+                    return _xbuf_access(lw, _row, b.load(_xslot(lw, _row, _par, u, signed)))
+                own = at(t)
+                up, down = at(b.add(t, const_int(I32, step.k))), at(b.sub(t, const_int(I32, step.k)), True)
+                high = b.icmp_unsigned("!=", b.and_(t, const_int(I32, step.k)), const_int(I32, 0))
+                lw.write(step.shfl.operands[1], b.trunc(own, I32), "b32")
+                lw.write(step.shfl.operands[0], b.trunc(b.select(high, down, up), I32), "b32")
+                lw.cur = step.op
+                RULES[step.op.opcode].lower(lw, step.op)
+                res = b.zext(lw.read(step.op.operands[0], "b32"), I64)
+                _xbuf_access(lw, dst, b.store(res, _xslot(lw, dst, const_int(I32, 0), t)))
+            src, src_parity = dst, const_int(I32, 0)
+    for chain, _row in chains:  # a register read before any write is 0 (FnLowering.lower)
+        for step in chain.steps:
+            for r in (step.shfl.operands[1], step.shfl.operands[0], step.op.operands[0]):
+                slot = lw.regs[r.name]
+                b.store(ll.Constant(slot.type.pointee, None), slot)
+    return True
+
+
+def _xslot(lw: FnLowering, idx: int, count: ll.Value, t: ll.Value, signed: bool = False) -> ll.Value:
+    """Thread t's slot in the exchange-buffer row pair of point (batched shuffle, chain step) idx, the
+    row of `count`'s parity; `signed`: t may be below 0 (a butterfly's t - k, read but not used)."""
+    b = lw.b
+    n = lw.cg.block[0] * lw.cg.block[1] * lw.cg.block[2]
+    row = b.add(const_int(I64, 2 * idx * n), b.mul(b.zext(b.and_(count, const_int(I32, 1)), I64),
+                                                   const_int(I64, n)))
+    off = b.mul(b.add(row, b.sext(t, I64) if signed else b.zext(t, I64)), const_int(I64, 8))
+    return lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_XBUF), [off]), I64)
 
 
 def _shfl_result(lw: FnLowering, ins: Instr, ex: _Exchange, row: int | None) -> None:

@@ -1,0 +1,252 @@
+"""Butterfly chains run at their first shuffle (passes/shflchain.py, lower/rules/sync.py chain_prologue):
+which chains qualify, read off the PTX by hand, and the fused chains' results against NumPy's model of
+each lane's butterfly in the PTX's operand order (Triton's own chains: tests/test_triton*.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxjit
+from ptxjit.frontend.parser import parse
+from ptxjit.passes.shflchain import butterfly_chains
+
+DATA = Path(__file__).parent / "data" / "triton"
+
+HEAD = """
+.version 8.0
+.target sm_80
+.address_size 64
+"""
+
+
+def _chains(src: str, name: str) -> list[list[int]]:
+    return [[s.k for s in c.steps] for c in butterfly_chains(parse(src).functions[name])]
+
+
+def test_triton_softmax_chains():
+    """softmax: a max and a sum over the warp (16..1), each followed, after the shared-memory exchange
+    between the CTA's 4 warps, by a chain over those 4 values (2, 1)."""
+    src = (DATA / "softmax.sm80.ptx").read_text()
+    fn = next(iter(parse(src).functions.values()))
+    chains = butterfly_chains(fn)
+    assert [[s.k for s in c.steps] for c in chains] == [[16, 8, 4, 2, 1], [2, 1], [16, 8, 4, 2, 1], [2, 1]]
+    assert [c.steps[0].op.opcode for c in chains] == ["max", "max", "add", "add"]
+    assert [c.result for c in chains] == ["%r20", "%r32", "%r45", "%r50"]  # read off the PTX
+
+
+def _kernel(body: str, regs: int = 40) -> str:
+    return HEAD + f"""
+.visible .entry k(.param .u64 px, .param .u64 pout)
+{{
+  .reg .pred %p<4>;
+  .reg .b32 %r<{regs}>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [px];
+  ld.param.u64 %rd2, [pout];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.s32 %r4, %r2, %r3, %r1;
+  mul.wide.s32 %rd3, %r4, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  add.s64 %rd5, %rd2, %rd3;
+  ld.global.b32 %r5, [%rd4];
+{body}
+  st.global.b32 [%rd5], %r9;
+  ret;
+}}
+"""
+
+
+CHAIN3 = """
+  shfl.sync.bfly.b32 %r10, %r5, 4, 31, -1;
+  {op} %r11, %r5, %r10;
+  shfl.sync.bfly.b32 %r12, %r11, 2, 31, -1;
+  {op} %r13, %r12, %r11;
+  shfl.sync.bfly.b32 %r14, %r13, 1, 31, -1;
+  {op} %r9, %r13, %r14;
+"""
+
+
+@pytest.mark.parametrize("variant,expect", [
+    ("plain", [[4, 2, 1]]),
+    # an intermediate read after the chain: its value would not exist
+    ("reads_intermediate", []),
+    # a guarded operation: not every lane computes it
+    ("guarded_op", []),
+    # a distance that is no power of two: lane ^ 3 is not lane +- 3
+    ("distance_3", [[2, 1]]),
+    # a segment mask (c = 0x1c1f): not a whole-warp butterfly
+    ("segments", [[2, 1]]),
+    # a partial membermask
+    ("membermask", [[2, 1]]),
+    # the result read between the head and its operation (it would see the fused value too early):
+    # the chain from the second shuffle on, after that read, still qualifies
+    ("result_read_early", [[2, 1]]),
+    # the value sent rewritten before the first operation reads it: the rest of the chain qualifies
+    ("sent_rewritten", [[2, 1]]),
+])
+def test_which_chains_qualify(variant, expect):
+    body = CHAIN3.format(op="add.f32")
+    if variant == "reads_intermediate":
+        body += "  add.f32 %r9, %r9, %r11;\n"
+    elif variant == "guarded_op":
+        body = body.replace("add.f32 %r13", "@%p1 add.f32 %r13")
+        body = "  setp.lt.u32 %p1, %r1, 7;\n" + body
+    elif variant == "distance_3":
+        body = body.replace("%r5, 4, 31", "%r5, 3, 31")
+    elif variant == "segments":
+        body = body.replace("%r5, 4, 31", "%r5, 4, 0x1c1f")
+    elif variant == "membermask":
+        body = body.replace("%r5, 4, 31, -1", "%r5, 4, 31, 0xffff")
+    elif variant == "result_read_early":
+        body = body.replace("  shfl.sync.bfly.b32 %r12", "  mov.b32 %r20, %r9;\n  shfl.sync.bfly.b32 %r12")
+    elif variant == "sent_rewritten":
+        body = body.replace("  add.f32 %r11", "  mov.b32 %r5, 0;\n  add.f32 %r11")
+    assert _chains(_kernel(body), "k") == expect
+
+
+def _bfly_model(x: np.ndarray, steps: list[tuple[int, bool]], op) -> np.ndarray:
+    """Each lane's butterfly: per step (k, own first?), v = op(own, other) or op(other, own)."""
+    n = x.shape[0]
+    lane = np.arange(n) % 32
+    base = np.arange(n) - lane
+    v = x.copy()
+    for k, own_first in steps:
+        other = v[base + (lane ^ k)]
+        v = op(v, other) if own_first else op(other, v)
+    return v
+
+
+F32 = np.float32
+
+
+def _fadd(a, b):
+    return (a.astype(F32) + b.astype(F32)).astype(F32)
+
+
+def _fmul(a, b):
+    return (a.astype(F32) * b.astype(F32)).astype(F32)
+
+
+OPS = {
+    "add.f32": (_fadd, F32),
+    "mul.f32": (_fmul, F32),
+    "max.f32": (np.fmax, F32),  # PTX max: a NaN operand gives the other one
+    "min.f32": (np.fmin, F32),
+    "min.s32": (np.minimum, np.int32),
+    "max.u32": (np.maximum, np.uint32),
+    "xor.b32": (np.bitwise_xor, np.uint32),
+    "add.s32": (lambda a, b: (a.astype(np.int64) + b).astype(np.int32), np.int32),
+}
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+@pytest.mark.parametrize("block", [32, 96, 128])
+def test_fused_chain_matches_numpy(op, block, monkeypatch):
+    """A chain (4, 2, 1) with the operands in both orders, on values with NaNs and infinities for the float
+    operations, in CTAs of 1, 3 and 4 warps."""
+    monkeypatch.setenv("PTXJIT_TIERS", "0")  # the block-specialized (region mode) code, where chains fuse
+    src = _kernel(CHAIN3.format(op=op))
+    assert _chains(src, "k") == [[4, 2, 1]]
+    fn, dt = OPS[op]
+    rng = np.random.default_rng(block)
+    grid = 3
+    n = grid * block
+    if dt == F32:
+        x = rng.uniform(-3, 3, n).astype(F32)
+        x[rng.integers(0, n, 5)] = np.nan
+        x[rng.integers(0, n, 3)] = np.inf
+    else:
+        x = rng.integers(-1000 if dt == np.int32 else 0, 1000, n).astype(dt)
+    out = np.zeros(n, dt)
+    ptxjit.Module(src).get_function("k")(grid, block, (x, out))
+    with np.errstate(invalid="ignore", over="ignore"):
+        expect = _bfly_model(x, [(4, True), (2, False), (1, True)], fn)
+    if dt == F32:
+        both_nan = np.isnan(out) & np.isnan(expect)
+        np.testing.assert_array_equal(np.where(both_nan, 0, out), np.where(both_nan, 0, expect))
+    else:
+        np.testing.assert_array_equal(out, expect)
+
+
+LOOPED = """
+  mov.b32 %r9, 0;
+  mov.b32 %r20, 0;
+$L_loop:
+  shfl.sync.bfly.b32 %r10, %r5, 16, 31, -1;
+  add.s32 %r11, %r5, %r10;
+  shfl.sync.bfly.b32 %r12, %r11, 8, 31, -1;
+  add.s32 %r13, %r11, %r12;
+  shfl.sync.bfly.b32 %r14, %r13, 1, 31, -1;
+  add.s32 %r15, %r13, %r14;
+  add.s32 %r9, %r9, %r15;
+  add.s32 %r5, %r5, %r1;
+  add.s32 %r20, %r20, 1;
+  setp.lt.u32 %p2, %r20, 3;
+  @%p2 bra $L_loop;
+"""
+
+
+def test_chain_in_a_loop_and_in_some_warps(monkeypatch):
+    """The chain in a loop (three releases of its point, the values changing between), and behind a
+    branch that only the even warps take (the odd ones never reach the point: the guarded copy)."""
+    monkeypatch.setenv("PTXJIT_TIERS", "0")
+    body = ("  shr.u32 %r30, %r1, 5;\n  and.b32 %r31, %r30, 1;\n  mov.b32 %r9, -1;\n"
+            "  setp.ne.u32 %p3, %r31, 0;\n  @%p3 bra $L_skip;\n" + LOOPED + "$L_skip:\n")
+    src = _kernel(body)
+    assert _chains(src, "k") == [[16, 8, 1]]
+    block, grid = 128, 2
+    n = block * grid
+    x = np.random.default_rng(5).integers(-50, 50, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    ptxjit.Module(src).get_function("k")(grid, block, (x, out))
+    tid = np.arange(n) % block
+    v, acc = x.astype(np.int64), np.zeros(n, np.int64)
+    for _ in range(3):
+        acc += _bfly_model(v, [(16, True), (8, True), (1, True)], np.add)
+        v = v + tid
+    expect = np.where((tid >> 5) & 1, -1, acc).astype(np.int32)
+    np.testing.assert_array_equal(out, expect)
+
+
+TWO_CHAINS = """
+  mul.lo.s32 %r6, %r5, 3;
+  shfl.sync.bfly.b32 %r10, %r5, 16, 31, -1;
+  add.s32 %r11, %r5, %r10;
+  shfl.sync.bfly.b32 %r12, %r11, 2, 31, -1;
+  add.s32 %r13, %r11, %r12;
+  shfl.sync.bfly.b32 %r20, %r6, 1, 31, -1;
+  max.s32 %r21, %r20, %r6;
+  shfl.sync.bfly.b32 %r22, %r21, 8, 31, -1;
+  max.s32 %r23, %r22, %r21;
+  shfl.sync.bfly.b32 %r24, %r23, 4, 31, -1;
+  max.s32 %r25, %r23, %r24;
+  mul.lo.s32 %r26, %r25, 1000;
+  add.s32 %r9, %r13, %r26;
+"""
+
+
+def test_chains_sharing_one_suspension(monkeypatch):
+    """Two chains written one after the other (as Triton writes reductions of several rows): the shuffle
+    scheduler puts their first shuffles back to back, and both chains run at that one point."""
+    monkeypatch.setenv("PTXJIT_TIERS", "0")
+    from ptxjit.passes.shflsched import batched_shfls, group_shuffles
+
+    src = _kernel(TWO_CHAINS)
+    g = group_shuffles(parse(src).functions["k"])
+    chains = butterfly_chains(g)
+    assert [[s.k for s in c.steps] for c in chains] == [[16, 2], [1, 8, 4]]
+    skip = {id(i) for c in chains for i in c.members()}
+    assert {id(c.head) for c in chains} & batched_shfls(g, skip) == {id(chains[1].head)}  # one point
+    block, grid = 64, 3
+    n = block * grid
+    x = np.random.default_rng(9).integers(-99, 99, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    ptxjit.Module(src).get_function("k")(grid, block, (x, out))
+    a = _bfly_model(x.astype(np.int64), [(16, True), (2, True)], np.add)
+    m = _bfly_model(x.astype(np.int64) * 3, [(1, False), (8, False), (4, True)], np.maximum)
+    np.testing.assert_array_equal(out, (a + m * 1000).astype(np.int32))
