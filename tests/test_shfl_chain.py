@@ -11,7 +11,7 @@ import pytest
 
 import ptxjit
 from ptxjit.frontend.parser import parse
-from ptxjit.passes.shflchain import butterfly_chains
+from ptxjit.passes.shflchain import shuffle_chains
 
 DATA = Path(__file__).parent / "data" / "triton"
 
@@ -23,7 +23,7 @@ HEAD = """
 
 
 def _chains(src: str, name: str) -> list[list[int]]:
-    return [[s.k for s in c.steps] for c in butterfly_chains(parse(src).functions[name])]
+    return [[s.k for s in c.steps] for c in shuffle_chains(parse(src).functions[name])]
 
 
 def test_triton_softmax_chains():
@@ -31,9 +31,9 @@ def test_triton_softmax_chains():
     between the CTA's 4 warps, by a chain over those 4 values (2, 1)."""
     src = (DATA / "softmax.sm80.ptx").read_text()
     fn = next(iter(parse(src).functions.values()))
-    chains = butterfly_chains(fn)
+    chains = shuffle_chains(fn)
     assert [[s.k for s in c.steps] for c in chains] == [[16, 8, 4, 2, 1], [2, 1], [16, 8, 4, 2, 1], [2, 1]]
-    assert [c.steps[0].op.opcode for c in chains] == ["max", "max", "add", "add"]
+    assert [c.steps[0].ops[0].opcode for c in chains] == ["max", "max", "add", "add"]
     assert [c.result for c in chains] == ["%r20", "%r32", "%r45", "%r50"]  # read off the PTX
 
 
@@ -41,7 +41,7 @@ def _kernel(body: str, regs: int = 40) -> str:
     return HEAD + f"""
 .visible .entry k(.param .u64 px, .param .u64 pout)
 {{
-  .reg .pred %p<4>;
+  .reg .pred %p<10>;
   .reg .b32 %r<{regs}>;
   .reg .b64 %rd<8>;
   ld.param.u64 %rd1, [px];
@@ -73,8 +73,9 @@ CHAIN3 = """
 
 @pytest.mark.parametrize("variant,expect", [
     ("plain", [[4, 2, 1]]),
-    # an intermediate read after the chain: its value would not exist
-    ("reads_intermediate", []),
+    # an intermediate read after the chain: its value would not exist (the chain from the step that
+    # sends it on qualifies)
+    ("reads_intermediate", [[2, 1]]),
     # a guarded operation: not every lane computes it
     ("guarded_op", []),
     # a distance that is no power of two: lane ^ 3 is not lane +- 3
@@ -85,7 +86,7 @@ CHAIN3 = """
     ("membermask", [[2, 1]]),
     # the result read between the head and its operation (it would see the fused value too early):
     # the chain from the second shuffle on, after that read, still qualifies
-    ("result_read_early", [[2, 1]]),
+    ("result_read_early", [[4, 2]]),
     # the value sent rewritten before the first operation reads it: the rest of the chain qualifies
     ("sent_rewritten", [[2, 1]]),
 ])
@@ -238,7 +239,7 @@ def test_chains_sharing_one_suspension(monkeypatch):
 
     src = _kernel(TWO_CHAINS)
     g = group_shuffles(parse(src).functions["k"])
-    chains = butterfly_chains(g)
+    chains = shuffle_chains(g)
     assert [[s.k for s in c.steps] for c in chains] == [[16, 2], [1, 8, 4]]
     skip = {id(i) for c in chains for i in c.members()}
     assert {id(c.head) for c in chains} & batched_shfls(g, skip) == {id(chains[1].head)}  # one point
@@ -250,3 +251,67 @@ def test_chains_sharing_one_suspension(monkeypatch):
     a = _bfly_model(x.astype(np.int64), [(16, True), (2, True)], np.add)
     m = _bfly_model(x.astype(np.int64) * 3, [(1, False), (8, False), (4, True)], np.maximum)
     np.testing.assert_array_equal(out, (a + m * 1000).astype(np.int32))
+
+
+# nvcc's warp scan (`__shfl_up_sync` in a loop, unrolled): distances in registers set by mov, a lane test
+# computed from %tid (a pure function of the thread index, recomputed per thread in the chain), selp, add;
+# then a down-shuffle reduction whose last step also uses the shuffle's own predicate
+UP_DOWN = """
+  and.b32 %r11, %r1, 31;
+  mov.u32 %r13, 4;
+  mov.u32 %r14, 0;
+  mov.u32 %r15, 1;
+  mov.u32 %r16, -1;
+  shfl.sync.up.b32 %r17|%p1, %r5, %r15, %r14, %r16;
+  setp.eq.s32 %p2, %r11, 0;
+  selp.b32 %r18, 0, %r17, %p2;
+  add.s32 %r19, %r18, %r5;
+  mov.u32 %r20, 2;
+  shfl.sync.up.b32 %r21|%p3, %r19, %r20, %r14, %r16;
+  setp.lt.u32 %p4, %r11, 2;
+  selp.b32 %r22, 0, %r21, %p4;
+  add.s32 %r23, %r22, %r19;
+  shfl.sync.up.b32 %r24|%p5, %r23, %r13, %r14, %r16;
+  setp.lt.u32 %p6, %r11, 4;
+  selp.b32 %r25, 0, %r24, %p6;
+  add.s32 %r26, %r25, %r23;
+  shl.b32 %r27, %r26, 1;
+  shfl.sync.down.b32 %r28, %r27, 8, 31, -1;
+  xor.b32 %r29, %r28, %r27;
+  shfl.sync.down.b32 %r30|%p7, %r29, 3, 31, -1;
+  selp.b32 %r31, %r30, 0, %p7;
+  add.s32 %r9, %r31, %r29;
+"""
+
+
+def test_up_and_down_chains_match_numpy(monkeypatch):
+    """A scan then a down reduction of its result, as nvcc-style code writes them: one chain of five steps,
+    against NumPy's model of each shuffle (out-of-range lanes keep their own value)."""
+    monkeypatch.setenv("PTXJIT_TIERS", "0")
+    from ptxjit.lower.operands import is_special
+    from ptxjit.passes.remat import rematerializable
+
+    src = _kernel(UP_DOWN)
+    fn = parse(src).functions["k"]
+    remat = rematerializable(fn, {p.name for p in fn.params}, is_special)
+    chains = shuffle_chains(fn, lambda r: r in remat or is_special(r))
+    # one chain: the down shuffles send what the scan's last step computed (its shl is part of that step)
+    assert [[(s.mode, s.k) for s in c.steps] for c in chains] == [
+        [("up", 1), ("up", 2), ("up", 4), ("down", 8), ("down", 3)]]
+    assert [c.result for c in chains] == ["%r9"] and sorted(chains[0].steps[1].outside) == ["%p4"]
+    block, grid = 96, 4
+    n = block * grid
+    x = np.random.default_rng(3).integers(-1000, 1000, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    ptxjit.Module(src).get_function("k")(grid, block, (x, out))
+    lane = np.arange(n) % 32
+    v = x.astype(np.int64)
+    for k in (1, 2, 4):
+        up = np.where(lane >= k, v[np.arange(n) - k], v)
+        v = np.where(lane < k, 0, up) + v
+    w = (v * 2) & 0xFFFFFFFF
+    ok8 = lane + 8 <= 31
+    w = np.where(ok8, w[np.minimum(np.arange(n) + 8, n - 1)], w) ^ w
+    ok3 = lane + 3 <= 31
+    w = np.where(ok3, w[np.minimum(np.arange(n) + 3, n - 1)], 0) + w
+    np.testing.assert_array_equal(out, (w & 0xFFFFFFFF).astype(np.uint32).view(np.int32))

@@ -171,6 +171,36 @@ def scaled_case(name: str, programs: int) -> dict:
     raise KeyError(name)
 
 
+def _native_atomics(programs: int, reps: int) -> float | None:
+    """Median seconds of the atomics case's C/OpenMP version (bench/native/triton_atomics.c): the same
+    atomics (a float compare-and-swap loop and an int fetch-add per element) on this CPU's cores, the
+    bound for any implementation; None without gcc."""
+    import ctypes
+
+    if str(ROOT / "bench") not in sys.path:
+        sys.path.insert(0, str(ROOT / "bench"))
+    from ptxbench.peers import NativePeer, PeerUnavailable
+
+    try:
+        peer = NativePeer(["triton_atomics"])
+        P = ctypes.c_void_p
+        fn = peer.function("triton_atomics", [P, P, P, P, P, ctypes.c_int, ctypes.c_int])
+    except PeerUnavailable:
+        return None
+    c = scaled_case("atomics", programs)
+    x, bins, total, wsum, hist, n = c["args"]
+    times = []
+    for _ in range(reps + 1):
+        for a in (total, wsum, hist):
+            a[:] = 0
+        t0 = time.perf_counter()
+        fn(x.ctypes.data, bins.ctypes.data, total.ctypes.data, wsum.ctypes.data, hist.ctypes.data, n, 512)
+        times.append(time.perf_counter() - t0)
+    if not c["check"]():
+        raise RuntimeError("bench/native/triton_atomics.c: histogram differs from NumPy's")
+    return statistics.median(times[1:])
+
+
 def _scaled_ptxjit(name: str, programs: int, arch: int, reps: int) -> dict:
     import ptxjit.triton as pt
 
@@ -317,6 +347,8 @@ def measure(mode: str = "quick", reps: int | None = None, arch: int = 80, log=pr
     for name in SCALED:
         try:
             scaled.append(_scaled_ptxjit(name, programs, arch, reps))
+            if name == "atomics":
+                scaled[-1]["native_s"] = _native_atomics(programs, reps)
         except Exception as e:  # noqa: BLE001
             scaled.append({"name": name, "programs": programs, "error": f"{type(e).__name__}: {str(e)[:160]}"})
     try:
@@ -371,14 +403,16 @@ def markdown(sec: dict) -> list[str]:
     if sec.get("scaled"):
         lines += ["", "The fair comparison: with many programs the interpreter's per-program NumPy work dominates "
                       "its time, as it would for a real problem size. CPU: ptxjit's CPU time per launch, all workers.",
-                  "", "| kernel, more programs | programs | ptxjit | ptxjit CPU | interpreter | interpreter / ptxjit |",
-                  "|---|---|---|---|---|---|"]
+                  "C/OpenMP: the same work written in C where it bounds every implementation (atomics: the same "
+                  "atomics, bench/native/triton_atomics.c).",
+                  "", "| kernel, more programs | programs | ptxjit | ptxjit CPU | interpreter | interpreter / ptxjit | "
+                  "C/OpenMP |", "|---|---|---|---|---|---|---|"]
         for r in sec["scaled"]:
             if "error" in r:
-                lines.append(f"| {r['name']} | {r['programs']} | {r['error'][:80]} | — | — | — |")
+                lines.append(f"| {r['name']} | {r['programs']} | {r['error'][:80]} | — | — | — | — |")
                 continue
             lines.append(f"| {r['name']} | {r['programs']} | {_ms(r.get('median_s'))} | {_ms(r.get('cpu_s'))} | "
-                         f"{_ms(r.get('interp_s'))} | {_x(r.get('interp_x'))} |")
+                         f"{_ms(r.get('interp_s'))} | {_x(r.get('interp_x'))} | {_ms(r.get('native_s'))} |")
         lines.append(f"Geometric mean {_x(s.get('scaled_interp_x_geomean'))}.")
     if "ratio" in mm:
         lines.append(f"fp16 tl.dot matmul {mm['n']}^3: ptxjit {_ms(mm['ptxjit_s'])} ({mm['gflops']:.1f} GFLOP/s), "

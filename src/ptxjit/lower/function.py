@@ -151,17 +151,20 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         suspension (passes/shflsched.py), returned with `batched`.  A chain is fused only when nothing
         between its first shuffle and its last operation suspends: its result, written where the first
         shuffle resumes, is no register saved across a suspension point by the liveness of the PTX."""
-        from ptxjit.passes.shflchain import butterfly_chains
+        from ptxjit.lower.operands import is_special
+        from ptxjit.passes.remat import rematerializable
+        from ptxjit.passes.shflchain import shuffle_chains
         from ptxjit.passes.shflsched import batched_shfls
 
-        chains = butterfly_chains(fn)
+        remat = rematerializable(fn, set(self.cg.kparams), is_special)
+        chains = shuffle_chains(fn, lambda r: r in remat or is_special(r))
         pos = {id(i): k for k, i in enumerate(fn.instructions)}
         while True:
             skip = {id(i) for c in chains for i in c.members()}
             out = batched | batched_shfls(fn, skip) | {id(s.shfl) for c in chains for s in c.steps[1:]}
             keep = [c for c in chains if not any(
                 self.cg.yields(i) and id(i) not in out
-                for i in fn.instructions[pos[id(c.head)] + 1:pos[id(c.steps[-1].op)] + 1])]
+                for i in fn.instructions[pos[id(c.head)] + 1:max(pos[id(i)] for i in c.members()) + 1])]
             if len(keep) == len(chains):
                 break
             chains = keep

@@ -261,18 +261,21 @@ def lower_shfl(lw: FnLowering, ins: Instr) -> None:
         else:  # a butterfly chain's result, computed for every thread before the region's loop
             last = lw.chain_rows[id(m)][-1]
             v = _xbuf_access(lw, last, lw.b.load(_xslot(lw, last, const_int(I32, 0), lw.tlin)))
-            lw.write(chain.steps[-1].op.operands[0], lw.b.trunc(v, I32), "b32")
+            lw.write(ir.Reg(chain.result), lw.b.trunc(v, I32), "b32")
 
 
 def chain_prologue(lw: FnLowering, point: Instr) -> bool:
     """Region mode, once per release of suspension point `point` (before the region's loop over the
-    threads): run the butterfly chains that start there (passes/shflchain.py), step by step over every
-    thread of the CTA, from the values published at the point to each step's own row.  Step s gives
-    thread t `op(v[t], v[t ^ k])` in the PTX operation's operand order, lowered by its own rule (the
-    registers involved are set for it, then reset to 0).  Run twice (a dense copy's failed check), it
-    computes the same rows again.  Returns whether there was a chain."""
+    threads): run the shuffle chains that start there (passes/shflchain.py), step by step over every
+    thread of the CTA, from the values published at the point to each step's own row.  For thread t a
+    step sets its shuffle's result (and predicate) from the previous row as the shuffle would, then
+    lowers the step's instructions with their own rules, the registers they read from outside the chain
+    recomputed for t first (pure functions of the thread index: passes/remat.py).  Every register it
+    sets is reset to 0 after (a register read before any write is 0: FnLowering.lower).  Run twice (a
+    dense copy's failed check), it computes the same rows again.  Returns whether there was a chain."""
     from ptxjit.lower.module import _for_range
     from ptxjit.lower.rules import RULES
+    from ptxjit.passes.remat import recompute_order
 
     members = [(point, lw.yield_index[id(point)])] + [(m, lw.xbuf_index[id(m)])
                                                     for m in lw.shfl_runs.get(id(point), [])]
@@ -282,28 +285,60 @@ def chain_prologue(lw: FnLowering, point: Instr) -> bool:
     b = lw.b
     n = lw.cg.block[0] * lw.cg.block[1] * lw.cg.block[2]
     parity = b.sub(_release_count(lw, lw.yield_index[id(point)]), const_int(I32, 1))
+    saved = lw.tlin, lw.loop_tid
+    touched: set[str] = set()
+    lw.loop_tid = None  # %tid from lw.tlin (lower/rules/special.py)
     for chain, row in chains:
         src, src_parity = row, parity
         for step, dst in zip(chain.steps, lw.chain_rows[id(chain.head)], strict=True):
             with _for_range(b, const_int(I32, 0), const_int(I32, n)) as t:
+                lw.tlin = t
+
                 def at(u, signed=False, _row=src, _par=src_parity):
-                    return _xbuf_access(lw, _row, b.load(_xslot(lw, _row, _par, u, signed)))
+                    return b.trunc(_xbuf_access(lw, _row, b.load(_xslot(lw, _row, _par, u, signed))), I32)
                 own = at(t)
-                up, down = at(b.add(t, const_int(I32, step.k))), at(b.sub(t, const_int(I32, step.k)), True)
-                high = b.icmp_unsigned("!=", b.and_(t, const_int(I32, step.k)), const_int(I32, 0))
-                lw.write(step.shfl.operands[1], b.trunc(own, I32), "b32")
-                lw.write(step.shfl.operands[0], b.trunc(b.select(high, down, up), I32), "b32")
-                lw.cur = step.op
-                RULES[step.op.opcode].lower(lw, step.op)
-                res = b.zext(lw.read(step.op.operands[0], "b32"), I64)
+                kk = const_int(I32, step.k)
+                lane = b.and_(t, const_int(I32, 31))
+                if step.mode == "bfly":  # (a power of two: the partner is t - k or t + k, as lane & k says)
+                    ok = const_int(I1, 1)
+                    v = b.select(b.icmp_unsigned("!=", b.and_(t, kk), const_int(I32, 0)), at(b.sub(t, kk), True),
+                                 at(b.add(t, kk)))
+                elif step.mode == "up":
+                    ok = b.icmp_unsigned(">=", lane, kk)
+                    v = b.select(ok, at(b.sub(t, kk), True), own)
+                else:
+                    ok = b.icmp_unsigned("<=", b.add(lane, kk), const_int(I32, 31))
+                    v = b.select(ok, at(b.add(t, kk)), own)
+                d, p = _dst(step.shfl.operands[0])
+                lw.write(step.shfl.operands[1], own, "b32")
+                lw.write(d, v, "b32")
+                if p is not None:
+                    lw.write(p, ok, "pred")
+                order = lw.instr_order
+                for ins in recompute_order(set(step.outside), lw.remat, order) + list(step.ops):
+                    lw.cur = ins
+                    RULES[ins.opcode].lower(lw, ins)
+                    touched.update(r for op in ins.operands[:1] for r in _reg_names(op))
+                res = b.zext(lw.read(ir.Reg(step.value), "b32"), I64)
                 _xbuf_access(lw, dst, b.store(res, _xslot(lw, dst, const_int(I32, 0), t)))
             src, src_parity = dst, const_int(I32, 0)
-    for chain, _row in chains:  # a register read before any write is 0 (FnLowering.lower)
-        for step in chain.steps:
-            for r in (step.shfl.operands[1], step.shfl.operands[0], step.op.operands[0]):
-                slot = lw.regs[r.name]
-                b.store(ll.Constant(slot.type.pointee, None), slot)
+            touched.update(r for r in (step.sent, step.received, step.pred) if r)
+    lw.tlin, lw.loop_tid = saved
+    for r in sorted(touched):
+        slot = lw.regs.get(r)
+        if slot is not None:
+            b.store(ll.Constant(slot.type.pointee, None), slot)
     return True
+
+
+def _reg_names(op) -> list[str]:
+    if isinstance(op, ir.Reg):
+        return [op.name]
+    if isinstance(op, ir.Pair):
+        return [op.first.name, op.second.name]
+    if isinstance(op, ir.Vec):
+        return [x.name for x in op.items if isinstance(x, ir.Reg)]
+    return []
 
 
 def _xslot(lw: FnLowering, idx: int, count: ll.Value, t: ll.Value, signed: bool = False) -> ll.Value:
