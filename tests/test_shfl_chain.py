@@ -26,6 +26,16 @@ def _chains(src: str, name: str) -> list[list[int]]:
     return [[s.k for s in c.steps] for c in shuffle_chains(parse(src).functions[name])]
 
 
+def _chains_as_lowered(fn):
+    """The chains as lowering finds them: steps may read registers that are pure functions of the thread
+    index (passes/remat.py)."""
+    from ptxjit.lower.operands import is_special
+    from ptxjit.passes.remat import rematerializable
+
+    remat = rematerializable(fn, {p.name for p in fn.params}, is_special)
+    return shuffle_chains(fn, lambda r: r in remat or is_special(r))
+
+
 def test_triton_softmax_chains():
     """softmax: a max and a sum over the warp (16..1), each followed, after the shared-memory exchange
     between the CTA's 4 warps, by a chain over those 4 values (2, 1)."""
@@ -288,13 +298,8 @@ def test_up_and_down_chains_match_numpy(monkeypatch):
     """A scan then a down reduction of its result, as nvcc-style code writes them: one chain of five steps,
     against NumPy's model of each shuffle (out-of-range lanes keep their own value)."""
     monkeypatch.setenv("PTXJIT_TIERS", "0")
-    from ptxjit.lower.operands import is_special
-    from ptxjit.passes.remat import rematerializable
-
     src = _kernel(UP_DOWN)
-    fn = parse(src).functions["k"]
-    remat = rematerializable(fn, {p.name for p in fn.params}, is_special)
-    chains = shuffle_chains(fn, lambda r: r in remat or is_special(r))
+    chains = _chains_as_lowered(parse(src).functions["k"])
     # one chain: the down shuffles send what the scan's last step computed (its shl is part of that step)
     assert [[(s.mode, s.k) for s in c.steps] for c in chains] == [
         [("up", 1), ("up", 2), ("up", 4), ("down", 8), ("down", 3)]]
@@ -315,3 +320,64 @@ def test_up_and_down_chains_match_numpy(monkeypatch):
     ok3 = lane + 3 <= 31
     w = np.where(ok3, w[np.minimum(np.arange(n) + 3, n - 1)], 0) + w
     np.testing.assert_array_equal(out, (w & 0xFFFFFFFF).astype(np.uint32).view(np.int32))
+
+
+NVCC = Path(__file__).parent / "data" / "shfl_chains.ptx"  # from shfl_chains.cu (tests/data/regen.sh)
+
+
+def _shift(v: np.ndarray, k: int, mode: str) -> np.ndarray:
+    """Each lane's shuffle result (out-of-range lanes keep their own value, as the hardware does)."""
+    n = v.shape[0]
+    t = np.arange(n)
+    lane = t % 32
+    if mode == "bfly":
+        return v[t - lane + (lane ^ k)]
+    if mode == "down":
+        return np.where(lane + k <= 31, v[np.minimum(t + k, n - 1)], v)
+    return np.where(lane >= k, v[t - k], v)
+
+
+@pytest.mark.parametrize("block", [64, 128])
+def test_nvcc_warp_reductions_and_scans(block, monkeypatch):
+    """CUDA's warp-level loops compiled by nvcc: the float sum (bits shuffled, the float added), a max by
+    shuffle-down, an int scan by shuffle-up with the lane test, fused as chains; a double's sum (two
+    shuffles per step: batched, not a chain) beside them; all against NumPy's per-lane model."""
+    monkeypatch.setenv("PTXJIT_TIERS", "0")
+    src = NVCC.read_text()
+    fns = parse(src).functions
+    found = {name: [[(s.mode, s.k) for s in c.steps] for c in _chains_as_lowered(fns[name])]
+             for name in ("warp_sum_f32", "warp_max_down", "warp_scan_i32", "warp_sum_f64")}
+    assert found == {"warp_sum_f32": [[("bfly", k) for k in (16, 8, 4, 2, 1)]],
+                     "warp_max_down": [[("down", k) for k in (16, 8, 4, 2, 1)]],
+                     "warp_scan_i32": [[("up", k) for k in (1, 2, 4, 8, 16)]],
+                     "warp_sum_f64": []}
+    m = ptxjit.Module(src)
+    grid = 3
+    n = grid * block
+    rng = np.random.default_rng(block)
+    x = rng.standard_normal(n).astype(F32)
+    x[[3, 77]] = np.nan
+    out = np.zeros(n, F32)
+    m.get_function("warp_sum_f32")(grid, block, (x, out))
+    v = x.copy()
+    for k in (16, 8, 4, 2, 1):
+        v = (v + _shift(v, k, "bfly")).astype(F32)
+    np.testing.assert_array_equal(out, v)  # (NaN == NaN for assert_array_equal)
+    m.get_function("warp_max_down")(grid, block, (x, out))
+    v = x.copy()
+    for k in (16, 8, 4, 2, 1):
+        v = np.fmax(v, _shift(v, k, "down"))
+    np.testing.assert_array_equal(out, v)
+    xi = rng.integers(-10**6, 10**6, n).astype(np.int32)
+    scan, share = np.zeros(n, np.int32), np.zeros(n, np.int32)
+    m.get_function("warp_scan_i32")(grid, block, (xi, scan, share))
+    w = xi.astype(np.int64).reshape(-1, 32).cumsum(axis=1)
+    np.testing.assert_array_equal(scan, w.ravel().astype(np.int32))
+    np.testing.assert_array_equal(share, (w[:, -1:] - w).ravel().astype(np.int32))
+    xd = rng.standard_normal(n)
+    outd = np.zeros(n)
+    m.get_function("warp_sum_f64")(grid, block, (xd, outd))
+    v = xd.copy()
+    for k in (1, 2, 4, 8, 16):
+        v = v + _shift(v, k, "bfly")
+    np.testing.assert_array_equal(outd, v)

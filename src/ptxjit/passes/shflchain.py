@@ -26,12 +26,13 @@ A chain qualifies when, in one basic block, in program order:
   power-of-two distance; down: clamp 31; up: clamp 0; no segment mask) whose distance, clamp and
   membermask (all lanes) are constants (literals or registers set once by a `mov` of one);
 - a step's instructions are those reading what its shuffle wrote or what they wrote: unguarded pure
-  register operations (dataflow.PURE, no carry); they read only those, the value the shuffle sent, and
+  register operations (dataflow.PURE, no carry); they read only those, the value the shuffle sent (or
+  the register it is a `mov` of: nvcc shuffles a float's bits, `mov.b32 %r10, %f3`, and adds %f3), and
   registers that are pure functions of the thread index, the block and the parameters
   (passes/remat.py: recomputed for each thread of the chain);
-- the next step's shuffle sends one of a step's registers; that register is read by nothing but the
-  step, that shuffle and the next step; every other register a step defines is read within the step
-  only, but for the last step's result (what the chain leaves, 32 bits);
+- the next step's shuffle sends one of a step's registers; that register (and what it copies) is read
+  by nothing but the step, that shuffle and the next step; every other register a step defines is read
+  within the step only, but for the last step's result (what the chain leaves, 32 bits);
 - nothing between the first shuffle and the first step's last instruction writes the value sent first,
   and nothing between the first shuffle and the chain's end reads or writes its result (written where
   the first shuffle resumes).
@@ -55,6 +56,7 @@ class Step:
     mode: str  # up, down or bfly
     k: int  # the shuffle distance
     sent: str  # the register the shuffle publishes (this step's own value)
+    copies: tuple[str, ...]  # registers holding the same bits (`mov.b32 sent, %f3`: nvcc's float chains)
     received: str  # the shuffle's destination
     pred: str | None  # its predicate destination (`d|p`), if any
     ops: tuple[ir.Instr, ...]  # the step's instructions, in program order
@@ -142,6 +144,18 @@ class _Finder:
             return None
         return mode, k
 
+    def copies(self, reg: str) -> set[str]:
+        """The register `reg` is a plain copy of (`mov.b32 %r10, %f3`, its one definition), if any: nvcc's
+        float reductions shuffle the bits and add the float."""
+        if self.ndefs.get(reg) != 1:
+            return set()
+        d = self.body[self.def_at[reg]]
+        x = d.operands[1] if d.opcode == "mov" and len(d.operands) == 2 else None
+        if d.guard is not None or not isinstance(x, ir.Reg) or x.neg or x.sel or x.minus \
+                or self.regs.get(x.name) not in _WORD or self.ndefs.get(x.name) != 1:
+            return set()
+        return {x.name}
+
     def single(self, regs) -> bool:
         return all(self.ndefs.get(r) == 1 for r in regs)
 
@@ -153,6 +167,7 @@ class _Finder:
         js = self.where[id(shfl)]
         d, p = _split(shfl.operands[0])
         sent = shfl.operands[1].name
+        own = {sent} | self.copies(sent)
         defs = {d.name} | ({p.name} if p is not None else set())
         if not self.single(defs):
             return None
@@ -170,10 +185,10 @@ class _Finder:
             if self.form(x) is not None and x.operands[1].name in defs:
                 return ops, defs, x, outside
             if x.opcode not in PURE or x.opcode in CARRY_READERS or x.has("cc") or x.guard is not None \
-                    or not xd or any(r not in defs and r != sent and (
+                    or not xd or any(r not in defs and r not in own and (
                         r in chain_defs or not self.outside_ok(r)) for r in xu):
                 break  # the step ends: what x reads is what the step leaves (chain() checks that)
-            outside.update(r for r in xu if r not in defs and r != sent)
+            outside.update(r for r in xu if r not in defs and r not in own)
             ops.append(x)
             defs |= set(xd)
         return ops, defs, None, outside
@@ -197,9 +212,10 @@ class _Finder:
                 nd, _ = _split(nxt.operands[0])
                 nxt_step = self.step(nxt, chain_defs | defs)
                 later = {where[id(nxt)]} | ({where[id(i)] for i in nxt_step[0]} if nxt_step else set())
-                leaks = [r for r in defs - {value} if any(u not in within for u in self.uses.get(r, []))]
+                same = {value} | (self.copies(value) & defs)  # (the next step reads either)
+                leaks = [r for r in defs - same if any(u not in within for u in self.uses.get(r, []))]
                 if leaks or self.regs.get(value) not in _WORD \
-                        or any(u not in within | later for u in self.uses.get(value, [])):
+                        or any(u not in within | later for r in same for u in self.uses.get(r, [])):
                     nxt = None  # the chain ends here: the value may be its result
             if nxt is None:
                 left = [r for r in defs if any(u not in within for u in self.uses.get(r, []))]
@@ -207,8 +223,9 @@ class _Finder:
                     break
                 value = left[0]
             d, p = _split(shfl.operands[0])
-            steps.append(Step(shfl, f[0], f[1], shfl.operands[1].name, d.name, p.name if p else None,
-                              tuple(ops), value, frozenset(outside)))
+            sent = shfl.operands[1].name
+            steps.append(Step(shfl, f[0], f[1], sent, tuple(sorted(self.copies(sent))), d.name,
+                              p.name if p else None, tuple(ops), value, frozenset(outside)))
             chain_defs |= defs
             if nxt is None:
                 break
@@ -240,9 +257,9 @@ class _Finder:
             if not isinstance(x, ir.Instr) or i in within:
                 continue
             d, u = defs_uses(x)
-            if (i <= first_end and head.sent in d) or res in u or res in d:
+            if (i <= first_end and ({head.sent, *head.copies} & set(d))) or res in u or res in d:
                 return False
-        return res != head.sent
+        return res != head.sent and res not in head.copies
 
 
 def shuffle_chains(fn: ir.Function, outside_ok=lambda r: False) -> list[Chain]:

@@ -311,6 +311,8 @@ def chain_prologue(lw: FnLowering, point: Instr) -> bool:
                     v = b.select(ok, at(b.add(t, kk)), own)
                 d, p = _dst(step.shfl.operands[0])
                 lw.write(step.shfl.operands[1], own, "b32")
+                for r in step.copies:  # (what the value sent is a copy of: the same bits)
+                    lw.write(ir.Reg(r), own, "b32")
                 lw.write(d, v, "b32")
                 if p is not None:
                     lw.write(p, ok, "pred")
@@ -322,7 +324,7 @@ def chain_prologue(lw: FnLowering, point: Instr) -> bool:
                 res = b.zext(lw.read(ir.Reg(step.value), "b32"), I64)
                 _xbuf_access(lw, dst, b.store(res, _xslot(lw, dst, const_int(I32, 0), t)))
             src, src_parity = dst, const_int(I32, 0)
-            touched.update(r for r in (step.sent, step.received, step.pred) if r)
+            touched.update(r for r in (step.sent, step.received, step.pred, *step.copies) if r)
     lw.tlin, lw.loop_tid = saved
     for r in sorted(touched):
         slot = lw.regs.get(r)
