@@ -4,7 +4,6 @@ checked against NumPy; a swapped launch is also compared bit for bit with a sing
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import os
@@ -22,6 +21,7 @@ from ptxjit import tiers
 from ptxjit.tiers.policy import Policy
 from ptxjit.tiers.profile import Candidate, Profile
 from ptxjit.tiers.specialize import from_profile
+from tests.tierutil import deterministic_tiers
 
 ROOT = Path(__file__).resolve().parents[1]
 PTX = ROOT / "bench" / "kernels" / "ptx"
@@ -29,22 +29,10 @@ PTX = ROOT / "bench" / "kernels" / "ptx"
 
 @pytest.fixture(autouse=True)
 def tiered(monkeypatch):
-    """Tiers on, tier 1 built in the launching thread (deterministic), hooks restored afterwards."""
-    monkeypatch.setenv("PTXJIT_TIERS", "1")
-    saved = dict(tiers.HOOKS)
-    tiers.HOOKS["synchronous"] = True
-    # no race of specialized against plain code (timing-dependent) unless a test asks for it
-    monkeypatch.setattr(tiers.POLICY, "trial_launches", 0)
-    # tier 1 from the first launch's profile (the default waits for a second launch unless the first is
-    # long: test_kernel_launched_once_builds_no_tier1)
-    monkeypatch.setattr(tiers.POLICY, "warmup", 1)
-    # no counted launch and rebuild with branch weights (tests/test_tiers_counters.py): the builds and
-    # re-optimizations counted here are those of the constants
-    monkeypatch.setattr(tiers.POLICY, "counted_launches", 0)
-    gc.collect()  # the kernels of earlier tests (and their tiers' statistics) go
-    yield
-    tiers.HOOKS.clear()
-    tiers.HOOKS.update(saved)
+    """Deterministic tiers (a race only where a test asks for one; test_kernel_launched_once_builds_no_tier1
+    for the default warm-up), without counted launches and their rebuild with branch weights
+    (tests/test_tiers_counters.py): the builds and re-optimizations counted here are those of the constants."""
+    yield from deterministic_tiers(monkeypatch, counted_launches=0)
 
 
 def _kernel(name: str):

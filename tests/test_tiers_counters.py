@@ -5,7 +5,6 @@ merged from several launching threads.  Results are checked against NumPy."""
 
 from __future__ import annotations
 
-import gc
 import threading
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from ptxjit import tiers
 from ptxjit.tiers import counters
 from ptxjit.tiers.profile import Profile
 from ptxjit.tiers.specialize import Specialization
+from tests.tierutil import deterministic_tiers
 
 PTX = Path(__file__).resolve().parent / "data" / "tiers_branchy.ptx"
 N, GRID, BLOCK = 1000, 4, 256  # 1024 threads, 24 of them past n
@@ -25,16 +25,7 @@ THREADS = GRID * BLOCK
 
 @pytest.fixture(autouse=True)
 def tiered(monkeypatch):
-    monkeypatch.setenv("PTXJIT_TIERS", "1")
-    saved = dict(tiers.HOOKS)
-    tiers.HOOKS["synchronous"] = True
-    monkeypatch.setattr(tiers.POLICY, "trial_launches", 0)
-    monkeypatch.setattr(tiers.POLICY, "warmup", 1)
-    monkeypatch.setattr(tiers.POLICY, "counted_launches", 1)
-    gc.collect()
-    yield
-    tiers.HOOKS.clear()
-    tiers.HOOKS.update(saved)
+    yield from deterministic_tiers(monkeypatch, counted_launches=1)
 
 
 def _kernel():

@@ -270,8 +270,6 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
             r.lower(self, ins)
             if probes is not None:
                 probes.after(ins)
-            if self.cg.branch_weights and ins.opcode == "bra" and ins.guard is not None:
-                self._weigh_branch(ins)
             return
         b = self.b
         then = self.llfn.append_basic_block("guarded")
@@ -287,22 +285,15 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
             b.branch(cont)
         b.position_at_end(cont)
 
-    def _weigh_branch(self, ins: ir.Instr) -> None:
-        """Tier 1 (ptxjit/tiers/counters.py): the branch weights tier 0's block counters gave this
-        branch, as `!prof` metadata on the conditional branch lower_bra just made (the one whose
-        false side is the fall-through block the builder now stands in)."""
+    def weigh_branch(self, ins: ir.Instr, br: ll.Instruction) -> None:
+        """Tier 1 (ptxjit/tiers/counters.py): the branch weights tier 0's block counters gave branch
+        `ins`, as `!prof` metadata on its conditional branch `br` (lower_bra)."""
         index = self.__dict__.get("_stmt_index")
         if index is None:
             index = self._stmt_index = {id(s): i for i, s in enumerate(self.fn.body or [])}
         w = self.cg.branch_weights.get((self.fn.name, index.get(id(ins), -1)))
-        if w is None:
-            return
-        fall = self.b.block
-        for blk in reversed(self.llfn.blocks[-8:]):
-            term = blk.terminator
-            if isinstance(term, ll.instructions.ConditionalBranch) and term.operands[2] is fall:
-                term.set_weights(list(w))
-                return
+        if w is not None:
+            br.set_weights(list(w))
 
     def probe_memory(self, p: ll.Value, part: int = 0) -> None:
         """Instrumentation hook of the memory rules: the current instruction accesses host pointer `p`

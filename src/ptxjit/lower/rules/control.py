@@ -53,7 +53,9 @@ def lower_bra(lw: FnLowering, ins: Instr) -> None:
         b.branch(blk)
         return
     fall = lw.llfn.append_basic_block("fallthrough")
-    b.cbranch(lw.read_pred(ins.guard), blk, fall)
+    br = b.cbranch(lw.read_pred(ins.guard), blk, fall)
+    if lw.cg.branch_weights:
+        lw.weigh_branch(ins, br)
     b.position_at_end(fall)
 
 
