@@ -34,15 +34,18 @@ def _c64(v: int) -> ll.Constant:
 
 
 def _table(lw: FnLowering, name: str) -> ll.GlobalVariable:
-    """The coefficient table as an internal constant array [C0, C1, C2, C0, ...] of i64."""
+    """The coefficient table as an internal constant array of i64, two per segment: C0, then C1 in the high
+    and C2 in the low 32 bits (each fits: |C1| < 2**23, |C2| < 2**18), so that a vector of arguments
+    gathers twice, not three times."""
     mod = lw.cg.llmod
     gname = f"__ptxjit_mufu_{name}"
     if gname in mod.globals:
         return mod.globals[gname]
     rows = getattr(T, name.upper())
-    arr = ll.ArrayType(I64, 3 * len(rows))
+    assert all(-(1 << 31) <= c < 1 << 31 for row in rows for c in row[1:])
+    arr = ll.ArrayType(I64, 2 * len(rows))
     gv = ll.GlobalVariable(mod, arr, gname)
-    gv.initializer = ll.Constant(arr, [_c64(c) for row in rows for c in row])
+    gv.initializer = ll.Constant(arr, [_c64(w) for c0, c1, c2 in rows for w in (c0, (c1 << 32) | (c2 & 0xFFFFFFFF))])
     gv.global_constant = True
     gv.linkage = "internal"
     return gv
@@ -93,14 +96,16 @@ def interp_sum(lw: FnLowering, name: str, u: ll.Value) -> ll.Value:
     gv = _table(lw, name)
     seg = b.lshr(u, _c64(nb))
     t = b.and_(u, _c64((1 << nb) - 1))
-    base = b.mul(seg, _c64(3))
+    base = b.shl(seg, _c64(1))
 
-    def coef(k: int) -> ll.Value:
+    def word(k: int) -> ll.Value:
         p = b.gep(gv, [const_int(I32, 0), b.add(base, _c64(k))], inbounds=True)
         return table_load(lw, p)
 
+    c12 = word(1)
+    c1, c2 = b.ashr(c12, _c64(32)), b.sext(b.trunc(c12, I32), I64)
     sq = b.lshr(_trunc_square(lw, t, nb, cut), _c64(cut))
-    return b.add(coef(0), b.add(b.mul(coef(1), t), b.mul(coef(2), sq)))
+    return b.add(word(0), b.add(b.mul(c1, t), b.mul(c2, sq)))
 
 
 def _fields(lw: FnLowering, x: ll.Value) -> tuple[ll.Value, ll.Value, ll.Value]:
