@@ -330,3 +330,32 @@ DONE:
     out = np.zeros(1, np.uint32)
     m.get_function("k")(1, 64, (flag, out), timeout=30)
     assert out[0] == 7 and flag[0] == 7
+
+
+@pytest.mark.skipif(os.name != "posix" or threading.current_thread() is not threading.main_thread(),
+                    reason="the signal wakeup fd is the main thread's")
+def test_a_ctrl_c_read_late_does_not_cancel_the_next_launch():
+    """A Ctrl-C whose byte the watchdog reads only after the next launch began (a loaded machine: CI saw
+    a cooperative launch after an interrupted one interrupted too) belongs to what ran before: the next
+    launch must not be cancelled by it, while a Ctrl-C during that launch still is."""
+    from ptxjit.lower import abi
+    from ptxjit.runtime import watchdog
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    wd = watchdog.get()
+    L = np.zeros(abi.L_SIZE, np.int64)
+    with wd.lock:  # the watchdog stops at the top of its loop (after the wake-up below)...
+        os.write(wd.w, b"\0")
+        time.sleep(0.3)
+        os.write(wd.w, bytes([signal.SIGINT]))  # ...while a Ctrl-C of the last launch waits in the pipe
+        old = wd.enter_main(L)
+    try:
+        time.sleep(0.3)  # the watchdog runs again
+        assert L[abi.L_ERROR] == 0
+        os.write(wd.w, bytes([signal.SIGINT]))  # a Ctrl-C during this launch
+        deadline = time.monotonic() + 10
+        while not L[abi.L_ERROR] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert L[abi.L_ERROR] == abi.ERR_CANCEL
+    finally:
+        wd.leave_main(old)

@@ -74,6 +74,9 @@ class Watchdog:
             timeout = None if first is None else max(0.0, first - time.monotonic())
             try:
                 ready, _, _ = select.select([self.r], [], [], timeout)
+                # the launch a Ctrl-C read now cancels: looked at before the read (enter_main drains
+                # the bytes written before its launch, then makes it current: _drain_stale)
+                L = self.main_launch
                 data = os.read(self.r, 512) if ready else b""
             except BlockingIOError:
                 data = b""
@@ -87,7 +90,6 @@ class Watchdog:
                         os.write(fwd, sigs)
                     except OSError:
                         pass
-                L = self.main_launch
                 # only when Ctrl-C will raise KeyboardInterrupt (a custom handler might not stop anything)
                 if L is not None and signal.SIGINT in sigs and \
                         signal.getsignal(signal.SIGINT) is signal.default_int_handler:
@@ -126,8 +128,31 @@ class Watchdog:
             return None
         if old != self.w:
             self.forward = old
+        self._drain_stale(old)
         self.main_launch = L
         return old if old not in (-1, self.w) else None
+
+    def _drain_stale(self, old: int) -> None:
+        """Signal bytes still in the pipe were written before this launch began: a Ctrl-C that Python
+        has raised (or will raise) as KeyboardInterrupt for what ran before.  Read by the watchdog
+        only now (a loaded machine runs it late), it would cancel this launch instead (found in CI:
+        a cooperative launch after an interrupted one was interrupted too).  So they are read here,
+        before this launch becomes the one a Ctrl-C cancels, and passed on as the watchdog would;
+        zero bytes (a new deadline to look at) wake the watchdog again.  The watchdog looks at the
+        current launch before it reads, so a byte it reads is never one written before the launch it
+        cancels."""
+        try:
+            data = os.read(self.r, 512)
+        except (BlockingIOError, OSError, ValueError):
+            return
+        sigs = bytes(x for x in data if x)
+        try:
+            if sigs and old not in (-1, self.w):
+                os.write(old, sigs)
+            if len(sigs) < len(data):
+                os.write(self.w, b"\0")
+        except OSError:
+            pass
 
     def leave_main(self, old: int | None) -> None:
         self.main_launch = None
