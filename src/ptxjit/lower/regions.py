@@ -44,7 +44,9 @@ class RegionLowering:
         points = {(self.yield_index[id(i)] << 1) | abi.WARP_POINT: i for i in self.fn.instructions
                   if id(i) in self.yield_index and i.opcode == "shfl"}
         pcount = self.entry_record_ptr(abi.W_PCOUNT)
-        heads = {}
+        heads = {}  # where the entry's switch sends each resume code
+        starts: dict[int, ll.Block] = {}  # each copy's own start (its check, or its loop)
+        prologues: dict[int, tuple[ll.Block, ll.Block]] = {}  # chain prologue per point: first, last block
         checks = []
         for code in codes:
             # two copies per resume point: "dense" when every thread of the CTA waits there (no
@@ -118,20 +120,27 @@ class RegionLowering:
                     # (an atomic store, unordered: no SLP seed, so the counters of the loop stay scalar
                     # registers; a <2 x i32> of them cost histogram's checked rounds 1.5x, lower/bounds.py)
                     b.store_atomic(b.add(b.load(slot), b.load(counter)), slot, "unordered", 4)
-                start = pre if need_pre else go if chained else head
-                if chained:
-                    pro = self.llfn.append_basic_block(f"{tag}_chains")
-                    b.position_at_end(pro)
-                    chain_prologue(self, point)
-                    b.branch(start)
-                    start = pro
-                heads[code | (abi.REGION_DENSE if dense else 0)] = start
+                key = code | (abi.REGION_DENSE if dense else 0)
+                starts[key] = heads[key] = pre if need_pre else go if chained else head
+                if chained:  # both copies enter through the point's one chain prologue
+                    if code not in prologues:
+                        first = self.llfn.append_basic_block(f"region{code}_chains")
+                        b.position_at_end(first)
+                        chain_prologue(self, point)
+                        prologues[code] = (first, b.block)
+                    heads[key] = prologues[code][0]
+        for code, (_first, last) in prologues.items():  # then on to the copy the scheduler asked for
+            b.position_at_end(last)
+            dense_asked = b.icmp_unsigned("!=", b.and_(self.llfn.args[3], const_int(I32, abi.REGION_DENSE)),
+                                          const_int(I32, 0))
+            b.cbranch(dense_asked, starts[code | abi.REGION_DENSE], starts[code])
         for check_end, all_affine, go, code in checks:
             # the saved registers are not all affine (threads at different iterations): guarded copy
+            # (past the chain prologue, which has run)
             b.position_at_end(check_end)
-            b.cbranch(all_affine, go, heads[code])
-            if isinstance(heads[code].instructions[0], ll.PhiInstr):  # (not a chain prologue's block)
-                heads[code].instructions[0].add_incoming(const_int(I32, 0), check_end)  # its first counter
+            b.cbranch(all_affine, go, starts[code])
+            if isinstance(starts[code].instructions[0], ll.PhiInstr):
+                starts[code].instructions[0].add_incoming(const_int(I32, 0), check_end)  # its first counter
         b.position_at_end(entry)
         sw = b.switch(self.llfn.args[3], heads[0])
         for key, head in heads.items():
