@@ -554,3 +554,40 @@ def test_model_sanity():
     assert round_fraction(F32, Fraction(16777217), "rn") == f2b(16777216.0)
     assert round_fraction(F32, Fraction(16777217), "rp") == f2b(16777218.0)
     assert assert_bits_equal is not None
+
+
+@pytest.mark.parametrize("cvt,out_dtype,expected", [
+    # the H100: add.f32 of a NaN gives the canonical 0x7fffffff (golden isa_add_f32); a plain cvt.f32.f32
+    # copies the bits (isa_cvt_f32_f32) and cvt.f64.f32 keeps the payload (isa_cvt_f64_f32)
+    ("cvt.f32.f32", np.uint32, 0x7FFFFFFF),
+    ("cvt.f64.f32", np.uint64, 0x7FFFFFFFE0000000),
+])
+def test_cvt_of_an_arithmetic_nan_sees_the_canonical_nan(cvt, out_dtype, expected):
+    """An arithmetic result's NaN is canonicalized where its bits are observed, a cvt that copies them
+    included: the x86 add keeps the signalling input's payload (0x7fc00001) where the H100 writes
+    0x7fffffff, and a cvt read it uncanonicalized before."""
+    from tests.unit.kernelutil import run_ptx
+
+    dt = "f64" if out_dtype == np.uint64 else "f32"
+    ptx = f"""
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 pin, .param .u64 pout)
+{{
+  .reg .f32 %f<4>;
+  .reg .f64 %fd<2>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  ld.global.f32 %f1, [%rd1];
+  add.f32 %f2, %f1, %f1;
+  {cvt} {"%fd1" if dt == "f64" else "%f3"}, %f2;
+  st.global.{dt} [%rd2], {"%fd1" if dt == "f64" else "%f3"};
+  ret;
+}}
+"""
+    x = np.array([0x7F800001], np.uint32).view(np.float32)
+    out = np.zeros(1, out_dtype)
+    run_ptx(ptx, (x, out))
+    assert int(out[0]) == expected, hex(int(out[0]))
