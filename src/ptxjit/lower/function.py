@@ -65,7 +65,7 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         # region mode (a kernel, the block known): back-to-back independent shuffles share one too
         # (passes/shflsched.py; instrumented code keeps one point per shuffle, as its probes count)
         shfl_batch = is_kernel and cg.block is not None and cg.probes is None
-        # and a butterfly chain's later shuffles do not suspend: the chain runs at its first one
+        # and a shuffle chain's later shuffles do not suspend: the chain runs at its first one
         # (passes/shflchain.py; what its other instructions compute comes from lower/rules/sync.py)
         self.chain_of: dict[int, Chain] = {}
         self.chain_skip: set[int] = set()
@@ -93,7 +93,7 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
                 if leader is not None:
                     self.shfl_runs[id(i)] = []
         self.xbuf_points = len(yields) + 1 + len(self.xbuf_index)
-        # and a row pair per step of each butterfly chain: the values after that step
+        # and a row pair per step of each shuffle chain: the values after that step
         self.chain_rows: dict[int, list[int]] = {}
         for head, c in self.chain_of.items():
             self.chain_rows[head] = list(range(self.xbuf_points, self.xbuf_points + len(c.steps)))
@@ -126,7 +126,7 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         self.probes = cg.probes.emitter(self) if cg.probes is not None else None
         self.probing = self.probes is not None
         self.live_after: dict[int, set[str]] | None = None
-        self.remat: dict[str, ir.Instr] = {}
+        self.remat: dict[str, ir.Instr] = self.__dict__.get("remat", {})  # (_plan_chains may have it)
         self.affine: dict[str, tuple[int, int, int]] = {}
         self.affine_restore: dict[str, tuple[ll.Value, tuple[int, int, int]]] = {}
         if self.region_mode:
@@ -136,7 +136,8 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         if is_kernel and (yields or cg.checked):  # checked: the addresses bounds checks can hoist
             from ptxjit.passes.remat import rematerializable
 
-            self.remat = rematerializable(fn, set(cg.kparams), is_special)
+            if not self.remat:  # (computed already where shuffle chains were looked for: _plan_chains)
+                self.remat = rematerializable(fn, set(cg.kparams), is_special)
             self.instr_order = {id(i): k for k, i in enumerate(fn.instructions)}
         if is_kernel and yields:
             from ptxjit.passes.dataflow import defs_uses, liveness
@@ -147,7 +148,7 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
                                if self.suspends(i) for k, v in [(id(i), after[id(i)])]}
 
     def _plan_chains(self, fn: ir.Function, batched: set[int]) -> set[int]:
-        """Region mode: the butterfly chains to fuse (passes/shflchain.py) and the shuffles that share a
+        """Region mode: the shuffle chains to fuse (passes/shflchain.py) and the shuffles that share a
         suspension (passes/shflsched.py), returned with `batched`.  A chain is fused only when nothing
         between its first shuffle and its last operation suspends: its result, written where the first
         shuffle resumes, is no register saved across a suspension point by the liveness of the PTX."""
@@ -156,7 +157,7 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         from ptxjit.passes.shflchain import shuffle_chains
         from ptxjit.passes.shflsched import batched_shfls
 
-        remat = rematerializable(fn, set(self.cg.kparams), is_special)
+        self.remat = remat = rematerializable(fn, set(self.cg.kparams), is_special)
         chains = shuffle_chains(fn, lambda r: r in remat or is_special(r))
         pos = {id(i): k for k, i in enumerate(fn.instructions)}
         while True:

@@ -60,7 +60,7 @@ class RegionLowering:
                 # every thread (lower/bounds.py precheck); otherwise the fully checked guarded copy runs
                 hoist = dense and self.bounds.can_hoist
                 need_pre = bool(affine) or hoist
-                # butterfly chains starting at this point run first, once per release (sync.py)
+                # shuffle chains starting at this point run first, once per release (sync.py)
                 point = points.get(code)
                 chained = point is not None and any(id(m) in self.chain_of for m in
                                                     [point] + self.shfl_runs.get(id(point), []))

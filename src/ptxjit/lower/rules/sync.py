@@ -146,9 +146,9 @@ class _Exchange:
         count = _release_count(lw, idx)
         if value is not None:
             v64 = b.zext(value, I64) if value.type.width < 64 else value
-            _xbuf_access(lw, idx, b.store(v64, self._region_slot(idx, count, lw.tlin)))
+            _xbuf_access(lw, idx, b.store(v64, _xslot(self.lw, idx, count, lw.tlin)))
         for row, v in more:  # (released together with this point: its release count's parity)
-            _xbuf_access(lw, row, b.store(b.zext(v, I64), self._region_slot(row, count, lw.tlin)))
+            _xbuf_access(lw, row, b.store(b.zext(v, I64), _xslot(self.lw, row, count, lw.tlin)))
         lw.yield_point(warp_level=True)
         parity = b.sub(count, const_int(I32, 1))  # released since: the row written before the suspension
         self.region_idx, self.region_parity = idx, parity
@@ -173,14 +173,11 @@ class _Exchange:
                                      const_int(I32, 0))
         self.arrived = b.select(from_dense, every, b.load(wm))
 
-    def _region_slot(self, idx: int, count: ll.Value, t: ll.Value, signed: bool = False) -> ll.Value:
-        return _xslot(self.lw, idx, count, t, signed)
-
     def value_at(self, t: ll.Value, row: int | None = None) -> ll.Value:
         """Region mode: thread t's published value (t: the thread's index in the CTA)."""
         b = self.lw.b
         row = self.region_idx if row is None else row
-        return _xbuf_access(self.lw, row, b.load(self._region_slot(row, self.region_parity, t, signed=True)))
+        return _xbuf_access(self.lw, row, b.load(_xslot(self.lw, row, self.region_parity, t, signed=True)))
 
     def value_of(self, lane: ll.Value, row: int | None = None) -> ll.Value:
         """Lane `lane`'s published value (region mode: `row`, the row pair of a batched shuffle)."""
@@ -188,7 +185,7 @@ class _Exchange:
             b = self.lw.b
             row = self.region_idx if row is None else row
             return _xbuf_access(self.lw, row, b.load(
-                self._region_slot(row, self.region_parity, b.add(self.warp_base, lane))))
+                _xslot(self.lw, row, self.region_parity, b.add(self.warp_base, lane))))
         return self.lw.b.load(self._slot(self.ws, abi.WARP_SNAP, lane))
 
 
@@ -258,30 +255,29 @@ def lower_shfl(lw: FnLowering, ins: Instr) -> None:
         chain = lw.chain_of.get(id(m))
         if chain is None:
             _shfl_result(lw, m, ex, row)
-        else:  # a butterfly chain's result, computed for every thread before the region's loop
+        else:  # a shuffle chain's result, computed for every thread before the region's loop
             last = lw.chain_rows[id(m)][-1]
             v = _xbuf_access(lw, last, lw.b.load(_xslot(lw, last, const_int(I32, 0), lw.tlin)))
             lw.write(ir.Reg(chain.result), lw.b.trunc(v, I32), "b32")
 
 
-def chain_prologue(lw: FnLowering, point: Instr) -> bool:
+def chain_prologue(lw: FnLowering, point: Instr) -> None:
     """Region mode, once per release of suspension point `point` (before the region's loop over the
     threads): run the shuffle chains that start there (passes/shflchain.py), step by step over every
     thread of the CTA, from the values published at the point to each step's own row.  For thread t a
     step sets its shuffle's result (and predicate) from the previous row as the shuffle would, then
     lowers the step's instructions with their own rules, the registers they read from outside the chain
     recomputed for t first (pure functions of the thread index: passes/remat.py).  Every register it
-    sets is reset to 0 after (a register read before any write is 0: FnLowering.lower).  Run twice (a
-    dense copy's failed check), it computes the same rows again.  Returns whether there was a chain."""
+    sets is reset to 0 after (a register read before any write is 0: FnLowering.lower).  The point's
+    dense and guarded copies share it (lower/regions.py)."""
     from ptxjit.lower.module import _for_range
     from ptxjit.lower.rules import RULES
+    from ptxjit.passes.dataflow import defs_uses
     from ptxjit.passes.remat import recompute_order
 
     members = [(point, lw.yield_index[id(point)])] + [(m, lw.xbuf_index[id(m)])
                                                     for m in lw.shfl_runs.get(id(point), [])]
     chains = [(lw.chain_of[id(m)], row) for m, row in members if id(m) in lw.chain_of]
-    if not chains:
-        return False
     b = lw.b
     n = lw.cg.block[0] * lw.cg.block[1] * lw.cg.block[2]
     parity = b.sub(_release_count(lw, lw.yield_index[id(point)]), const_int(I32, 1))
@@ -320,7 +316,7 @@ def chain_prologue(lw: FnLowering, point: Instr) -> bool:
                 for ins in recompute_order(set(step.outside), lw.remat, order) + list(step.ops):
                     lw.cur = ins
                     RULES[ins.opcode].lower(lw, ins)
-                    touched.update(r for op in ins.operands[:1] for r in _reg_names(op))
+                    touched.update(defs_uses(ins)[0])
                 res = b.zext(lw.read(ir.Reg(step.value), "b32"), I64)
                 _xbuf_access(lw, dst, b.store(res, _xslot(lw, dst, const_int(I32, 0), t)))
             src, src_parity = dst, const_int(I32, 0)
@@ -330,17 +326,6 @@ def chain_prologue(lw: FnLowering, point: Instr) -> bool:
         slot = lw.regs.get(r)
         if slot is not None:
             b.store(ll.Constant(slot.type.pointee, None), slot)
-    return True
-
-
-def _reg_names(op) -> list[str]:
-    if isinstance(op, ir.Reg):
-        return [op.name]
-    if isinstance(op, ir.Pair):
-        return [op.first.name, op.second.name]
-    if isinstance(op, ir.Vec):
-        return [x.name for x in op.items if isinstance(x, ir.Reg)]
-    return []
 
 
 def _xslot(lw: FnLowering, idx: int, count: ll.Value, t: ll.Value, signed: bool = False) -> ll.Value:
