@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import ptxjit
-from tests.unit.tcgolden import tc_cases, tc_test
+from tests.unit.tcgolden import tc_test
 
 DATA = Path(__file__).parent / "data" / "tc" / "mma_gemm.ptx"
 
-test_mma_golden = tc_test(r"^mma_(?!.*_e[45]m[23]_)", "mma.sync")
+test_mma_golden = tc_test(r"^mma_", "mma.sync")  # fp8 included: two f16 HMMAs, then + C
 test_wmma_golden = tc_test(r"^wmma_", "wmma.load/mma/store")
 test_wgmma_golden = tc_test(r"^wgmma_", "wgmma.mma_async")
 
@@ -60,45 +60,6 @@ def test_gemm_tf32_f32_matches_numpy(mod: ptxjit.Module) -> None:
     # and not the full-precision f32 product: the low mantissa bits were really dropped
     full = a.astype(np.float64) @ b.astype(np.float64)
     assert np.max(np.abs(c - full)) > np.max(np.abs(c - ref))
-
-
-def _outputs(case: str) -> tuple[np.ndarray, np.ndarray]:
-    """(ptxjit's, the H100's) output buffer 1 of golden case `case`, as recorded by tests/unit/tcgolden.py."""
-    import json
-    import warnings
-
-    from tests.unit import tcgolden
-
-    lay = tcgolden._layouts()[case]
-    z = np.load(tcgolden.TC / "in" / f"{lay['id']}.npz")
-    g = np.load(tcgolden.TC / "gpu" / f"{lay['id']}.npz")
-    meta = json.loads(str(z["meta"]))
-    k = ptxjit.Module((tcgolden.TC / "ptx" / f"{meta['ptx']}.ptx").read_text()).get_function(meta["kernel"])
-    bufs = [np.ascontiguousarray(z[f"b{i}"]).copy() for i in range(len(meta["bufs"]))]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ptxjit.PtxjitWarning)
-        k(tuple(meta["grid"]), tuple(meta["block"]), tcgolden._args(k, meta, bufs), shared_mem=meta["shared"])
-    return bufs[1], g["g1"]
-
-
-@pytest.mark.skipif(not tc_cases(r"^mma_.*_e4m3"), reason="shared/gpu-golden/tc is not beside this checkout")
-@pytest.mark.parametrize("case,dtype,exact_share,overflow_misses", [
-    ("mma_m16n8k32_f32_e4m3_e4m3_f32", np.float32, 0.90, 0),
-    ("mma_m16n8k32_f32_e5m2_e4m3_f32", np.float32, 0.92, 0),
-    ("mma_m16n8k32_f16_e4m3_e4m3_f16", np.float16, 0.78, 2),
-])
-def test_mma_fp8_close_to_h100(case: str, dtype, exact_share: float, overflow_misses: int) -> None:
-    """mma.sync with fp8 inputs follows an approximate model of the H100 (lower/rules/mma_numerics.py): most
-    elements bit-exact, the others close (not yet bit-exact: a known gap, measured here so it cannot grow).
-    With f16 accumulators the H100 overflows to inf in two elements whose exact result is finite (an
-    intermediate f16 sum overflows); the model does not."""
-    got, want = (x.view(dtype).astype(np.float64) for x in _outputs(case))
-    same = (got == want) | (np.isnan(got) & np.isnan(want))
-    assert same.mean() >= exact_share, same.mean()
-    assert np.count_nonzero(np.isfinite(got) != np.isfinite(want)) <= overflow_misses
-    fin = np.isfinite(want) & np.isfinite(got)
-    scale = np.max(np.abs(want[fin]))
-    assert np.all(np.abs(got[fin] - want[fin]) <= 2.0**-9 * scale)
 
 
 def test_wgmma_gemm_two_warpgroups_matches_numpy() -> None:

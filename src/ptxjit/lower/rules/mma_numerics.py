@@ -19,8 +19,11 @@ Observed rules (reverse-engineered from shared/gpu-golden/tc, every lane of ever
   m16n8k8, wgmma), but 4 for wmma's m16n16k8 tf32.
 - wgmma e4m3/e5m2 (exact on every finite golden case): the same with all 32 products in one block,
   only 13 fraction bits below E, and the sum truncated to 13 fraction bits (an e8m13 accumulator).
-- mma.sync e4m3/e5m2 (approximate: 97-98% of the elements exact, the others 1-2 ulp apart): the
-  exact sum of the products rounded toward zero to f32, then + C rounded to nearest.
+- mma.sync e4m3/e5m2 (exact on every golden case): what ptxas makes of it for sm_90 (its SASS, read
+  with nvdisasm): the fp8 fragments unpacked to f16 (exact), then two f16 HMMA.16816 from a zero
+  accumulator, the first over the low 16-bit halves of the fragment registers (k mod 4 in {0, 1}), the
+  second over the high halves, each the f16 block model above (f16 accumulators: each HMMA's result
+  rounded to f16), then C added once (FADD / HADD2: rounded to nearest).
 """
 
 from __future__ import annotations
@@ -111,16 +114,16 @@ def _trunc_mantissa(b: ll.IRBuilder, x: ll.Value, bits: int) -> ll.Value:
 
 
 def _block_float(b: ll.IRBuilder, mm: Mma, base: ll.Value, m: ll.Value, n: ll.Value, acc: ll.Value,
-                 k0: int, group: int, f_bits: int = F_BITS, out_bits: int = 23) -> ll.Value:
-    """One block of `group` products fused with the accumulator (see the module docstring): terms
-    truncated to f_bits below the block exponent, the sum truncated to out_bits fraction bits."""
+                 ks: range | list[int], f_bits: int = F_BITS, out_bits: int = 23) -> ll.Value:
+    """One block, the products of k in `ks`, fused with the accumulator (see the module docstring):
+    terms truncated to f_bits below the block exponent, the sum truncated to out_bits fraction bits."""
     oa, ob, _oc, _ = mm.offsets()
     zero = ll.Constant(F64, 0.0)
     none = const_int(I32, -100000)
     e = b.select(b.fcmp_ordered("!=", acc, zero), _expo(b, acc), none)
     plain = acc
     prods = []
-    for k in range(k0, k0 + group):
+    for k in ks:
         a = b.load(_ptr(b, base, oa, b.add(b.mul(m, const_int(I32, mm.ka)), const_int(I32, k)), F64))
         x = b.load(_ptr(b, base, ob, b.add(b.mul(const_int(I32, k), const_int(I32, mm.N)), n), F64))
         p = b.fmul(a, x)
@@ -143,18 +146,31 @@ def _block_float(b: ll.IRBuilder, mm: Mma, base: ll.Value, m: ll.Value, n: ll.Va
     return b.select(_finite(b, plain), fused, plain)
 
 
-def _fp8_sum(b: ll.IRBuilder, mm: Mma, base: ll.Value, m: ll.Value, n: ll.Value, acc: ll.Value) -> ll.Value:
-    """fp8 inputs (approximate model, see the module docstring): the exact sum of the products rounded
-    toward zero to f32, plus C, rounded to nearest."""
-    oa, ob, _oc, _ = mm.offsets()
-    s = ll.Constant(F64, 0.0)
-    for k in range(mm.K):
-        a = b.load(_ptr(b, base, oa, b.add(b.mul(m, const_int(I32, mm.ka)), const_int(I32, k)), F64))
-        x = b.load(_ptr(b, base, ob, b.add(b.mul(const_int(I32, k), const_int(I32, mm.N)), n), F64))
-        s = b.fadd(s, b.fmul(a, x))  # exact: fp8 products have at most 8 significant bits
-    plain = b.fadd(acc, s)
-    fused = b.fadd(_rz_f32(b, s), acc)
-    return b.select(b.and_(_finite(b, plain), _finite(b, s)), fused, plain)
+def _round_f16(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
+    """x (f64) rounded to nearest even to f16's precision and range (overflow: inf; NaN kept)."""
+    q = _expo(b, x)
+    q = b.sub(b.select(b.icmp_signed("<", q, const_int(I32, -14)), const_int(I32, -14), q), const_int(I32, 10))
+    rint = _intrinsic(b, "llvm.roundeven.f64", F64, 1)
+    r = b.fmul(b.call(rint, [b.fmul(x, _pow2(b, b.sub(const_int(I32, 0), q)))]), _pow2(b, q))
+    fabs = _intrinsic(b, "llvm.fabs.f64", F64, 1)
+    big = b.fcmp_ordered(">", b.call(fabs, [r]), ll.Constant(F64, 65504.0))
+    inf = b.select(b.fcmp_ordered("<", x, ll.Constant(F64, 0.0)), ll.Constant(F64, float("-inf")),
+                   ll.Constant(F64, float("inf")))
+    return b.select(big, inf, r)
+
+
+def _fp8_mma_sync(b: ll.IRBuilder, mm: Mma, base: ll.Value, m: ll.Value, n: ll.Value, acc: ll.Value) -> ll.Value:
+    """mma.sync fp8 as ptxas compiles it for sm_90 (module docstring): two f16 m16n8k16 HMMAs from a zero
+    accumulator, then C added once, rounded to nearest in the accumulator's type."""
+    h = ll.Constant(F64, 0.0)
+    for half in (0, 1):  # the fragments' low / high 16-bit halves
+        h = _block_float(b, mm, base, m, n, h, [k for k in range(mm.K) if k % 4 // 2 == half])
+        if mm.dt == "f16":
+            h = _round_f16(b, h)
+    if mm.dt == "f16":  # HADD2: f16 values sum exactly in f64
+        return _round_f16(b, b.fadd(acc, h))
+    f32 = ll.FloatType()  # FADD
+    return b.fpext(b.fadd(b.fptrunc(acc, f32), b.fptrunc(h, f32)), F64)
 
 
 VW = 8  # outputs (along n) computed together in one vector; every shape's N is a multiple of 8
@@ -293,13 +309,13 @@ def _build(cg, mm: Mma) -> ll.Function:
                     x = b.load(_ptr(b, base, ob, b.add(b.mul(const_int(I32, k), const_int(I32, mm.N)), n), F64))
                     acc = b.call(fma, [a, x, acc])
             elif mm.at in ("e4m3", "e5m2") and mm.frag == "wgmma":  # 13-bit accumulator
-                acc = _block_float(b, mm, base, m, n, acc, 0, mm.K, f_bits=13, out_bits=13)
+                acc = _block_float(b, mm, base, m, n, acc, range(mm.K), f_bits=13, out_bits=13)
             elif mm.at in ("e4m3", "e5m2"):
-                acc = _fp8_sum(b, mm, base, m, n, acc)
+                acc = _fp8_mma_sync(b, mm, base, m, n, acc)
             else:
                 group = min(4 if mm.frag == "wmma" and mm.at == "tf32" else GROUP[mm.at], mm.K)
                 for k0 in range(0, mm.K, group):
-                    acc = _block_float(b, mm, base, m, n, acc, k0, group)
+                    acc = _block_float(b, mm, base, m, n, acc, range(k0, k0 + group))
             b.store(acc, cp)
         else:
             cp = _ptr(b, base, oc, idx, I64)
