@@ -386,11 +386,25 @@ def test_fault_in_a_cooperative_launch(mod, workers):
     n = 8 * 64
     x, out = np.zeros(n, np.float32), np.zeros(n, np.float32)
     tmp = np.zeros(n - 10, np.float32)  # phase 1 writes past its end (block 7), phase 2 reads there (block 6)
-    # both are faults on element [502]; which CTA reports first depends on which finishes first (a CTA's
-    # faults are looked at when it ends: block 6's read, after the grid barrier, won in a loaded CI run)
-    with pytest.raises(ptxjit.KernelFault, match=r"block \((6|7), 0, 0\) thread \(54, 0, 0\).*0 bytes past the end "
+    # both are faults on element [502]; block 7's write comes first: it ends block 7 before it arrives at
+    # the grid barrier, so no block gets past it (a loaded CI run once reported block 6's read, when a
+    # CTA's faults were looked at only when it ended)
+    with pytest.raises(ptxjit.KernelFault, match=r"block \(7, 0, 0\) thread \(54, 0, 0\).*0 bytes past the end "
                        r"of argument 1 .*element \[502\]"):
         k(8, 64, (x, tmp, out, np.int32(n)), cooperative=True, timeout=60)
+
+
+def test_the_fault_before_a_grid_barrier_is_reported(mod, workers):
+    """The last block faults before grid.sync() and works on long after it; the others fault after it and
+    end at once.  The launch reports the last block's fault, which came first (the others' faults need
+    the barrier, which the faulting block never reaches), not that of whichever block ended first."""
+    workers(2)
+    k = mod.get_function("fault_before_sync")
+    n = 64
+    buf = np.zeros(n, np.float32)
+    with pytest.raises(ptxjit.KernelFault, match=r"block \(3, 0, 0\) thread \(0, 0, 0\).*0 bytes past the end "
+                       r"of argument 0 .*element \[64\]"):
+        k(4, 32, (buf, np.int32(n), np.int32(2_000_000)), cooperative=True, timeout=60)
 
 
 def test_query_shared_rank(cmod, workers):

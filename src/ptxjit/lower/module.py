@@ -232,6 +232,9 @@ class ModuleCodegen:
             b.ret(const_int(I32, -1))
             return f
 
+        faulted_blk = f.append_basic_block("faulted")  # a thread faulted: the worker reports it at once
+        with b.goto_block(faulted_blk):
+            b.ret(c0)
         status = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_STATUS)])), PTR), I32.as_pointer())
         warp_base = b.load(b.gep(W, [const_int(I32, abi.W_WARP)]))
         with _for_range(b, c0, n) as t:
@@ -264,6 +267,12 @@ class ModuleCodegen:
                     ok = f.append_basic_block("ok")
                     b.cbranch(bad, trap_blk, ok)
                     b.position_at_end(ok)
+                    if self.checked:  # this thread recorded a fault: the worker reports it now
+                        word = b.load(b.gep(b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_FAULT)])),
+                                                                 PTR), I64.as_pointer()), [t]))
+                        clean = f.append_basic_block("ok_clean")
+                        b.cbranch(b.icmp_unsigned("!=", word, const_int(I64, 0)), faulted_blk, clean)
+                        b.position_at_end(clean)
                     b.store(b.select(b.icmp_signed("==", r, c0), const_int(I32, abi.STATUS_EXITED), r), sp)
             # lanes waiting at the same warp point (that of the first waiting lane) are released
             # together; their published operands are snapshot so that released lanes can run on

@@ -57,6 +57,21 @@ def stop_if_failed(b: ll.IRBuilder, f: ll.Function, L: ll.Value, failed: ll.Bloc
     b.position_at_end(go)
 
 
+def end_if_faulted(cg: ModuleCodegen, b: ll.IRBuilder, f: ll.Function, W: ll.Value, done: ll.Block,
+                   go_name: str) -> None:
+    """Bounds-checked code: after a region ran, end the CTA at once (to `done`) if its thread loop flushed
+    a fault (W_FAULTED), so that the worker reports it before the CTA runs on.  The fault that happened
+    first is then the one reported: a CTA that faults before a grid barrier never arrives there, and
+    no CTA gets past it to fault later and end first (runtime/cooperative.py).  (The per-thread
+    scheduler does the same with each thread's own fault word: module.py.)"""
+    if not cg.checked:
+        return
+    flag = b.load(b.gep(W, [const_int(I32, abi.W_FAULTED)]))
+    go = f.append_basic_block(go_name)
+    b.cbranch(b.icmp_unsigned("!=", flag, const_int(I64, 0)), done, go)
+    b.position_at_end(go)
+
+
 def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering) -> ll.Function:
     from ptxjit.lower.module import _complete_barrier, _for_range
 
@@ -103,7 +118,11 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
     with b.if_then(b.icmp_unsigned("!=", b.and_(run_code, c1), c0)):
         _prepare_warp_point(b, W, n, status, run_code, run_arg, lw.mask_codes)
     r = b.call(body, [L, W, c0, run_arg])
-    b.cbranch(b.icmp_signed("==", r, const_int(I32, abi.RESUME_TRAP)), trapped, main)
+    ran = f.append_basic_block("ran")
+    b.cbranch(b.icmp_signed("==", r, const_int(I32, abi.RESUME_TRAP)), trapped, ran)
+    b.position_at_end(ran)
+    end_if_faulted(cg, b, f, W, done, "ran_clean")
+    b.branch(main)
 
     def run(code: ll.Value, arg: ll.Value) -> None:
         """Resume the threads at `code` (arg: code, maybe | DENSE or | RELEASED), then next round."""

@@ -96,3 +96,19 @@ extern "C" __global__ void trap_before_sync(int* out, int bad) {
     grid.sync();
     out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
 }
+
+// The last block writes past the end of `buf` before grid.sync() and then works on for a while; every
+// other block writes past the end after it and ends at once.  The last block's fault came first.
+extern "C" __global__ void fault_before_sync(float* buf, int n, int work) {
+    cg::grid_group grid = cg::this_grid();
+    bool last = blockIdx.x == gridDim.x - 1;
+    if (last && threadIdx.x == 0) buf[n] = 1.0f;
+    grid.sync();
+    if (last) {
+        float acc = 0.0f;
+        for (int k = 0; k < work; ++k) acc = acc * 0.5f + buf[(threadIdx.x + k) % n];
+        buf[threadIdx.x % n] = acc;
+    } else if (threadIdx.x == 0) {
+        buf[n + 1 + blockIdx.x] = 2.0f;
+    }
+}
