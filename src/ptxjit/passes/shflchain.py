@@ -213,12 +213,11 @@ class _Finder:
                 nxt_step = self.step(nxt, chain_defs | defs)
                 later = {where[id(nxt)]} | ({where[id(i)] for i in nxt_step[0]} if nxt_step else set())
                 same = {value} | (self.copies(value) & defs)  # (the next step reads either)
-                leaks = [r for r in defs - same if any(u not in within for u in self.uses.get(r, []))]
-                if leaks or self.regs.get(value) not in _WORD \
+                if self._escaping(defs - same, within) or self.regs.get(value) not in _WORD \
                         or any(u not in within | later for r in same for u in self.uses.get(r, [])):
                     nxt = None  # the chain ends here: the value may be its result
             if nxt is None:
-                left = [r for r in defs if any(u not in within for u in self.uses.get(r, []))]
+                left = self._escaping(defs, within)
                 if len(left) != 1 or self.regs.get(left[0]) not in _WORD:
                     break
                 value = left[0]
@@ -238,6 +237,10 @@ class _Finder:
             return None
         return Chain(tuple(steps))
 
+    def _escaping(self, regs, within: set[int]) -> list[str]:
+        """The registers of `regs` read somewhere outside the statements `within`."""
+        return [r for r in regs if any(u not in within for u in self.uses.get(r, []))]
+
     def _ends(self, steps: list[Step]) -> bool:
         """Can the chain's last step leave its value as the result?"""
         body, where = self.body, self.where
@@ -248,9 +251,8 @@ class _Finder:
         # every register the chain defines but the result is read within the chain only
         for s in steps:
             defs = {s.received} | ({s.pred} if s.pred else set()) | {r for i in s.ops for r in defs_uses(i)[0]}
-            for r in defs - {res}:
-                if any(u not in within for u in self.uses.get(r, [])):
-                    return False
+            if self._escaping(defs - {res}, within):
+                return False
         first, first_end = where[id(head.shfl)], max(where[id(i)] for i in (head.shfl, *head.ops))
         for i in range(first + 1, end + 1):
             x = body[i]
