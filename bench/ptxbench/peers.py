@@ -83,12 +83,14 @@ class PtxjitVariant(PtxjitPeer):
         return _LaunchWith(super().kernel(kernel, entry), self.options)
 
 
-def settle_tiers(runs: dict, launches: int = 12) -> None:
+def settle_tiers(runs: dict, launches: int = 12, quiet: int = 8, most: int = 80) -> None:
     """Bring ptxjit's launches in `runs` to their steady state before they are timed: with tiers on (the
-    default) a kernel starts on tier 0, builds tier 1 in the background from its second launch and then
-    races the specialized code against the plain code over 10 launches (ptxjit/tiers/state.py).  Timing
-    before that measures tier 0's generic code and a core shared with LLVM (scan: 550 ms instead of
-    22 ms in a quick run).  Each round launches every run once and waits for the builds it started."""
+    default) a kernel starts on tier 0, builds tier 1 in the background from its second launch, races
+    the specialized code against the plain code over 10 launches, then counts one launch and rebuilds
+    with the branch weights it gives (ptxjit/tiers/state.py).  Timing before that measures tier 0's
+    generic code and a core shared with LLVM (scan: 550 ms instead of 22 ms in a quick run).  Each round
+    launches every run once and waits for the builds it started; at least `launches` rounds, then until
+    `quiet` rounds in a row started no build (at most `most` rounds)."""
     try:
         from ptxjit import tiers
         from ptxjit.tiers import state
@@ -96,11 +98,16 @@ def settle_tiers(runs: dict, launches: int = 12) -> None:
         return
     if not runs or not tiers.enabled():
         return
-    for _ in range(launches):
+    calm = 0
+    for k in range(most):
         for fn in runs.values():
             fn()
-        for th in list(state._builders):
+        started = list(state._builders)
+        for th in started:
             th.join(timeout=900)
+        calm = 0 if started else calm + 1
+        if k + 1 >= launches and calm >= quiet:
+            return
 
 
 # ptxjit variants the harness times beside ptxjit: peer name -> launch options
