@@ -14,6 +14,14 @@ DATA = Path(__file__).parent / "data"
 N = 1000
 
 
+@pytest.fixture(params=["tiers", "untiered"], autouse=True)
+def tiering(request, monkeypatch):
+    """Each test both ways: with tiers (a few launches run tier 0's generic code) and without (the
+    block-specialized code, whose fast copies rely on the corner and grid checks)."""
+    monkeypatch.setenv("PTXJIT_TIERS", "1" if request.param == "tiers" else "0")
+    return request.param
+
+
 @pytest.fixture(scope="module")
 def mod() -> ptxjit.Module:
     return ptxjit.Module.from_file(DATA / "memory_safety.ptx")

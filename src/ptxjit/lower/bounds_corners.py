@@ -254,23 +254,16 @@ def _grid_linear_verified(bc: BoundsChecks, sites: list, order: dict) -> ll.Valu
         if t is not None and ir_size(t) < 8:
             need.add((addr.base.name, False))
     need_list = sorted(need)
-    # points: (tid, ctaid); unit vectors measure the coefficients, corners verify them
-    tid_ext = [(0, n - 1) if n > 1 else (0,) for n in dims]
-    # ("u", tid, ctaid): a unit vector; ("c", tid, g): a corner, g[i] = 1 the last CTA along axis i
-    origin = ("c", (0, 0, 0), (0, 0, 0))
-    units = [("u", tuple(int(i == a) for i in range(3)), (0, 0, 0)) for a in range(3)] + \
-        [("u", (0, 0, 0), tuple(int(i == a) for i in range(3))) for a in range(3)]
-    corners = [("c", t, g) for t in itertools.product(*tid_ext) for g in itertools.product((0, 1), repeat=3)
-               if ("c", t, g) != origin]
-    values: dict = {}
-    for point in [origin, *units, *corners]:
-        kind, t, g = point
-        ctaid = [(b.sub(grid[i], const_int(I64, 1)) if g[i] else const_int(I64, 0)) if kind == "c"
-                 else const_int(I64, g[i]) for i in range(3)]
+    # unit vectors measure the coefficients (unrolled: 7 evaluations); the 63 other corners of the launch
+    # verify them, in a loop (unrolled, their i128 arithmetic took LLVM 1.3 s for jacobi's 5 accesses)
+    n64 = [const_int(I64, 0)] * 3
+
+    def evaluate(tid: list[ll.Value], ctaid: list[ll.Value]) -> list[ll.Value]:
         for i in range(3):
             b.store(ctaid[i], b.gep(wptr, [const_int(I32, abi.W_CTA + i)]))
-        lw.loop_tid = tuple(const_int(I32, x) for x in t)
-        lw.tlin = const_int(I32, t[0] + dims[0] * (t[1] + dims[1] * t[2]))
+        lw.loop_tid = tuple(tid)
+        lw.tlin = b.add(tid[0], b.mul(const_int(I32, dims[0]), b.add(tid[1], b.mul(const_int(I32, dims[1]),
+                                                                                       tid[2]))))
         lw._setup_vars()
         bc._lower_slice(instrs)
         vals = [b.sext(v, I128) if signed else b.zext(v, I128)
@@ -278,23 +271,35 @@ def _grid_linear_verified(bc: BoundsChecks, sites: list, order: dict) -> ll.Valu
         for addr, space, *_ in sites:
             a, _rs, _kind = bc._where(addr, space, lw.address(addr, space))
             vals.append(b.zext(a, I128))
-        values[point] = (vals, [b.zext(x, I128) for x in ctaid])
-    ok = const_int(I1, 1)
-    nvals = len(need_list) + len(sites)
-    for j in range(nvals):
-        coef = [b.sub(values[u][0][j], values[origin][0][j]) for u in units]
-        for point in corners:
-            vals, cta = values[point]
-            want = values[origin][0][j]
+        return vals
+
+    def unit(axis: int) -> tuple[list[ll.Value], list[ll.Value]]:
+        one = [const_int(I32, int(i == axis)) for i in range(3)]
+        return (one, n64) if axis < 3 else ([const_int(I32, 0)] * 3, [const_int(I64, int(i == axis - 3))
+                                                                       for i in range(3)])
+
+    origin = evaluate([const_int(I32, 0)] * 3, n64)
+    units = [evaluate(*unit(axis)) for axis in range(6)]
+    coef = [[b.sub(u[j], origin[j]) for u in units] for j in range(len(origin))]
+    from ptxjit.lower.module import _for_range
+
+    with b.goto_entry_block():
+        flag = b.alloca(I1, name="grid_linear")
+    b.store(const_int(I1, 1), flag)
+    with _for_range(b, const_int(I32, 1), const_int(I32, 64)) as q:  # bits 0-2: the block's far corner
+        bit = [b.icmp_unsigned("!=", b.and_(q, const_int(I32, 1 << i)), const_int(I32, 0)) for i in range(6)]
+        tid = [b.select(bit[i], const_int(I32, dims[i] - 1), const_int(I32, 0)) for i in range(3)]
+        ctaid = [b.select(bit[3 + i], b.sub(grid[i], const_int(I64, 1)), const_int(I64, 0)) for i in range(3)]
+        vals = evaluate(tid, ctaid)
+        at = [b.zext(t, I128) for t in tid] + [b.zext(c, I128) for c in ctaid]
+        ok = b.load(flag)
+        for j, v in enumerate(vals):
+            want = origin[j]
             for axis in range(6):
-                x = point[1][axis] if axis < 3 else cta[axis - 3]
-                if isinstance(x, int):
-                    if x:
-                        want = b.add(want, b.mul(coef[axis], ll.Constant(I128, x)))
-                else:
-                    want = b.add(want, b.mul(coef[axis], x))
-            ok = b.and_(ok, b.icmp_unsigned("==", vals[j], want))
-    return ok
+                want = b.add(want, b.mul(coef[j][axis], at[axis]))
+            ok = b.and_(ok, b.icmp_unsigned("==", v, want))
+        b.store(ok, flag)
+    return b.load(flag)
 
 
 def ir_size(t: str) -> int:
