@@ -100,8 +100,12 @@ def tc_test(pattern: str, what: str, unchecked: bool = False):
     @pytest.mark.skipif(not available(), reason="shared/gpu-golden/tc is not beside this checkout")
     @pytest.mark.parametrize("case", cases or ["none"])
     def test(case: str, monkeypatch) -> None:
+        from tests.unit.goldenutil import untiered
+
         if unchecked:
             monkeypatch.setenv("PTXJIT_UNCHECKED", "1")
+        if untiered(case):  # (half of the cases: the block-specialized code, see goldenutil.untiered)
+            monkeypatch.setenv("PTXJIT_TIERS", "0")
         bad = replay_tc(case)
         assert not bad, f"{case}:\n" + "\n".join(bad)
 
