@@ -138,3 +138,40 @@ def test_extreme_address_offsets_load_and_compile(off):
 def test_sizes_past_what_can_be_allocated_are_refused_at_load(decl, body):
     with pytest.raises(PTXValidationError, match="exceed|more than"):
         ptxjit.Module(kernel(decls=decl, body=body)).kernels  # noqa: B018 - the property computes layouts
+
+
+CALLEE = """
+.func (.param .align 4 .b8 ret[12]) three(.param .b32 a)
+{
+.reg .f32 %f<2>;
+ld.param.f32 %f1, [a];
+st.param.f32 [ret+0], %f1;
+st.param.f32 [ret+4], %f1;
+st.param.f32 [ret+8], %f1;
+ret;
+}
+"""
+
+
+def _call_three(buffer: str) -> str:
+    return kernel(CALLEE, "{\n.param .b32 x;\nst.param.f32 [x], 0f3F800000;\n"
+                          f".param .align 4 .b8 r{buffer};\n"
+                          "call.uni (r), three, (x);\nld.param.f32 %f1, [r+8];\nst.global.f32 [%rd1], %f1;\n}")
+
+
+@pytest.mark.parametrize("buffer,message", [
+    ("[0]", r"t\.ptx:\d+:\d+: variable 'r' has incomplete type"),  # ptxas: "has incomplete type"
+    ("[8]", r"t\.ptx:\d+:\d+: call to 'three': return value 'r' is 8 bytes, but the callee's 'ret' is 12"),
+])
+def test_a_call_buffer_smaller_than_the_callee_s_is_refused(buffer, message):
+    """Fuzzer find (mutant 224 of seed 1124: devfuncs.ptx with `retval0[0]`): the callee's 12-byte return
+    value was written past the caller's 0-byte buffer, on the worker's stack, and the process died
+    (SIGSEGV).  ptxas refuses both forms ("incomplete type", "Type of argument does not match formal
+    parameter"); so does ptxjit, at load, naming the place."""
+    with pytest.raises(PTXValidationError, match=message):
+        ptxjit.Module(_call_three(buffer), "t.ptx")
+
+
+def test_a_call_buffer_of_the_callee_s_size_runs():
+    out = run(_call_three("[12]"))
+    assert out[:1].view(np.float32)[0] == 1.0

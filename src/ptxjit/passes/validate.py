@@ -15,6 +15,7 @@ lowering, so malformed instructions never surface as IndexError/KeyError/llvmlit
 from __future__ import annotations
 
 import os
+import re
 
 from ptxjit.errors import InvalidInstructionError, PTXError, PTXValidationError, UnsupportedInstructionError
 from ptxjit.frontend import ir
@@ -70,10 +71,37 @@ def _raise_first(problems: list[PTXError]) -> None:
     raise UnsupportedInstructionError(first.pos, first.instruction, reason + suffix)
 
 
+def _declared(name: str) -> str:
+    """A variable's name as written (the parser renames those of nested scopes apart: name$N)."""
+    return re.sub(r"\$\d+$", "", name)
+
+
+def _incomplete(v: ir.VarDecl) -> bool:
+    """An array variable without a size ([] or [0]) that neither an initializer nor .extern sizes: ptxas
+    "Non-external variable has incomplete type" (a call's 0-byte return buffer overflowed the stack)."""
+    return any(not d for d in v.dims) and v.init is None and v.linkage != "extern"
+
+
+def _check_call_buffers(fn: ir.Function, ins: ir.Instr, callee: ir.Function, rets, args) -> None:
+    """Each .param buffer passed to `callee` holds at least what the callee reads or writes there."""
+    mine = {v.name: v for v in fn.vars if v.space == "param"}
+    for what, ops, formals in (("return value", rets, callee.rets), ("argument", args, callee.params)):
+        for op, formal in zip(ops, formals, strict=False):
+            v = mine.get(op.name) if isinstance(op, ir.Sym) else None
+            if v is not None and v.size < formal.size:
+                raise PTXValidationError(
+                    ins.pos, f"call to '{callee.name}': {what} '{_declared(v.name)}' is {v.size} bytes, but the "
+                             f"callee's '{formal.name}' is {formal.size} bytes")
+
+
 def validate(module: ir.Module) -> None:
     problems = unsupported_instructions(module)
     if problems:
         _raise_first(problems)
+    for v in [*module.globals, *(v for fn in module.functions.values() for v in fn.vars)]:
+        if _incomplete(v):
+            raise PTXValidationError(v.pos, f"variable '{_declared(v.name)}' has incomplete type: an array of "
+                                            f"unknown size needs an initializer or .extern")
     for fn in module.functions.values():
         labels = {s.name for s in fn.body or () if isinstance(s, ir.Label)}
         for ins in fn.instructions:
@@ -97,6 +125,7 @@ def validate(module: ir.Module) -> None:
                         raise PTXValidationError(
                             ins.pos, f"call to '{target.name}' passes {len(args)} argument(s) and {len(rets)} "
                                      f"return value(s); it takes {len(callee.params)} and returns {len(callee.rets)}")
+                    _check_call_buffers(fn, ins, callee, rets, args)
                     if callee.body is None:
                         raise UnsupportedInstructionError(
                             ins.pos, ins.text, f"call to external function '{target.name}' (no definition)")
