@@ -83,7 +83,8 @@ W_PROBE = 24          # instrumented code: this worker's probe state (set by the
 W_BSTART = 25         # with L_RANGED: the first CTA (linear index) of the batch this call runs
 W_BEND = 26           # with L_RANGED: one past its last CTA
 W_FAULTED = 27        # checked code: nonzero once a loop over the threads flushed a fault word to W_FAULT
-                      # (bounds.flush_sites): the worker loop scans W_FAULT after a CTA only then
+                      # (bounds.flush_sites): the region scheduler then ends the CTA, and the worker loop
+                      # scans W_FAULT after a CTA only then; reset when a CTA starts
 W_TC = 30             # tensor-core scratch: per warp / warpgroup dense matrices (lower/rules/mma.py)
 W_SIZE = 32
 

@@ -392,6 +392,8 @@ class ModuleCodegen:
                 b.store(const_int(I64, ident), slot(W, abi.W_RED_ACC + k))
             if self.probes is not None:
                 self.probes.before_cta(b, L, W, c, nthreads)
+            if self.checked:  # a fault flag left by a CTA an error stopped must not end this one early
+                b.store(const_int(I64, 0), slot(W, abi.W_FAULTED))
             r = b.call(cta, [L, W, nthreads])
             ok = f.append_basic_block("cta_ok")
             b.cbranch(b.icmp_signed("!=", r, const_int(I32, 0)), exit_blk, ok)
