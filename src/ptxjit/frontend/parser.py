@@ -10,7 +10,7 @@ frontend/operands.py (`InstructionParser`, a mixin of `_Parser`).
 
 from __future__ import annotations
 
-from ptxjit.errors import PTXSyntaxError, SourcePos
+from ptxjit.errors import PTXSyntaxError, PTXValidationError, SourcePos
 from ptxjit.frontend import ir
 from ptxjit.frontend.initializers import parse_initializer
 from ptxjit.frontend.lexer import SourceText, Token, tokenize
@@ -202,6 +202,9 @@ class _Parser(InstructionParser):
             self.parse_function(linkage, is_entry=False)
         elif t in _SPACES:
             for var in self.parse_var_decl(linkage):
+                if var.linkage != "extern" and any(g.name == var.name and g.linkage != "extern"
+                                                   for g in self.module.globals):
+                    raise PTXValidationError(var.pos, f"duplicate definition of '{var.name}'")
                 self.module.globals.append(var)
         elif t == ".alias":
             self.skip_to(";")
@@ -282,7 +285,10 @@ class _Parser(InstructionParser):
         while True:
             if not self.at(".param") and not self.at(".reg"):
                 raise self.error("'.param'")
-            params.extend(self.parse_var_decl())
+            for p in self.parse_var_decl():
+                if any(q.name == p.name for q in params):
+                    raise PTXValidationError(p.pos, f"duplicate parameter '{p.name}'")
+                params.append(p)
             if self.accept(")"):
                 return params
             self.expect(",")
@@ -323,8 +329,12 @@ class _Parser(InstructionParser):
         if regvals:
             bind_reg_params(fn, regvals)
 
-    def declare(self, name: str) -> str:
-        """Register a declaration in the innermost scope; nested scopes get fresh names."""
+    def declare(self, name: str, shown: str | None = None) -> str:
+        """Register a declaration in the innermost scope; nested scopes get fresh names.  A name declared
+        twice in one scope is refused, as ptxas does ("Duplicate definition"; `shown`: a range's name)."""
+        if self.scopes and name in self.scopes[-1]:
+            raise PTXValidationError(self.pos(self.toks[self.i - 1]),
+                                     f"duplicate definition of '{shown or name}' in this scope")
         if len(self.scopes) <= 1:
             if self.scopes:
                 self.scopes[0][name] = name
@@ -475,7 +485,7 @@ class _Parser(InstructionParser):
                     self.ranges[-1].append((name, count, typ))
                 else:
                     for k in range(count):
-                        fn.regs[self.declare(f"{name}{k}")] = typ
+                        fn.regs[self.declare(f"{name}{k}", f"{name}<{count}>")] = typ
             else:
                 fn.regs[self.declare(name)] = typ
             if not self.accept(","):
