@@ -482,3 +482,26 @@ DONE:
     e = ei.value
     assert e.allocation == "k_param_0" or "before" in str(e), str(e)
     assert tuple(e.thread) == (0, 0, 0) and tuple(e.cta) == (0, 0, 0), str(e)
+
+
+def test_a_register_read_before_its_definition_faults_cleanly():
+    """Fuzzer find (seed 1125, mutant 1366: grids.ptx with a load moved above its address's definition):
+    the address register is read before its one definition, so it is 0 there.  The fast copy's hoisted
+    bounds check computed the address from that definition (in bounds), the load went to address 0 and
+    the process died (SIGSEGV).  Such registers are no longer recomputed from their definition
+    (passes/remat.py): the launch raises KernelFault at the load, naming address 0."""
+    from tests.ptxsnip import snippet_kernel
+
+    body = """
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    ld.global.f32 %f1, [%rd3];
+    cvta.to.global.u64 %rd2, %rd1;
+    mul.wide.u32 %rd4, %r1, 4;
+    add.s64 %rd3, %rd2, %rd4;
+    st.global.f32 [%rd3], %f1;
+"""
+    k = ptxjit.Module(snippet_kernel(body, [("u64", "out")]), "early.ptx").get_function("k")
+    out = np.zeros(256, np.float32)
+    with pytest.raises(ptxjit.KernelFault, match=r"early\.ptx:\d+:\d+.*ld\.global\.f32.*address 0x0 "):
+        k(2, 128, (out,))

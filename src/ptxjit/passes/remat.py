@@ -1,7 +1,10 @@
 """Rematerializable registers: values that can be recomputed at a resume point instead of saved.
 
 A register qualifies when it has exactly one (unguarded) definition, made by a pure instruction whose
-register operands all qualify too (special registers, immediates and kernel parameters are leaves).
+register operands all qualify too (special registers, immediates and kernel parameters are leaves), and
+no path from the entry reads it before that definition (it is not live on entry: such a read sees 0,
+which is no function of its definition; a hoisted bounds check computed from the definition let such a
+load of address 0 through, and the process died).
 Its value is then the same function of %tid/%ctaid/parameters wherever it is computed.  Recomputing it
 after a barrier keeps it affine in the thread index for LLVM (so the region loop can be vectorized)
 and takes it out of the register save area.
@@ -10,7 +13,7 @@ and takes it out of the register save area.
 from __future__ import annotations
 
 from ptxjit.frontend import ir
-from ptxjit.passes.dataflow import _regs, defs_uses
+from ptxjit.passes.dataflow import _regs, defs_uses, liveness
 
 PURE_OPS = frozenset({"add", "sub", "mul", "mad", "mul24", "mad24", "shl", "shr", "and", "or", "xor", "not",
                       "cvt", "cvta", "mov", "setp", "selp", "min", "max", "neg", "abs", "bfe", "bfi", "prmt",
@@ -38,7 +41,9 @@ def rematerializable(fn: ir.Function, kernel_params: set[str], is_special) -> di
             return False
         return not any(isinstance(op, ir.Addr) for op in ins.operands)
 
-    cand = {r: i for r, i in def_of.items() if ndefs[r] == 1 and leaf_ok(i)}
+    blocks, _ = liveness(fn)
+    read_first = blocks[0].live_in if blocks else set()  # read before any definition on some path
+    cand = {r: i for r, i in def_of.items() if ndefs[r] == 1 and r not in read_first and leaf_ok(i)}
     changed = True
     while changed:
         changed = False
