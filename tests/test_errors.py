@@ -204,3 +204,66 @@ def test_one_element_vector_operands():
     b = np.zeros(32, np.int32)
     m.get_function("k")(1, 32, (a, b))
     np.testing.assert_array_equal(b, a + 1)
+
+
+RECURSIVE = """.version 8.0
+.target sm_80
+.address_size 64
+.func (.param .b32 r) sum_to(.param .b32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    ld.param.b32 %r1, [n];
+    setp.le.s32 %p1, %r1, LIMIT;
+    @%p1 bra BASE;
+    add.s32 %r2, %r1, -1;
+    {
+    .param .b32 a;
+    .param .b32 ret;
+    st.param.b32 [a], %r2;
+    call.uni (ret), sum_to, (a);
+    ld.param.b32 %r3, [ret];
+    }
+    add.s32 %r4, %r3, %r1;
+    st.param.b32 [r], %r4;
+    ret;
+BASE:
+    st.param.b32 [r], 0;
+    ret;
+}
+.visible .entry k(.param .u64 out, .param .u32 n)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [n];
+    {
+    .param .b32 a;
+    .param .b32 ret;
+    st.param.b32 [a], %r1;
+    call.uni (ret), sum_to, (a);
+    ld.param.b32 %r2, [ret];
+    }
+    cvta.to.global.u64 %rd2, %rd1;
+    st.global.u32 [%rd2], %r2;
+    ret;
+}
+"""
+
+
+def test_recursion_without_a_base_case_traps_instead_of_crashing():
+    """Fuzzer find (seed 1125, mutant 3309: devfuncs with fib's base case deleted): device functions are
+    native calls, and the endless recursion overflowed the worker's stack (SIGSEGV, the process died).
+    Functions on a call cycle now check the stack on entry (passes/recursion.py) and trap, as a GPU stops
+    at its stack limit."""
+    k = ptxjit.Module(RECURSIVE.replace("LIMIT", "-2147483648"), "rec.ptx").get_function("k")  # never true
+    with pytest.raises(ptxjit.KernelTrap, match=r"recursed too deep: more than 256 KiB .* at rec\.ptx:\d+"):
+        k(1, 1, (np.zeros(1, np.uint32), 5))
+
+
+def test_deep_recursion_within_the_limit_runs():
+    """A thousand nested calls (sum 1..1000 by recursion) stay far below the guard's limit."""
+    k = ptxjit.Module(RECURSIVE.replace("LIMIT", "0"), "rec.ptx").get_function("k")
+    out = np.zeros(1, np.uint32)
+    k(1, 1, (out, 1000))
+    assert out[0] == 1000 * 1001 // 2

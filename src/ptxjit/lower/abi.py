@@ -53,6 +53,7 @@ ERR_DEADLOCK = 7
 # set by the worker loop after a CTA in which a checked access was out of bounds (lower/bounds.py):
 # L_ERR_WHERE the instruction, L_ERR_ARG the packed fault word (bounds.unpack_fault)
 ERR_FAULT = 8
+STACK_TRAP = 0x7D     # L_ERR_ARG >> 56 of the ERR_TRAP of a too deep recursion (passes/recursion.py)
 ERR_ILLEGAL_ADDRESS = 9  # an address offset no memory can be reached with (beyond +-2**47)
 
 # kernel code polls L_ERROR (atomically) every POLL_MASK + 1 iterations of a loop; a spin loop
@@ -85,6 +86,7 @@ W_BEND = 26           # with L_RANGED: one past its last CTA
 W_FAULTED = 27        # checked code: nonzero once a loop over the threads flushed a fault word to W_FAULT
                       # (bounds.flush_sites): the region scheduler then ends the CTA, and the worker loop
                       # scans W_FAULT after a CTA only then; reset when a CTA starts
+W_STACK = 28          # the native stack pointer where the worker began (recursion guard: passes/recursion.py)
 W_TC = 30             # tensor-core scratch: per warp / warpgroup dense matrices (lower/rules/mma.py)
 W_SIZE = 32
 

@@ -190,6 +190,8 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         if self.thread_loop:
             self._lower_thread_loop(entry)
             return
+        if not self.is_kernel and fn.name in self.cg.recursive:
+            self.stack_guard()
         self._setup_vars()
         start = self.llfn.append_basic_block("start")
         dispatch_from = b.block
@@ -426,6 +428,20 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         cx, cy, cz = (self.worker_slot(abi.W_CTA + i) for i in range(3))
         gx, gy = self.launch_slot(abi.L_GRID), self.launch_slot(abi.L_GRID + 1)
         return b.add(cx, b.mul(gx, b.add(cy, b.mul(gy, cz))))
+
+    def stack_guard(self) -> None:
+        """On entry of a device function that may recurse (passes/recursion.py): trap once the native
+        stack below the worker's entry passed RECURSION_STACK_BYTES, before it can overflow."""
+        from ptxjit.passes.recursion import RECURSION_STACK_BYTES
+
+        b = self.b
+        sp = b.ptrtoint(b.call(self.cg.intrinsic("llvm.stacksave.p0", PTR, [], exact=True), []), I64)
+        used = b.sub(self.worker_slot(abi.W_STACK), sp)
+        deep = b.icmp_unsigned(">", used, const_int(I64, RECURSION_STACK_BYTES))
+        with b.if_then(deep, likely=False):
+            saved, self.cur = self.cur, next(iter(self.fn.instructions), None)
+            self.trap(abi.ERR_TRAP, const_int(I64, abi.STACK_TRAP << 56))
+            self.cur = saved
 
     def check_error_after_call(self) -> None:
         """After a device-function call: if the callee trapped or exited, unwind this thread too."""

@@ -33,6 +33,9 @@ class ModuleCodegen:
         """`instrumented`: lower as for `probes` (set when only the kernel as lowered is wanted: the probe
         plan's view, ptxjit/instrument/trace.py lowered_kernel)."""
         self.module = module
+        from ptxjit.passes.recursion import recursive_functions
+
+        self.recursive = recursive_functions(module)  # device functions that get a stack guard
         # profile-guided specialization (ptxjit/tiers/specialize.py): parameter bytes by offset and
         # launch-record slots read as constants; the launches that run this code are guarded to match
         self.spec_params: dict[int, bytes] = dict(spec.params) if spec is not None else {}
@@ -349,6 +352,9 @@ class ModuleCodegen:
         exit_blk = f.append_basic_block("exit")
         if self.checked:
             self._fault_slots = (b.alloca(I64), b.alloca(I32))
+        if self.recursive:  # where the recursion guard measures the native stack from
+            sp = b.call(self.intrinsic("llvm.stacksave.p0", PTR, [], exact=True), [])
+            b.store(b.ptrtoint(sp, I64), slot(W, abi.W_STACK))
         if self.probes is not None:
             self.probes.worker_prologue(b, L, W)
         b.branch(loop)

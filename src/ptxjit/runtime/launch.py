@@ -29,6 +29,7 @@ import numpy as np
 
 from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
+from ptxjit.passes.recursion import explain_stack_trap
 from ptxjit.runtime import watchdog
 from ptxjit.runtime.launch_errors import _fault_error, _launch_error
 from ptxjit.runtime.memory import DeviceArray, Pointer
@@ -434,6 +435,8 @@ def launch_exception(tr: Translation, kernel_name: str, L, grid, block, elapsed:
         err = explain_trap(tr, L, err)
     if L[abi.L_ERROR] == abi.ERR_TRAP and int(L[abi.L_ERR_ARG]) >> 56 == TEXTURE_TRAP:  # ptxjit/texture.py
         err = explain_texture_trap(int(L[abi.L_ERR_ARG]), err)
+    if L[abi.L_ERROR] == abi.ERR_TRAP and int(L[abi.L_ERR_ARG]) >> 56 == abi.STACK_TRAP:  # passes/recursion.py
+        err = explain_stack_trap(err)
     return err
 
 
