@@ -195,3 +195,9 @@ def test_a_name_defined_twice_in_one_scope_is_refused(text, message):
 
 def test_the_same_register_name_in_nested_scopes_loads():
     ptxjit.Module(kernel(body=".reg .b32 %s1;\n{\n.reg .b32 %s1;\n}\n{\n.reg .b32 %s1;\n}"), "t.ptx")
+
+
+def test_an_address_size_other_than_32_or_64_is_refused():
+    """Fuzzer (seed 1125): `.address_size 65536` loaded; ptxas: "Illegal value for .address_size directive"."""
+    with pytest.raises(PTXSyntaxError, match=r"t\.ptx:3:15: syntax error: \.address_size must be 32 or 64, got 65536"):
+        ptxjit.Module(kernel().replace(".address_size 64", ".address_size 65536"), "t.ptx")

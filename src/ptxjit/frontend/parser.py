@@ -165,7 +165,10 @@ class _Parser(InstructionParser):
                     m.target.append(self.expect_kind("ident", "a target name")[1])
             elif t == ".address_size":
                 self.next()
+                tok = self.peek()
                 m.address_size = self.expect_int()
+                if m.address_size not in (32, 64):  # ptxas: "Illegal value for .address_size directive"
+                    raise PTXSyntaxError(self.pos(tok), f".address_size must be 32 or 64, got {m.address_size}")
             elif t == ".file":
                 self.next()
                 idx = self.expect_int()
