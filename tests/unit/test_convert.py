@@ -566,27 +566,19 @@ def test_cvt_of_an_arithmetic_nan_sees_the_canonical_nan(cvt, out_dtype, expecte
     """An arithmetic result's NaN is canonicalized where its bits are observed, a cvt that copies them
     included: the x86 add keeps the signalling input's payload (0x7fc00001) where the H100 writes
     0x7fffffff, and a cvt read it uncanonicalized before."""
+    from tests.ptxsnip import snippet_kernel
     from tests.unit.kernelutil import run_ptx
 
     dt = "f64" if out_dtype == np.uint64 else "f32"
-    ptx = f"""
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 pin, .param .u64 pout)
-{{
-  .reg .f32 %f<4>;
-  .reg .f64 %fd<2>;
-  .reg .b64 %rd<3>;
+    d = "%fd1" if dt == "f64" else "%f3"
+    ptx = snippet_kernel(f"""
   ld.param.u64 %rd1, [pin];
   ld.param.u64 %rd2, [pout];
   ld.global.f32 %f1, [%rd1];
   add.f32 %f2, %f1, %f1;
-  {cvt} {"%fd1" if dt == "f64" else "%f3"}, %f2;
-  st.global.{dt} [%rd2], {"%fd1" if dt == "f64" else "%f3"};
-  ret;
-}}
-"""
+  {cvt} {d}, %f2;
+  st.global.{dt} [%rd2], {d};
+""", [("u64", "pin"), ("u64", "pout")])
     x = np.array([0x7F800001], np.uint32).view(np.float32)
     out = np.zeros(1, out_dtype)
     run_ptx(ptx, (x, out))

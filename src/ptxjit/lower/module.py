@@ -239,6 +239,8 @@ class ModuleCodegen:
         with b.goto_block(faulted_blk):
             b.ret(c0)
         status = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_STATUS)])), PTR), I32.as_pointer())
+        fault_words = (b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_FAULT)])), PTR), I64.as_pointer())
+                       if self.checked else None)
         warp_base = b.load(b.gep(W, [const_int(I32, abi.W_WARP)]))
         with _for_range(b, c0, n) as t:
             b.store(c0, b.gep(status, [t]))
@@ -270,9 +272,8 @@ class ModuleCodegen:
                     ok = f.append_basic_block("ok")
                     b.cbranch(bad, trap_blk, ok)
                     b.position_at_end(ok)
-                    if self.checked:  # this thread recorded a fault: the worker reports it now
-                        word = b.load(b.gep(b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_FAULT)])),
-                                                                 PTR), I64.as_pointer()), [t]))
+                    if fault_words is not None:  # this thread recorded a fault: the worker reports it now
+                        word = b.load(b.gep(fault_words, [t]))
                         clean = f.append_basic_block("ok_clean")
                         b.cbranch(b.icmp_unsigned("!=", word, const_int(I64, 0)), faulted_blk, clean)
                         b.position_at_end(clean)

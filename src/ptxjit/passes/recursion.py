@@ -40,17 +40,17 @@ def recursive_functions(module: ir.Module) -> set[str]:
     """Names of the defined device functions that can be re-entered while active."""
     funcs = {n: f for n, f in module.functions.items() if f.body is not None}
     graph: dict[str, set[str]] = {}
-    any_indirect = False
+    indirect: set[str] = set()  # functions making an indirect call
     for name, f in funcs.items():
-        callees, indirect = _callees(f)
+        callees, calls_indirectly = _callees(f)
         graph[name] = {c for c in callees if c in funcs}
-        any_indirect |= indirect
-    if any_indirect:  # a function whose address is taken may be the target of any indirect call
+        if calls_indirectly:
+            indirect.add(name)
+    if indirect:  # a function whose address is taken may be the target of any indirect call
         taken = {op.name for f in funcs.values() for ins in f.instructions if ins.opcode != "call"
                  for op in ins.operands if isinstance(op, ir.Sym) and op.name in funcs}
-        for name, f in funcs.items():
-            if _callees(f)[1]:
-                graph[name] |= taken
+        for name in indirect:
+            graph[name] |= taken
     out: set[str] = set()
     for start in graph:  # start reaches itself again: on a cycle (modules have few functions)
         seen: set[str] = set()
