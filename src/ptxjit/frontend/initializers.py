@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ptxjit.errors import PTXSyntaxError
 from ptxjit.frontend import ir
+from ptxjit.frontend.constexpr import STARTERS, parse_const, parse_int_const
 from ptxjit.frontend.literals import _hexfloat
 
 MAX_INIT_NESTING = 32
@@ -65,45 +66,36 @@ def parse_initializer(p, var: ir.VarDecl) -> None:
     var.init = flat
 
 def init_value(p, var: ir.VarDecl, out: list) -> None:
-    """One scalar of an initializer, checked against the variable's type as ptxas does."""
+    """One scalar of an initializer (a literal, a constant expression or `var+offset`), checked
+    against the variable's type as ptxas does."""
     tok = p.peek()
-    neg = False
-    if tok[1] == "-":
-        p.next()
-        neg = True
-        tok = p.peek()
     typ = var.type
-    if tok[0] == "int":
-        p.next()
-        if ir.is_float_type(typ):  # ptxas: "Initial value type mismatch"
-            raise PTXSyntaxError(p.pos(tok), f"initial value type mismatch: integer for .{typ} "
-                                 f"'{var.name}' (write a float: 1.0 or 0f3F800000)")
-        v = p.int_value(tok)
-        out.append(-v if neg else v)
-    elif tok[0] in ("hexfloat", "float"):
-        p.next()
+    if tok[0] == "hexfloat" or (tok[1] == "-" and p.peek(1)[0] == "hexfloat"):
+        neg = p.accept("-")
+        tok = p.next()
         if typ[0] in "us":
-            raise PTXSyntaxError(p.pos(tok), f"initial value type mismatch: float for .{typ} "
-                                 f"'{var.name}'")
-        if tok[0] == "hexfloat":
-            f = _hexfloat(tok[1])
-            if not ir.is_float_type(typ):  # a bit type keeps the literal's bits
-                out.append(f.bits ^ (1 << (f.width - 1)) if neg else f.bits)
-            else:
-                out.append(-f.value if neg else f.value)
+            raise PTXSyntaxError(p.pos(tok), f"initial value type mismatch: float for .{typ} '{var.name}'")
+        f = _hexfloat(tok[1])
+        if not ir.is_float_type(typ):  # a bit type keeps the literal's bits
+            out.append(f.bits ^ (1 << (f.width - 1)) if neg else f.bits)
         else:
-            v = float(tok[1])
-            out.append(-v if neg else v)
-    elif tok[0] == "ident" and not neg:
+            out.append(-f.value if neg else f.value)
+    elif tok[0] == "ident" and tok[1] != "WARP_SZ":
         p.next()
         name = tok[1]
         if name in ("generic", "cvta"):
             p.expect("(")
             name = p.expect_kind("ident", "a variable name")[1]
             p.expect(")")
-        off = 0
-        if p.accept("+"):
-            off = p.expect_int()
+        off = parse_int_const(p, "an integer offset") if p.at("+") else 0
         out.append(ir.Sym(name, off))
+    elif tok[0] in ("int", "float") or tok[1] in STARTERS:
+        c = parse_const(p)
+        if not c.is_float and ir.is_float_type(typ):  # ptxas: "Initial value type mismatch"
+            raise PTXSyntaxError(p.pos(tok), f"initial value type mismatch: integer for .{typ} "
+                                 f"'{var.name}' (write a float: 1.0 or 0f3F800000)")
+        if c.is_float and typ[0] in "us":
+            raise PTXSyntaxError(p.pos(tok), f"initial value type mismatch: float for .{typ} '{var.name}'")
+        out.append(c.value)
     else:
         raise p.error("an initializer value")

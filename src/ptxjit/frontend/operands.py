@@ -13,7 +13,8 @@ import dataclasses
 import re
 
 from ptxjit.frontend import ir
-from ptxjit.frontend.literals import _U64, _hexfloat, wrap64
+from ptxjit.frontend.constexpr import STARTERS, parse_const, parse_int_const
+from ptxjit.frontend.literals import _hexfloat, wrap64
 
 # video instruction operand selectors (.b0-.b3, .h0/.h1; SIMD .h10/.b3210 forms and .h1/.b20 masks)
 _VIDEO_SEL = re.compile(r"b[0-7]{1,4}|h[0-3]{1,2}")
@@ -74,6 +75,8 @@ class InstructionParser:
                 items.append(self.parse_operand())
             self.expect("}")
             return ir.Vec(tuple(items))
+        if t == "(" and not self.starts_call_list():
+            return self.const_operand()
         if t == "(":
             self.next()
             items = []
@@ -83,22 +86,24 @@ class InstructionParser:
                     items.append(self.parse_operand())
             self.expect(")")
             return ir.CallList(tuple(items))
+        if t == "!" and not self.names_register(1):
+            return self.const_operand()
         if t == "!":
             self.next()
             r = self.expect_kind("ident", "a predicate register after '!'")
             return ir.Reg(self.resolve(r[1]), True)
-        if t == "-" and self.peek(1)[0] == "ident":  # vmad's negated register operand: -%r1
+        if t == "-" and self.names_register(1):  # vmad's negated register operand: -%r1
             self.next()
             r = self.parse_operand()
             if not isinstance(r, ir.Reg):
                 raise self.error("a register after '-'", tok)
             return dataclasses.replace(r, minus=True)
-        if t == "-" or kind in ("int", "float", "hexfloat"):
-            return self.parse_number()
+        if kind == "hexfloat" or (t == "-" and self.peek(1)[0] == "hexfloat"):
+            return self.parse_hexfloat()
+        if kind in ("int", "float") or (kind == "punct" and t in STARTERS) or t == "WARP_SZ":
+            return self.const_operand()
         if kind == "ident":
             self.next()
-            if t == "WARP_SZ":  # the warp size, a constant of the PTX language
-                return ir.Imm(32)
             if self.vector_regs:
                 v = self.vector_operand(t)
                 if v is not None:
@@ -112,9 +117,8 @@ class InstructionParser:
                 return ir.Pair(ir.Reg(name), ir.Reg(self.resolve(second[1])))
             if name.startswith("%") or name == "_" or self.is_reg(name):
                 return ir.Reg(name)
-            if self.at("+") and self.peek(1)[0] == "int":
-                self.next()
-                return ir.Sym(name, wrap64(self.expect_int()))
+            if self.at("+"):  # var+offset, the offset a constant expression: buf+4, buf+(2*4)
+                return ir.Sym(name, wrap64(parse_int_const(self, "an integer offset")))
             return ir.Sym(name)
         raise self.error("an operand")
 
@@ -136,25 +140,28 @@ class InstructionParser:
             items.append(ir.Reg(name))
         return ir.Vec(tuple(items)) if items else None
 
-    def parse_number(self):
+    def starts_call_list(self) -> bool:
+        """`(` opens a call's argument list `(%r1, param0)` or `()`; else a constant expression."""
+        nxt = self.peek(1)
+        return nxt[1] == ")" or (nxt[0] == "ident" and nxt[1] != "WARP_SZ")
+
+    def names_register(self, k: int) -> bool:
+        """The token k ahead names a register or variable (not the WARP_SZ constant)."""
+        tok = self.peek(k)
+        return tok[0] == "ident" and tok[1] != "WARP_SZ"
+
+    def const_operand(self) -> ir.Imm | ir.FImm:
+        """An immediate operand: a literal or a constant expression, evaluated as ptxas does."""
+        c = parse_const(self)
+        return ir.FImm(c.value) if c.is_float else ir.Imm(c.value)
+
+    def parse_hexfloat(self) -> ir.FImm:
+        """A 0f/0d literal, optionally negated (ptxas refuses `-0f...`; we read it as the sign flip)."""
         neg = self.accept("-")
-        tok = self.next()
-        if tok[0] == "int":
-            v = self.int_value(tok)
-            v = -v if neg else v
-            if not -(1 << 63) <= v < _U64:  # ptxas accepts wider literals; keep the low 64 bits
-                v %= _U64
-            return ir.Imm(v)
-        if tok[0] == "hexfloat":
-            f = _hexfloat(tok[1])
-            if neg:
-                sign = 1 << (f.width - 1)
-                return ir.FImm(-f.value, f.bits ^ sign, f.width)
-            return f
-        if tok[0] == "float":
-            v = float(tok[1])
-            return ir.FImm(-v if neg else v)
-        raise self.error("a number", tok)
+        f = _hexfloat(self.next()[1])
+        if neg:
+            return ir.FImm(-f.value, f.bits ^ (1 << (f.width - 1)), f.width)
+        return f
 
     def parse_address(self) -> ir.Addr:
         self.expect("[")
@@ -165,13 +172,14 @@ class InstructionParser:
             self.next()
             name = self.resolve(tok[1])
             base = ir.Reg(name) if name.startswith("%") or self.is_reg(name) else ir.Sym(name)
-        elif tok[0] == "int" or tok[1] == "-":
-            offset = self.expect_int()
+        elif tok[0] == "int" or tok[1] in STARTERS:
+            offset = parse_int_const(self, "an integer address")
         else:
             raise self.error("a register, variable or integer address")
-        while self.at("+") or self.at("-"):
-            sign = -1 if self.next()[1] == "-" else 1
-            offset += sign * self.expect_int()
+        if base is not None and (self.at("+") or self.at("-")):
+            # the offset is a constant expression read from its sign on (the sign as a unary
+            # operator): [%rd1+4], [%rd1+-4], [%rd1+4*3], [%rd1+(1?4:8)]; ptxas refuses `-(...)` here
+            offset = parse_int_const(self, "an integer offset")
         offset = wrap64(offset)  # ptxas accepts any offset and computes addresses modulo 2**64
         if self.accept(","):
             # texture/surface operands: [tex, {coords}] - kept as a list for the rule to judge
