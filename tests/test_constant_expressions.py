@@ -36,7 +36,7 @@ def test_initializers_hold_what_ptxas_computes():
     ints = m.get_global("ints", np.uint64)
     floats = m.get_global("floats", np.uint64)
     got = [int(v) for v in ints] + [int(v) for v in floats]
-    for e, want, have in zip(EXPECTED["ints"] + EXPECTED["floats"], expected_words(), got):
+    for e, want, have in zip(EXPECTED["ints"] + EXPECTED["floats"], expected_words(), got, strict=True):
         assert have == want, f"{e['expr']}: {have:#x} != ptxas {want:#x}"
 
 
@@ -46,7 +46,7 @@ def test_instruction_operands_hold_what_ptxas_computes(monkeypatch, tiers):
     words = expected_words()
     out = np.zeros(len(words), np.uint64)
     module().get_function("operands")(1, 1, (out,))
-    for e, want, have in zip(EXPECTED["ints"] + EXPECTED["floats"], words, out.tolist()):
+    for e, want, have in zip(EXPECTED["ints"] + EXPECTED["floats"], words, out.tolist(), strict=True):
         assert have == want, f"{e['expr']}: {have:#x} != ptxas {want:#x}"
 
 

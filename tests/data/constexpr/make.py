@@ -78,8 +78,8 @@ def main() -> None:
     floats = [f"{b:#018x}" for b in struct.unpack(f"<{len(FLOAT_EXPRS)}Q", init["floats"])]
     (HERE / "expected.json").write_text(json.dumps(
         {"source": "ptxas (CUDA 13) -arch=sm_90, the .nv.global.init data of constexpr.ptx",
-         "ints": [{"expr": e, "u64": f"{v:#018x}"} for e, v in zip(INT_EXPRS, ints)],
-         "floats": [{"expr": e, "f64_bits": b} for e, b in zip(FLOAT_EXPRS, floats)]}, indent=1) + "\n")
+         "ints": [{"expr": e, "u64": f"{v:#018x}"} for e, v in zip(INT_EXPRS, ints, strict=True)],
+         "floats": [{"expr": e, "f64_bits": b} for e, b in zip(FLOAT_EXPRS, floats, strict=True)]}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
