@@ -291,10 +291,13 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
     def weigh_branch(self, ins: ir.Instr, br: ll.Instruction) -> None:
         """Tier 1 (ptxjit/tiers/counters.py): the branch weights tier 0's block counters gave branch
         `ins`, as `!prof` metadata on its conditional branch `br` (lower_bra)."""
-        index = self.__dict__.get("_stmt_index")
-        if index is None:
-            index = self._stmt_index = {id(s): i for i, s in enumerate(self.fn.body or [])}
-        w = self.cg.branch_weights.get((self.fn.name, index.get(id(ins), -1)))
+        if self.fn is self.cg.kernel and self.cg.block is not None:
+            w = self.cg.weights_of.get(id(ins))  # the kernel's statements move (ModuleCodegen)
+        else:
+            index = self.__dict__.get("_stmt_index")
+            if index is None:
+                index = self._stmt_index = {id(s): i for i, s in enumerate(self.fn.body or [])}
+            w = self.cg.branch_weights.get((self.fn.name, index.get(id(ins), -1)))
         if w is not None:
             br.set_weights(list(w))
 

@@ -20,6 +20,7 @@ from ptxjit.lower.scheduler import build_region_scheduler, finish_scheduler, sto
 from ptxjit.lower.types import I1, I8, I32, I64, PTR, VOID, const_int
 from ptxjit.passes.lockstep import lockstep_loops
 from ptxjit.passes.shflsched import group_shuffles
+from ptxjit.passes.unroll import unroll_lockstep
 from ptxjit.runtime import heap as _heap  # noqa: F401  (its symbol must exist before cached code is loaded)
 
 WORKER_SYMBOL = "ptxjit_worker"
@@ -62,10 +63,23 @@ class ModuleCodegen:
         self.kparams = {p.name: off for p, off in zip(kernel.params, play.offsets, strict=True)}
         self.kparam_size = play.size
         self.shared = shared_layout(module, kernel)
+        # tier 1's branch weights by instruction object (the kernel's statements as the counters
+        # indexed them: lowered_kernel, before unrolling and shuffle grouping move them)
+        self.weights_of: dict[int, tuple[int, int]] = {}
         if block is not None:  # region mode can run stride loops in lockstep across the CTA
             self.kernel = lockstep_loops(kernel, self.yields, block)
             # and suspend threads that spin on a flag, so that the thread setting it runs
             self.kernel = spin_points(self.kernel, self.yields)
+            counted_body = self.kernel.body or []
+            for (f, i), w in self.branch_weights.items():
+                if f == kernel.name and 0 <= i < len(counted_body):
+                    self.weights_of[id(counted_body[i])] = w
+            unroll = dict(getattr(spec, "unroll", ()))
+            if unroll:  # tier 1: lockstep loops unrolled by the trip counts tier 0 saw (passes/unroll.py)
+                self.kernel, origin = unroll_lockstep(self.kernel, unroll)
+                for new_id, old in origin.items():
+                    if id(old) in self.weights_of:
+                        self.weights_of[new_id] = self.weights_of[id(old)]
             # independent shuffles back to back, to share suspension points (not in instrumented code:
             # its probe plans count one point per shuffle, in the PTX's order)
             if probes is None and not instrumented:

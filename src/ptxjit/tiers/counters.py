@@ -51,6 +51,7 @@ class Loop:
     line: int
     entries: int
     iterations: int
+    label: str = ""  # the header's label
 
     @property
     def trips(self) -> float:
@@ -131,7 +132,9 @@ def edges(kernel, block, plan, block_counts: np.ndarray, threads: int) -> tuple[
             branches.append(Branch(name, blk.end - 1, last.pos.line, t, f, back))
             head = cnt[blk.succs[0]]
             if back and head is not None:
-                loops.append(Loop(name, _line_at(body, cfg[blk.succs[0]]), head - t, head))
+                hb = cfg[blk.succs[0]]
+                label = body[hb.start].name if isinstance(body[hb.start], ir.Label) else ""
+                loops.append(Loop(name, _line_at(body, hb), head - t, head, label))
     return branches, loops
 
 
@@ -191,3 +194,16 @@ def weights(branches: list[Branch]) -> tuple[tuple[str, int, int, int], ...]:
         f = max(1, round(WEIGHT_SCALE * br.fallthrough / br.total))
         out.append((br.function, br.stmt, t, f))
     return tuple(sorted(out))
+
+
+def unroll_factors(kernel, block, loops: list[Loop], min_trips: float, factor: int) -> tuple[tuple[str, int], ...]:
+    """Lockstep loops of the kernel (passes/lockstep.py: one iteration per scheduler round) that
+    ran at least `min_trips` iterations per entry on average, to unroll `factor` times
+    (passes/unroll.py): (header label, factor), sorted."""
+    from ptxjit.passes.unroll import lockstep_heads
+
+    if factor < 2 or block is None:
+        return ()
+    heads = lockstep_heads(_functions(kernel, block)[kernel.name])
+    return tuple(sorted((lp.label, factor) for lp in loops
+                        if lp.function == kernel.name and lp.label in heads and lp.trips >= min_trips))

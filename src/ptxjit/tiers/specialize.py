@@ -29,6 +29,9 @@ class Specialization:
     grid: tuple[int, int, int] | None
     names: tuple[tuple[str, object], ...] = ()
     weights: tuple[tuple[str, int, int, int], ...] = ()
+    # lockstep loops to unroll (header label, factor) by the trip counts tier 0's counters saw:
+    # a transformation that keeps every thread's instruction sequence, so it needs no guard either
+    unroll: tuple[tuple[str, int], ...] = ()
 
     @property
     def launch(self) -> tuple[tuple[int, int], ...]:
@@ -46,6 +49,8 @@ class Specialization:
         h.update(repr(self.grid).encode())
         if self.weights:
             h.update(repr(self.weights).encode())
+        if self.unroll:
+            h.update(b"unroll" + repr(self.unroll).encode())
         return h.hexdigest()[:24]
 
     def guard(self, pbytes: bytes, grid: tuple[int, int, int]) -> bool:
@@ -63,6 +68,8 @@ class Specialization:
             d["%nctaid"] = self.grid
         if self.weights:
             d["branch_weights"] = len(self.weights)
+        if self.unroll:
+            d["unrolled_loops"] = {label: f for label, f in self.unroll}
         return d
 
 
@@ -76,10 +83,11 @@ def _readable(c: Candidate, v: bytes) -> object:
 
 
 def from_profile(prof: Profile, cands: tuple[Candidate, ...], exclude: frozenset[int] = frozenset(),
-                 shape: bool = True, weights: tuple[tuple[str, int, int, int], ...] = ()) -> Specialization:
+                 shape: bool = True, weights: tuple[tuple[str, int, int, int], ...] = (),
+                 unroll: tuple[tuple[str, int], ...] = ()) -> Specialization:
     """The specialization a profile supports: every candidate parameter it saw with one value (but
     those in `exclude`: offsets whose guards kept failing) and, when `shape`, the grid if it never
-    changed; `weights`: branch weights (counters.weights) to carry along."""
+    changed; `weights`, `unroll`: branch weights and unrolled loops (counters.py) to carry along."""
     inv = prof.invariant()
     params = []
     names = []
@@ -92,4 +100,4 @@ def from_profile(prof: Profile, cands: tuple[Candidate, ...], exclude: frozenset
     s = prof.invariant_shape()
     if shape and s is not None:
         grid = s[0]
-    return Specialization(tuple(params), grid, tuple(names), weights)
+    return Specialization(tuple(params), grid, tuple(names), weights, unroll)

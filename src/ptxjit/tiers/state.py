@@ -187,7 +187,7 @@ class KernelTiers:
                 self.window = {}
                 self.recent.clear()
                 self.failed_bytes.clear()
-            if spec.params or spec.grid is not None or spec.weights:
+            if spec.params or spec.grid is not None or spec.weights or spec.unroll:
                 # the unspecialized O3 code (today's translation): what runs a launch whose guard
                 # fails once it exists (tier 0's generic code can be much slower), and what a new
                 # specialization races against: constants can also make LLVM's choices worse, and
@@ -245,14 +245,17 @@ class KernelTiers:
         self.stats.counted += 1
         self.stats.launches[1] += 1
         v1 = self.t1
-        if self.ncounted < POLICY.counted_launches or v1 is None or v1.spec.weights:
+        if self.ncounted < POLICY.counted_launches or v1 is None or v1.spec.weights or v1.spec.unroll:
             return
-        w = counters.weights(self.counted()[0])
-        if not w or len(self.versions) >= POLICY.max_versions:
+        branches, loops = self.counted()
+        w = counters.weights(branches)
+        u = counters.unroll_factors(self.kernel, self.block, loops, POLICY.unroll_min_trips, POLICY.unroll_factor)
+        if not (w or u) or len(self.versions) >= POLICY.max_versions:
             return
-        spec = dataclasses.replace(v1.spec, weights=w)
+        spec = dataclasses.replace(v1.spec, weights=w, unroll=u)
         if spec.key not in self.rejected:
-            self.start_build(spec, "branch weights from the block counters")
+            self.start_build(spec, "branch weights" + (" and unrolled lockstep loops" if u else "")
+                             + " from the block counters")
 
     def _translate(self, spec: Specialization | None) -> Translation:
         """Tier-1 code (block-specialized, O3), with `spec`'s constants or without (None: the plain code,
@@ -352,7 +355,8 @@ class KernelTiers:
             grid_ok = window.invariant_shape() is not None and window.invariant_shape()[0] == cur.grid
         else:
             grid_ok = True
-        spec = from_profile(window, self.cands, self.excluded, shape=grid_ok, weights=cur.weights)
+        spec = from_profile(window, self.cands, self.excluded, shape=grid_ok, weights=cur.weights,
+                            unroll=cur.unroll)
         if spec.key != cur.key and spec.key not in self.rejected:
             self.start_build(spec, why)
         else:  # the same assumptions again: nothing to gain; forget the failures counted
