@@ -19,13 +19,15 @@ from ptxjit.tiers.specialize import Specialization
 from tests.tierutil import deterministic_tiers
 
 PTX = Path(__file__).resolve().parent / "data" / "unroll.ptx"
+# the loop tier 1 unrolls in the benchmark: a shared-memory histogram's grid-stride loop
+HISTOGRAM = Path(__file__).resolve().parent.parent / "bench" / "kernels" / "ptx" / "histogram.ptx"
 
 
 def _unrolled_kernel(name: str, block: int, factor: int, checked: bool, monkeypatch):
     """The kernel with every lockstep loop unrolled `factor` times: tier 1's code for that
     specialization, put where an untiered launch finds its translation."""
     monkeypatch.setenv("PTXJIT_TIERS", "0")
-    k = ptxjit.Module.from_file(PTX).get_function(name)
+    k = ptxjit.Module.from_file(HISTOGRAM if name == "histogram" else PTX).get_function(name)
     b = (block, 1, 1)
     heads = lockstep_heads(lowered_kernel(k, b))
     assert heads, f"{name} has no lockstep loop"
@@ -113,7 +115,7 @@ def tiered(monkeypatch):
 
 
 def test_tier1_unrolls_the_loops_its_counters_saw_iterate(tiered):
-    k = ptxjit.Module.from_file(PTX).get_function("histogram")
+    k = ptxjit.Module.from_file(HISTOGRAM).get_function("histogram")
     n, grid = 256 * 4 * 40, 4  # 40 iterations per thread
     data = np.random.default_rng(5).integers(0, 256, n).astype(np.uint8)
     want = np.bincount(data, minlength=256)
@@ -128,7 +130,7 @@ def test_tier1_unrolls_the_loops_its_counters_saw_iterate(tiered):
 
 
 def test_tier1_leaves_short_loops_alone(tiered):
-    k = ptxjit.Module.from_file(PTX).get_function("histogram")
+    k = ptxjit.Module.from_file(HISTOGRAM).get_function("histogram")
     n, grid = 256 * 4 * 3, 4  # 3 iterations per thread: fewer than Policy.unroll_min_trips
     data = np.random.default_rng(6).integers(0, 256, n).astype(np.uint8)
     for _ in range(4):

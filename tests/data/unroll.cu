@@ -1,17 +1,6 @@
 // Kernels for unrolled lockstep loops (tests/test_unroll.py): grid- and block-stride loops whose
-// threads run different numbers of iterations, leave early, skip iterations, and meet barriers.
-
-// Shared-memory histogram with a grid-stride loop (the loop tier 1 unrolls in the benchmark).
-extern "C" __global__ void histogram(const unsigned char* data, unsigned int* hist, int n)
-{
-    __shared__ unsigned int h[256];
-    h[threadIdx.x] = 0;
-    __syncthreads();
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        atomicAdd(&h[data[i]], 1u);
-    __syncthreads();
-    if (h[threadIdx.x]) atomicAdd(&hist[threadIdx.x], h[threadIdx.x]);
-}
+// threads run different numbers of iterations, leave early, skip iterations, and meet barriers
+// (and the benchmark's histogram, bench/kernels/histogram.cu).
 
 // A grid-stride loop with a skipped iteration (continue) and an early exit (break): per thread
 // the first index holding `key` and a sum over the non-negative values before it.
