@@ -139,3 +139,24 @@ def test_tier1_leaves_short_loops_alone(tiered):
         np.testing.assert_array_equal(hist, np.bincount(data, minlength=256))
     st = k._tiers[((256, 1, 1), True)]
     assert st.t1.spec.weights and not st.t1.spec.unroll
+
+
+def test_a_lost_race_retries_without_the_unrolled_loops(tiered):
+    """When the version with unrolled loops loses its race against the plain code (dot's unrolled
+    copies are slower), the same version without them is built and raced next."""
+    k = ptxjit.Module.from_file(HISTOGRAM).get_function("histogram")
+    n, grid = 256 * 4 * 40, 4
+    data = np.random.default_rng(7).integers(0, 256, n).astype(np.uint8)
+    for _ in range(4):
+        hist = np.zeros(256, np.uint32)
+        k(grid, 256, (data, hist, n))
+    st = k._tiers[((256, 1, 1), True)]
+    lost = st.t1
+    assert lost.spec.unroll and st.plain is not None
+    st._end_trial(lost, ([2.0], [1.0]))  # the unrolled version twice as slow as the plain code
+    assert lost.spec.key in st.rejected
+    assert st.t1.spec.unroll == () and st.t1.spec.weights == lost.spec.weights
+    assert "without unrolled loops" in st.stats.builds[-1]["reason"]
+    hist = np.zeros(256, np.uint32)
+    k(grid, 256, (data, hist, n))
+    np.testing.assert_array_equal(hist, np.bincount(data, minlength=256))

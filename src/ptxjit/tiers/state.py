@@ -304,6 +304,12 @@ class KernelTiers:
                 self.rejected.add(v1.spec.key)
                 self.versions.pop(v1.spec.key, None)  # never used again: its code can go
                 self.t1 = Version(1, self.plain, Specialization((), None), 0.0, False, "won its trial")
+        if not keep and v1.spec.unroll:
+            # the unrolled loops may be what lost (dot's masked copies): the rest of that version alone
+            rest = dataclasses.replace(v1.spec, unroll=())
+            if (rest.params or rest.grid is not None or rest.weights) and rest.key not in self.rejected \
+                    and len(self.versions) < POLICY.max_versions:
+                self.start_build(rest, "the same without unrolled loops (they lost the race)")
 
     def start_build(self, spec: Specialization, reason: str) -> None:
         with self.lock:
