@@ -80,17 +80,33 @@ def _dump(directory: str, name: str, suffix: str, data: str | bytes) -> None:
         f.write(data)
 
 
-def load_object(obj: bytes, entry: str) -> NativeCode:
-    """Link object code into the process (external symbols such as libm resolve here)."""
+def load_object(obj: bytes, entry: str, name: str = "") -> NativeCode:
+    """Link object code into the process (external symbols such as libm resolve here).  `name`
+    (the kernel's) labels the code for profilers: with PTXJIT_PERF_MAP=1 its address range goes to
+    /tmp/perf-<pid>.map, the file `perf report` reads to name JIT code (`ptxjit:<kernel>`)."""
     tm = _target_machine()
     holder = llvm.parse_assembly("")
     holder.triple = tm.triple
     engine = llvm.create_mcjit_compiler(holder, tm)
-    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    objref = llvm.ObjectFileRef.from_data(obj)
+    engine.add_object_file(objref)
     engine.finalize_object()
     addr = engine.get_function_address(entry)
     if not addr:
         raise RuntimeError(f"compiled kernel object lacks its entry point '{entry}'")
     if os.environ.get("PTXJIT_DUMP_DIR"):  # where the code landed, to match profiler addresses
         print(f"ptxjit: {entry} loaded at {addr:#x}", flush=True)
+    if os.environ.get("PTXJIT_PERF_MAP", "") not in ("", "0"):
+        _perf_map(llvm.ObjectFileRef.from_data(obj), addr, name or entry)
     return NativeCode(engine, WorkerFn(addr), addr)
+
+
+def _perf_map(objref, entry_addr: int, name: str) -> None:
+    """Append the code's range to perf's map of JIT code (one line: start, size, symbol).  The entry
+    point opens the object's text section (the worker function comes first), so the section's size
+    from `entry_addr` covers the kernel (its thread loops, regions, inlined device functions)."""
+    size = max((s.size() for s in objref.sections() if s.is_text()), default=0)
+    if size <= 0:
+        return
+    with _lock, open(f"/tmp/perf-{os.getpid()}.map", "a") as f:
+        f.write(f"{entry_addr:x} {size:x} ptxjit:{name}\n")

@@ -109,7 +109,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
         if hit is not None:
             meta, obj = hit
             try:
-                native = load_object(obj, WORKER_SYMBOL)
+                native = load_object(obj, WORKER_SYMBOL, kernel.name)
             except Exception:  # unusable object (e.g. other LLVM build): rebuild below
                 native = None
             if native is not None:
@@ -132,7 +132,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
         cg = ModuleCodegen(module, kernel, glay, block, checked=checked, probes=probes, spec=spec)
         llvm_ir = str(cg.build())
     obj = (optimizer or optimize_to_object)(llvm_ir, opt_level=opt_level, name=kernel.name)
-    native = load_object(obj, WORKER_SYMBOL)
+    native = load_object(obj, WORKER_SYMBOL, kernel.name)
     _count("translations")
     locations = [(str(i.pos), i.text) for i in cg.locations]  # CUDA line first where .loc gives one
     tr = Translation(kernel.name, block, native, cg.body_save_stride, fn_local_size(kernel), cg.shared,
