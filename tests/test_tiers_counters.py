@@ -204,3 +204,45 @@ def test_weights_quantized():
     br = [counters.Branch("f", 3, 1, 0, 50, False), counters.Branch("f", 9, 2, 1, 2, True),
           counters.Branch("f", 11, 3, 0, 0, False)]
     assert counters.weights(br) == (("f", 3, 1, 1000), ("f", 9, 333, 667))
+
+
+def test_recount_rebuilds_only_when_a_branch_bias_moves(monkeypatch):
+    """Every recount_every launches one launch is counted again: a stable profile rebuilds nothing; when
+    the loop-skipping branch goes from a third of the values to none, tier 1 is rebuilt with the new
+    weights (and the results stay right: _launch checks them against NumPy)."""
+    monkeypatch.setattr(tiers.POLICY, "recount_every", 16)
+    k = _kernel()
+    x = _inputs(8)  # a third of the values skip the loop (v < 1)
+    for _ in range(40):  # launch 1 counted (weights), 16 and 32 recounted: stable
+        _launch(k, x)
+    st = _state(k)
+    assert st.stats.counted == 3 and st.stats.recounts_moved == 0
+    first = st.t1.spec.weights
+    assert first and [b.get("reason") for b in st.stats.builds if b.get("level") == 1] == [
+        "first profile", "branch weights from the block counters"]
+    x2 = np.random.default_rng(9).integers(4, 9, N).astype(np.int32)  # none skips the loop now
+    for _ in range(9):  # launch 48 is the next recount
+        _launch(k, x2)
+    assert st.stats.counted == 4 and st.stats.recounts_moved == 1
+    reason = st.stats.builds[-1]["reason"]
+    assert f"line {_line_of('@%p3 bra')} moved from" in reason and "to 0% taken" in reason, reason
+    assert st.t1.spec.weights != first
+    assert ptxjit.stats()["branchy"]["recounts_moved"] == 1
+    for _ in range(17):  # the next recount (64) sees the same profile again: no rebuild
+        _launch(k, x2)
+    assert st.stats.counted == 5 and st.stats.recounts_moved == 1
+
+
+def test_moved_compares_fractions_and_unrolled_loops():
+    w = (("k", 5, 300, 700), ("k", 9, 990, 10))
+    br = [counters.Branch("k", 5, 12, 30, 70, False), counters.Branch("k", 9, 20, 99, 1, True)]
+    assert counters.moved((w, ()), (w, ()), br, [], 0.25) is None
+    near = (("k", 5, 500, 500), ("k", 9, 990, 10))  # 30% -> 50%: under the threshold
+    assert counters.moved((w, ()), (near, ()), br, [], 0.25) is None
+    far = (("k", 5, 600, 400), ("k", 9, 990, 10))
+    assert "line 12 moved from 30% to 60% taken" in counters.moved((w, ()), (far, ()), br, [], 0.25)
+    new_only = (("k", 7, 1, 999),)  # a branch that did not run before is no move
+    assert counters.moved((w, ()), (new_only, ()), br, [], 0.25) is None
+    loops = [counters.Loop("k", 20, 10, 400, "$L2")]
+    why = counters.moved((w, ()), (w, (("$L2", 4),)), br, loops, 0.25)
+    assert why.startswith("loops to unroll changed: $L2 (40.0 trips)")

@@ -62,8 +62,9 @@ def stats() -> dict[str, dict]:
     """Per kernel name: its tier now (the highest over its block shapes), launches per tier, mid-launch
     swaps, the specializations of its tier-1 versions, guard failures, re-optimizations, per version
     built its level, compile seconds and whether the disk cache gave it, and tier 0's counters: the
-    launches run on the counting code and from their block counts per conditional branch (PTX line)
-    its taken / fall-through thread executions and per loop its entries, iterations and mean trips."""
+    launches run on the counting code (and the recounts that found the profile moved) and from their
+    block counts per conditional branch (PTX line) its taken / fall-through thread executions and per
+    loop its entries, iterations and mean trips."""
     out: dict[str, dict] = {}
     with _registry_lock:
         items = [(n, r()) for n, r in _registry]
@@ -74,7 +75,8 @@ def stats() -> dict[str, dict]:
         d = out.setdefault(name, {"tier": 0, "launches": [0, 0], "swaps": 0, "guard_failures": 0,
                                   "reoptimizations": 0, "specializations": [], "builds": [], "errors": [],
                                   "trials": [],
-                                  "blocks": [], "counted_launches": 0, "branches": [], "loops": []})
+                                  "blocks": [], "counted_launches": 0, "recounts_moved": 0, "branches": [],
+                                  "loops": []})
         d["blocks"].append(st.block)
         if st.t1 is not None:
             d["tier"] = 1
@@ -87,6 +89,7 @@ def stats() -> dict[str, dict]:
         d["errors"] += s.errors
         d["trials"] += s.trials
         d["counted_launches"] += s.counted
+        d["recounts_moved"] += s.recounts_moved
         if s.counted:
             branches, loops = st.counted()
             d["branches"] += [{"line": x.line, "taken": x.taken, "fallthrough": x.fallthrough, "back_edge": x.back,

@@ -207,3 +207,27 @@ def unroll_factors(kernel, block, loops: list[Loop], min_trips: float, factor: i
     heads = lockstep_heads(_functions(kernel, block)[kernel.name])
     return tuple(sorted((lp.label, factor) for lp in loops
                         if lp.function == kernel.name and lp.label in heads and lp.trips >= min_trips))
+
+
+def moved(basis: tuple[tuple, tuple], now: tuple[tuple, tuple], branches: list[Branch], loops: list[Loop],
+          threshold: float) -> str | None:
+    """Why a recount's profile differs from the one tier 1 was built from (`basis` and `now`: their
+    (weights, unroll) as `weights` and `unroll_factors` give them), or None while it holds: a branch
+    that ran in both and whose taken fraction moved by more than `threshold`, or a change in the
+    loops to unroll (a loop's mean trips crossed the policy's line)."""
+    old = {(f, i): t / (t + n) for f, i, t, n in basis[0]}
+    lines = {(br.function, br.stmt): br.line for br in branches}
+    for f, i, t, n in now[0]:
+        p_old = old.get((f, i))
+        if p_old is None:
+            continue
+        p_new = t / (t + n)
+        if abs(p_new - p_old) > threshold:
+            return (f"the branch on line {lines.get((f, i), '?')} moved from {p_old:.0%} to {p_new:.0%} taken "
+                    "(recount of the block counters)")
+    if set(basis[1]) != set(now[1]):
+        trips = {lp.label: lp.trips for lp in loops if lp.function}
+        changed = sorted(set(basis[1]) ^ set(now[1]))
+        return ("loops to unroll changed: " + ", ".join(f"{label} ({trips.get(label, 0):.1f} trips)"
+                                                      for label, _ in changed) + " (recount of the block counters)")
+    return None

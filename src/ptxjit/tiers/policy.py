@@ -60,6 +60,14 @@ class Policy:
     # loop measured 38 -> 24 ms at 4, 26 ms at 8, 61 ms at 16 (code size), 27 ms at 2
     unroll_factor: int = 4
     unroll_min_trips: float = 16.0
+    # every recount_every launches one more launch is counted (0: never); tier 1 is rebuilt when a
+    # branch's taken fraction moved by more than bias_moved, or the loops to unroll changed
+    recount_every: int = 512
+    bias_moved: float = 0.25
+
+    def recount(self, launch_index: int) -> bool:
+        """Is launch number `launch_index` (a sampled one) a recount of the block counters?"""
+        return self.recount_every > 0 and launch_index > 0 and launch_index % self.recount_every == 0
 
     def sampled(self, launch_index: int) -> bool:
         """Is launch number `launch_index` (0-based) recorded into the profile?"""

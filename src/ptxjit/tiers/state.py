@@ -12,8 +12,9 @@
   being built runs in batches (runner.py) and moves to tier 1 between batches once it is ready.
 * Counters (counters.py): after tier 1's first build the background thread also translates the
   counting code (block counters, instrument layer); the next sampled launches (policy.counted_launches)
-  run on it, and their block counts give tier 1 its branch weights (a rebuild, raced against the plain
-  code like any specialization).
+  run on it, and their block counts give tier 1 its branch weights and unrolled loops (a rebuild,
+  raced against the plain code like any specialization); every policy.recount_every launches one more
+  is counted, and tier 1 is rebuilt when a branch's bias or a loop's trip count moved (counters.moved).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class TierStats:
     guard_failures: int = 0
     reoptimizations: int = 0
     counted: int = 0  # launches run on the counting code (counters.py)
+    recounts_moved: int = 0  # recounts that found a branch's bias or a loop's trips moved
     trials: list[dict] = field(default_factory=list)  # specialized vs plain code: medians, the one kept
     builds: list[dict] = field(default_factory=list)  # per version built: level, seconds, disk, spec
     errors: list[str] = field(default_factory=list)
@@ -127,6 +129,8 @@ class KernelTiers:
         self.nlaunches = 0
         self.count_spec = None  # the counting code's probe set once its translation is built (counters.py)
         self.ncounted = 0
+        # what the last count gave tier 1 (branch weights, unrolled loops): a recount compares against it
+        self.counted_basis: tuple[tuple, tuple] | None = None
         self.stats = TierStats()
         # the steady state's short path applies (no printf memory to register, no test hook)
         self.fast = not kernel._access.uses_printf and HOOKS["ready_after_batches"] is None
@@ -245,17 +249,28 @@ class KernelTiers:
         self.stats.counted += 1
         self.stats.launches[1] += 1
         v1 = self.t1
-        if self.ncounted < POLICY.counted_launches or v1 is None or v1.spec.weights or v1.spec.unroll:
+        if self.ncounted < POLICY.counted_launches or v1 is None:
             return
-        branches, loops = self.counted()
+        if self.counted_basis is None:  # the first counts: all counted launches so far
+            branches, loops = self.counted()
+        else:  # a recount (policy.recount_every): this launch's counts against those tier 1 was built from
+            branches, loops = counters.edges(self.kernel, self.block, self.count_spec.plan, blocks,
+                                             g[0] * g[1] * g[2] * b[0] * b[1] * b[2])
         w = counters.weights(branches)
         u = counters.unroll_factors(self.kernel, self.block, loops, POLICY.unroll_min_trips, POLICY.unroll_factor)
+        if self.counted_basis is None:
+            why = "branch weights" + (" and unrolled lockstep loops" if u else "") + " from the block counters"
+        else:
+            why = counters.moved(self.counted_basis, (w, u), branches, loops, POLICY.bias_moved)
+            if why is None:
+                return  # a stable profile: nothing to rebuild
+            self.stats.recounts_moved += 1
+        self.counted_basis = (w, u)
         if not (w or u) or len(self.versions) >= POLICY.max_versions:
             return
         spec = dataclasses.replace(v1.spec, weights=w, unroll=u)
-        if spec.key not in self.rejected:
-            self.start_build(spec, "branch weights" + (" and unrolled lockstep loops" if u else "")
-                             + " from the block counters")
+        if spec.key != v1.spec.key and spec.key not in self.rejected:
+            self.start_build(spec, why)
 
     def _translate(self, spec: Specialization | None) -> Translation:
         """Tier-1 code (block-specialized, O3), with `spec`'s constants or without (None: the plain code,
@@ -385,7 +400,9 @@ class KernelTiers:
         pb = self.param_bytes(values, patches) if sampled or v1 is None or v1.spec.params or not self.fast else b""
         if sampled:
             self._record(pb, (g, b, shared_mem))
-            if self.count_spec is not None and self.ncounted < POLICY.counted_launches and self.trial is None \
+            if self.count_spec is not None and self.trial is None and (
+                    self.ncounted < POLICY.counted_launches
+                    or (self.counted_basis is not None and POLICY.recount(n))) \
                     and self.building is None:
                 self._run_counted(g, b, shared_mem, timeout, args)
                 return
