@@ -209,6 +209,36 @@ DONE:
         m.get_function("k")(1, 1, (out, 1))
 
 
+@pytest.mark.parametrize("offset, faults", [(-2147483648, True), (-20, True), (-4, False), (60, False)])
+def test_constant_offsets_from_dynamic_shared_memory(offset, faults):
+    """An extern (dynamic) shared array has no size at translation time: a negative constant offset
+    may reach the static shared array before it (the CTA's shared window), but not below the window
+    (fuzzer: [tab+-2147483648] was a SIGSEGV); the largest offset is checked against the launch's
+    dynamic shared memory (runtime/args.py)."""
+    from tests.ptxsnip import snippet_kernel
+
+    body = f"""
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r3, 7;
+    st.shared.u32 [stat+12], %r3;
+    mov.u32 %r4, 9;
+    st.shared.u32 [tab+60], %r4;
+    ld.shared.u32 %r2, [tab+{offset}];
+    st.global.u32 [%rd1], %r2;
+"""
+    decls = ".extern .shared .align 16 .b8 tab[];\n"
+    text = snippet_kernel(body, [("u64", "out")], extra_decls=decls)
+    text = text.replace("    .reg .pred %p<16>;", "    .shared .align 16 .b8 stat[16];\n    .reg .pred %p<16>;")
+    k = ptxjit.Module(text, "dyn_oob.ptx").get_function("k")
+    out = np.zeros(1, np.uint32)
+    if faults:
+        with pytest.raises(ptxjit.KernelFault, match=r"dyn_oob.ptx:\d+:\d+.*shared memory offset -?\d+"):
+            k(1, 1, (out,), shared_mem=64)
+    else:
+        k(1, 1, (out,), shared_mem=64)
+        assert out[0] == (7 if offset == -4 else 9)
+
+
 def test_register_read_before_written_is_zero_not_undefined():
     """A register used as an address offset before any write (fuzzer: a deleted mul.wide) is 0: the bounds
     check cannot be folded away on an undefined value and the access reads a[0]."""

@@ -171,6 +171,9 @@ class BoundsChecks:
         if isinstance(addr.base, ir.Sym):  # a variable plus a constant: decided now
             if self.static_in_bounds(addr, size):
                 return None
+            if space == "shared":  # reported as the offset in the CTA's shared memory it is
+                off, _ranges, kind = self._where(addr, space, p)
+                return const_int(I1, 0), off, kind
             return const_int(I1, 0), self.lw.b.ptrtoint(p, I64), KIND_HOST
         if space == "param":
             return None
@@ -188,9 +191,15 @@ class BoundsChecks:
 
     def static_in_bounds(self, addr: ir.Addr, size: int) -> bool:
         """An access of `size` bytes at variable + constant offset: inside the variable (or a variable of
-        unknown size: extern shared, or not a variable)?  Outside, it faults whenever it runs."""
+        unknown size: extern shared, or not a variable)?  Outside, it faults whenever it runs.  An
+        extern shared array ends where the launch's dynamic shared memory does (the launch refuses too
+        little for the largest constant offset: runtime/args.py), and may not reach below the CTA's
+        shared window (a negative offset past the static variables before it)."""
         v = self._variables().get(addr.base.name)
         if v is None or any(d is None for d in v.dims):
+            if v is not None and v.space == "shared":
+                start = self.lw.cg.shared.offsets.get(v.name)
+                return start is None or start + addr.offset >= 0
             return True
         return 0 <= addr.offset and addr.offset + size <= v.size
 
