@@ -281,6 +281,7 @@ def test_launching_threads_profiles_merge():
     x, y = rng.random(2048, dtype=np.float32), rng.random(2048, dtype=np.float32)
     _saxpy(k, 0.5, x, y)  # tier 0, tier 1 built from this thread's profile
     errors: list = []
+    both = threading.Barrier(2, timeout=120)
 
     def launcher() -> None:
         try:
@@ -288,6 +289,7 @@ def test_launching_threads_profiles_merge():
                 np.testing.assert_allclose(_saxpy(k, 0.5, x, y), np.float32(0.5) * x + y, rtol=1e-6)
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
+        both.wait()  # alive until both launched: a finished thread's ident can be reused (flaked under load)
 
     ths = [threading.Thread(target=launcher) for _ in range(2)]
     for t in ths:
@@ -554,3 +556,29 @@ def test_tier0_keeps_deadlock_and_spin_behaviour():
     np.testing.assert_array_equal(out[1:], np.arange(64) * 2)
     for name in ("bar_too_many", "intra_spin"):
         assert ptxjit.stats()[name]["builds"][0]["level"] == 0  # they ran tier 0
+
+
+def test_stream_launches_run_tier1_once_built_and_fall_back_when_its_guard_fails():
+    """A kernel launched only on a stream is profiled and gets tier 1; a stream launch that breaks tier
+    1's assumptions runs today's code (results checked against NumPy after synchronizing)."""
+    k = _kernel("saxpy")
+    rng = np.random.default_rng(3)
+    x, y = rng.random(5000, dtype=np.float32), rng.random(5000, dtype=np.float32)
+    s = ptxjit.Stream()
+    outs = [y.copy() for _ in range(6)]
+    for yy in outs:
+        k((x.size + 255) // 256, 256, (x.size, 2.5, x, yy), stream=s)
+    s.synchronize()
+    for yy in outs:
+        np.testing.assert_allclose(yy, np.float32(2.5) * x + y, rtol=1e-6)
+    st = k._tiers[((256, 1, 1), True)]
+    assert st.t1 is not None and st.t1.spec.params  # built from the stream launches' profile
+    assert st.stats.launches[1] == 6 and st.stats.launches[0] == 0  # never tier 0's generic code
+    t1_code = st.t1.tr
+    assert st.for_stream((20, 1, 1), (256, 1, 1), *k._packer.pack((x.size, 2.5, x, y), True)[::2], 0) is t1_code
+    before = st.stats.guard_failures
+    y3 = y.copy()
+    k((x.size + 255) // 256, 256, (x.size, -1.5, x, y3), stream=s)  # a = -1.5: the guard fails
+    s.synchronize()
+    np.testing.assert_allclose(y3, np.float32(-1.5) * x + y, rtol=1e-6, atol=1e-6)  # fma: one rounding
+    assert st.stats.guard_failures == before + 1

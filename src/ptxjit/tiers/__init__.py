@@ -8,7 +8,8 @@ the runtime keeps sampling the profile and rebuilds tier 1 only when it has move
 
 On by default (DEFAULT_ON; `PTXJIT_TIERS=0` turns it off, `PTXJIT_TIERS=1` on) for bounds-checked and
 unchecked launches: every tier's code of a checked launch carries the same checks (lower/bounds.py).
-Instrumented (trace/check), stream, cooperative and cluster launches are not tiered.
+Stream launches run tier 1 once it exists (profiled and guarded, not raced or counted: for_stream);
+instrumented (trace/check), cooperative and cluster launches are not tiered.
 `ptxjit.stats()` reports per kernel its tier, swaps, specializations, guard failures and compile times.
 """
 
@@ -22,7 +23,8 @@ from ptxjit.util import ENV_DATA, getenv
 
 DEFAULT_ON = True  # tiering when PTXJIT_TIERS is not set (every test file passed with it on: README "Tiers")
 
-__all__ = ["DEFAULT_ON", "HOOKS", "POLICY", "KernelTiers", "Policy", "enabled", "launch", "reset", "stats"]
+__all__ = ["DEFAULT_ON", "HOOKS", "POLICY", "KernelTiers", "Policy", "enabled", "launch", "reset", "stats",
+           "stream_translation"]
 
 
 def enabled() -> bool:
@@ -45,17 +47,26 @@ def enabled() -> bool:
 _parsed: dict[bytes, bool] = {}
 
 
-def launch(kernel, g, b, values: list, patches: list | None, shared_mem: int, timeout, args,
-           checked: bool = False, ranges: list | None = None) -> None:
-    """Run a launch of `kernel` through its tiers (Kernel.__call__ calls this); `checked`: bounds-checked
-    (`ranges`: its range entries, ArgPacker.pack's), every tier's code then carries the checks."""
+def _state(kernel, b, checked: bool) -> KernelTiers:
     states = kernel.__dict__.get("_tiers")
     if states is None:
         states = kernel.__dict__.setdefault("_tiers", {})
     st = states.get((b, checked))
     if st is None:
         st = states.setdefault((b, checked), KernelTiers(kernel, b, checked))
-    st.launch(g, b, values, patches, shared_mem, timeout, args, ranges)
+    return st
+
+
+def launch(kernel, g, b, values: list, patches: list | None, shared_mem: int, timeout, args,
+           checked: bool = False, ranges: list | None = None) -> None:
+    """Run a launch of `kernel` through its tiers (Kernel.__call__ calls this); `checked`: bounds-checked
+    (`ranges`: its range entries, ArgPacker.pack's), every tier's code then carries the checks."""
+    _state(kernel, b, checked).launch(g, b, values, patches, shared_mem, timeout, args, ranges)
+
+
+def stream_translation(kernel, g, b, values: list, patches: list | None, shared_mem: int, checked: bool):
+    """The translation a stream launch of `kernel` runs (KernelTiers.for_stream)."""
+    return _state(kernel, b, checked).for_stream(g, b, values, patches, shared_mem)
 
 
 def stats() -> dict[str, dict]:

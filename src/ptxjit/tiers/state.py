@@ -386,6 +386,32 @@ class KernelTiers:
                 self.window = {}
 
     # ------------------------------------------------------------------ dispatch
+    def for_stream(self, g, b, values: list, patches: list | None, shared_mem: int) -> Translation:
+        """The code a stream launch runs (later, on the stream's thread): tier 1 when its guard holds,
+        else the plain code (today's translation; never tier 0's slower generic code).  Profiled and
+        guarded like a synchronous launch, so that a kernel launched only on streams gets tier 1 too;
+        not timed (no race arm) and not counted (the counters run synchronously)."""
+        n = self.nlaunches
+        self.nlaunches = n + 1
+        pb = self.param_bytes(values, patches)
+        sampled = POLICY.sampled(n)
+        if sampled:
+            self._record(pb, (g, b, shared_mem))
+        v1 = self.t1
+        ok = v1 is not None and v1.spec.guard(pb, g)
+        if v1 is not None:
+            self.recent.append(not ok)
+            if not ok:
+                self.stats.guard_failures += 1
+                self.failed_bytes.append(pb)
+        if v1 is None or sampled or not ok:
+            self._maybe_rebuild()
+        self.stats.launches[1] += 1
+        if ok:
+            return v1.tr
+        # today's translation, from the module's cache (what an untiered stream launch runs)
+        return self.plain or self.kernel.module.translation(self.kernel.fn, self.block, self.checked)
+
     def launch(self, g, b, values: list, patches: list | None, shared_mem: int, timeout, args,
                ranges: list | None = None) -> None:
         """`ranges`: the range table's entries of a checked launch (ArgPacker.pack), else None."""
