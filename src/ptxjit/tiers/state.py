@@ -386,6 +386,16 @@ class KernelTiers:
                 self.window = {}
 
     # ------------------------------------------------------------------ dispatch
+    def _guarded(self, v1: Version | None, pb: bytes, g) -> bool:
+        """Does tier 1's guard admit this launch?  A failure is counted and remembered for the policy."""
+        ok = v1 is not None and v1.spec.guard(pb, g)
+        if v1 is not None:
+            self.recent.append(not ok)
+            if not ok:
+                self.stats.guard_failures += 1
+                self.failed_bytes.append(pb)
+        return ok
+
     def for_stream(self, g, b, values: list, patches: list | None, shared_mem: int) -> Translation:
         """The code a stream launch runs (later, on the stream's thread): tier 1 when its guard holds,
         else the plain code (today's translation; never tier 0's slower generic code).  Profiled and
@@ -398,12 +408,7 @@ class KernelTiers:
         if sampled:
             self._record(pb, (g, b, shared_mem))
         v1 = self.t1
-        ok = v1 is not None and v1.spec.guard(pb, g)
-        if v1 is not None:
-            self.recent.append(not ok)
-            if not ok:
-                self.stats.guard_failures += 1
-                self.failed_bytes.append(pb)
+        ok = self._guarded(v1, pb, g)
         if v1 is None or sampled or not ok:
             self._maybe_rebuild()
         self.stats.launches[1] += 1
@@ -465,12 +470,7 @@ class KernelTiers:
         if not pb:  # skipped above: the guard failures and a swapping launch's guards read them
             pb = self.param_bytes(values, patches)
         t0 = self.tier0()
-        ok = v1 is not None and v1.spec.guard(pb, g)
-        if v1 is not None:
-            self.recent.append(not ok)
-            if not ok:
-                self.stats.guard_failures += 1
-                self.failed_bytes.append(pb)
+        ok = self._guarded(v1, pb, g)
         nctas = g[0] * g[1] * g[2]
         hold = HOOKS["ready_after_batches"]
         nworkers = max(1, min(_launch.worker_count(), nctas))
