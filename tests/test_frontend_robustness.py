@@ -201,3 +201,25 @@ def test_an_address_size_other_than_32_or_64_is_refused():
     """Fuzzer (seed 1125): `.address_size 65536` loaded; ptxas: "Illegal value for .address_size directive"."""
     with pytest.raises(PTXSyntaxError, match=r"t\.ptx:3:15: syntax error: \.address_size must be 32 or 64, got 65536"):
         ptxjit.Module(kernel().replace(".address_size 64", ".address_size 65536"), "t.ptx")
+
+
+@pytest.mark.parametrize("ins, verdict", [
+    ("mov.b32 %r1, 1.5;", "0f followed by 8 hex digits"),  # ptxas: Arguments mismatch
+    ("mov.b32 %r1, 0d3FF8000000000000;", "0f followed by 8 hex digits"),
+    ("mov.b64 %rd2, 0f3FC00000;", "0d followed by 16 hex digits"),
+    ("selp.b32 %r1, 1e400, %r1, %p1;", "float constant overflow"),  # fuzzer: an OverflowError at launch
+    ("mov.f32 %f1, 1e400;", "float constant overflow"),  # ptxas: Constant overflow
+    ("mov.f32 %f1, 1e-400;", "float constant overflow"),  # (an underflow to 0 too)
+])
+def test_float_literals_where_ptxas_refuses_them(ins, verdict):
+    text = kernel(body="mov.u32 %r1, 3;\nsetp.ne.u32 %p1, %r1, 3;\n" + ins).replace(
+        ".reg .f32 %f<3>;", ".reg .f32 %f<3>;\n.reg .pred %p<2>;")
+    with pytest.raises(PTXError, match=r"t.ptx:\d+:\d+: .*" + verdict):
+        ptxjit.Module(text, "t.ptx")
+
+
+def test_a_decimal_b64_operand_is_its_f64_bits():
+    """ptxas reads `mov.b64 %rd, 1.5` as the bits of 1.5 (0x3FF8000000000000; SASS of ptxas 13)."""
+    out = run(kernel(body="mov.b64 %rd2, 1.5;\nst.global.u64 [%rd1], %rd2;\nmov.b64 %rd2, 0.1;\n"
+                          "st.global.u64 [%rd1+8], %rd2;"))
+    assert out[:2].tolist() == [0x3FF8000000000000, 0x3FB999999999999A]

@@ -17,13 +17,16 @@ PTX evaluates them at load time as C does, simplified to 64 bits with every case
 
 from __future__ import annotations
 
+import math
 import operator
+import re
 from dataclasses import dataclass
 
 from ptxjit.errors import PTXSyntaxError
 from ptxjit.frontend.literals import _U64
 
 _S64_MIN = 1 << 63
+_NONZERO = re.compile(r"[1-9]")  # a literal with a nonzero digit that reads as 0.0 underflowed
 MAX_EXPR_NESTING = 64  # parentheses and unary operators; deeper is refused, not a RecursionError
 
 
@@ -124,7 +127,10 @@ class ConstExprParser:
             unsigned = text[-1] in "uU" or v >= _S64_MIN
             return _int(v, unsigned)
         if kind == "float":
-            return Const(float(text))
+            v = float(text)
+            if math.isinf(v) or (v == 0.0 and _NONZERO.search(text.split("e")[0].split("E")[0])):
+                raise PTXSyntaxError(p.pos(tok), "float constant overflow: beyond the range of .f64", text)
+            return Const(v)
         if text == "WARP_SZ":  # the warp size, a constant of the PTX language
             return Const(32)
         if text == "(":

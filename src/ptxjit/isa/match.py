@@ -230,8 +230,13 @@ def _imm_ok(x, cls: str | None) -> str | None:
         return f"an integer literal cannot be a .{cls} operand (write a float literal such as 0f3F800000)" \
             if cls in ("f32", "f64") else f"no immediate is allowed for a .{cls} operand"
     if isinstance(x, ir.FImm):
-        if cls in ("f32", "f64") or k == "b" and bits(cls) >= 32:
+        # as ptxas: a .b32 operand takes a 0f literal's bits, a .b64 one a 0d literal's or a decimal's
+        # (as .f64); the float types take any float literal
+        if cls in ("f32", "f64") or (cls == "b32" and x.width == 32) or (cls == "b64" and x.width in (None, 64)):
             return None
+        if k == "b" and bits(cls) in (32, 64):
+            form = "0f followed by 8 hex digits" if cls == "b32" else "0d followed by 16 hex digits, or a decimal"
+            return f"a .{cls} operand takes a float literal only as its bits: {form}"
         return f"a float literal cannot be a .{cls} operand"
     return None
 

@@ -3,6 +3,8 @@ symbols, kernel parameters (specialized ones as constants: ptxjit/tiers) and add
 
 from __future__ import annotations
 
+import struct
+
 from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
@@ -101,7 +103,8 @@ class OperandLowering:
                 return const_int(I16_, float_to_bits16(op.value, t))
             if op.bits is not None:
                 return self.convert_bits(const_int(ll.IntType(op.width), op.bits), want, False)
-            return const_int(want, int(op.value))
+            # a decimal literal as a .b64 operand: its f64 bits (isa/match.py admits no other case)
+            return self.convert_bits(const_int(I64, struct.unpack("<Q", struct.pack("<d", op.value))[0]), want, False)
         if isinstance(op, ir.Sym):
             return self.convert_bits(self.symbol_value(op), want, False)
         raise self.unsupported(f"operand {op!r} cannot be read as .{t}")
