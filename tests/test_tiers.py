@@ -118,7 +118,9 @@ def test_kernel_launched_once_builds_no_tier1(monkeypatch):
 
 def test_swap_spare_worker_joins_with_tier1(monkeypatch):
     """While tier 1 builds a worker is left out; it joins (on tier 1's code and memory) at the swap."""
-    n = 1 << 18  # batches of 16 CTAs: the spare worker's thread starts long before the grid is done
+    n = 1 << 21  # 128 batches of 16 CTAs: the spare worker's thread starts long before the grid is done
+    # (with 1 << 18 the rest of the grid took ~15 ms on tier 1: a loaded CI machine ran it before the
+    # spare thread got a core)
     monkeypatch.setenv("PTXJIT_WORKERS", "2")
     timeline: list = []
     tiers.HOOKS.update(timeline=timeline, ready_after_batches=2, spare=True)
