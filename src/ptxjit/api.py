@@ -367,8 +367,8 @@ class Kernel:
         if stream is None and _tiers_on():  # PTXJIT_TIERS (ptxjit/tiers): checked launches too
             return _tiers.launch(self, g, b, values, patches, shared_mem, timeout, args, checked, ranges)
         key = (b, checked)
-        t = self._tcache.get(key) if stream is None or not _tiers_on() else \
-            _tiers.stream_translation(self, g, b, values, patches, shared_mem, checked)
+        t = _tiers.stream_translation(self, g, b, values, patches, shared_mem, checked) \
+            if stream is not None and _tiers_on() else self._tcache.get(key)
         if t is None:
             t = self._tcache[key] = self.module.translation(self.fn, b, checked)
         else:  # Module.translation's cache counts its hits: so does this one

@@ -5,7 +5,6 @@ from __future__ import annotations
 from ptxjit.errors import PTXSyntaxError
 from ptxjit.frontend import ir
 from ptxjit.frontend.constexpr import STARTERS, parse_const, parse_int_const
-from ptxjit.frontend.literals import _hexfloat
 
 MAX_INIT_NESTING = 32
 
@@ -71,15 +70,10 @@ def init_value(p, var: ir.VarDecl, out: list) -> None:
     tok = p.peek()
     typ = var.type
     if tok[0] == "hexfloat" or (tok[1] == "-" and p.peek(1)[0] == "hexfloat"):
-        neg = p.accept("-")
-        tok = p.next()
         if typ[0] in "us":
-            raise PTXSyntaxError(p.pos(tok), f"initial value type mismatch: float for .{typ} '{var.name}'")
-        f = _hexfloat(tok[1])
-        if not ir.is_float_type(typ):  # a bit type keeps the literal's bits
-            out.append(f.bits ^ (1 << (f.width - 1)) if neg else f.bits)
-        else:
-            out.append(-f.value if neg else f.value)
+            raise PTXSyntaxError(p.pos(), f"initial value type mismatch: float for .{typ} '{var.name}'")
+        f = p.parse_hexfloat()
+        out.append(f.value if ir.is_float_type(typ) else f.bits)  # a bit type keeps the literal's bits
     elif tok[0] == "ident" and tok[1] != "WARP_SZ":
         p.next()
         name = tok[1]

@@ -88,8 +88,7 @@ def load_object(obj: bytes, entry: str, name: str = "") -> NativeCode:
     holder = llvm.parse_assembly("")
     holder.triple = tm.triple
     engine = llvm.create_mcjit_compiler(holder, tm)
-    objref = llvm.ObjectFileRef.from_data(obj)
-    engine.add_object_file(objref)
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
     engine.finalize_object()
     addr = engine.get_function_address(entry)
     if not addr:
@@ -97,7 +96,7 @@ def load_object(obj: bytes, entry: str, name: str = "") -> NativeCode:
     if os.environ.get("PTXJIT_DUMP_DIR"):  # where the code landed, to match profiler addresses
         print(f"ptxjit: {entry} loaded at {addr:#x}", flush=True)
     if os.environ.get("PTXJIT_PERF_MAP", "") not in ("", "0"):
-        _perf_map(llvm.ObjectFileRef.from_data(obj), addr, name or entry)
+        _perf_map(llvm.ObjectFileRef.from_data(obj), addr, name or entry)  # (the engine owns the first)
     return NativeCode(engine, WorkerFn(addr), addr)
 
 

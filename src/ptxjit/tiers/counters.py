@@ -226,7 +226,7 @@ def moved(basis: tuple[tuple, tuple], now: tuple[tuple, tuple], branches: list[B
             return (f"the branch on line {lines.get((f, i), '?')} moved from {p_old:.0%} to {p_new:.0%} taken "
                     "(recount of the block counters)")
     if set(basis[1]) != set(now[1]):
-        trips = {lp.label: lp.trips for lp in loops if lp.function}
+        trips = {lp.label: lp.trips for lp in loops}
         changed = sorted(set(basis[1]) ^ set(now[1]))
         return ("loops to unroll changed: " + ", ".join(f"{label} ({trips.get(label, 0):.1f} trips)"
                                                       for label, _ in changed) + " (recount of the block counters)")
