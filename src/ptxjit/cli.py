@@ -297,6 +297,28 @@ def _print_tiers(st: dict) -> None:
                       f"{s['reoptimizations']}; built: {builds}")
         for sp in s["specializations"]:
             console.print("  specialized: " + escape(", ".join(f"{k}={v}" for k, v in sp.items())))
+        _print_counters(s)
+
+
+def _print_counters(s: dict) -> None:
+    """Tier 0's counters of a kernel (after a counted launch): branches with their bias and uniformity,
+    memory accesses with their alignment, x-stride and sectors per warp request."""
+    if s["branches"]:
+        t = Table("branch (PTX line)", "taken", "fall-through", "warp-uniform", "CTA-uniform", title="branches")
+        for br in s["branches"]:
+            uni = [f"{br[k]:.0%}" if k in br else "" for k in ("warp_uniform", "cta_uniform")]
+            t.add_row(str(br["line"]) + (" (loop)" if br["back_edge"] else ""), str(br["taken"]),
+                      str(br["fallthrough"]), *uni)
+        console.print(t)
+    if s["memory"]:
+        t = Table("line", "source", "instruction", "accesses", "align", "x-stride", "warps", "sectors/req",
+                  title="memory accesses (sampled CTAs)")
+        for m in s["memory"]:
+            t.add_row(str(m["line"]), escape(Path(m["source"]).name), escape(m["instruction"]), str(m["accesses"]),
+                      str(m["alignment"]), "" if m["stride"] is None else str(m["stride"]),
+                      ", ".join(f"{k} {v}" for k, v in m["warps"].items()),
+                      "" if m["sectors_per_request"] is None else f"{m['sectors_per_request']:.2f}")
+        console.print(t)
 
 
 def _ptx_text(path: str) -> str:

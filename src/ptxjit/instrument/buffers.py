@@ -139,7 +139,8 @@ TB_WS, TB_CTA, TB_CTA_START, TB_CTA_USED = 0, 1, 2, 3
 TB_CURSOR = 4               # + type: atomic cursor of the type's buffer
 TB_CAP = TB_CURSOR + NTYPES  # + type: capacity
 TB_CTA_TIME = TB_CAP + NTYPES  # per CTA (trace): worker, cycle counter at its start and at its end
-TB_SIZE = TB_CTA_TIME + 1
+TB_PATTERNS = TB_CTA_TIME + 1  # counting with patterns: the control array (instrument/patterns.py)
+TB_SIZE = TB_PATTERNS + 1
 
 # per-worker state
 WS_SEQ, WS_CTA, WS_COUNTERS, WS_EPOCH = 0, 1, 2, 3
@@ -152,13 +153,16 @@ def ws_slot(t: int, what: int) -> int:
     return WS_TYPE + 8 * t + what
 
 
-assert ws_slot(NTYPES - 1, WS_SCRATCH) < WS_STRIDE
+# counting with patterns (instrument/patterns.py): the CTA's slot, threads per slot row
+WS_PAT_CUR, WS_PAT_THREADS = 36, 37
+assert ws_slot(NTYPES - 1, WS_SCRATCH) < WS_PAT_CUR and WS_PAT_THREADS < WS_STRIDE
 
 
 class CountBuffers:
-    """The counting run's memory: counters per worker, record totals per CTA."""
+    """The counting run's memory: counters per worker, record totals per CTA, and with `patterns` the
+    sampled CTAs' per-thread accumulators (instrument/patterns.py)."""
 
-    def __init__(self, plan: Plan, nworkers: int, nctas: int, nthreads: int) -> None:
+    def __init__(self, plan: Plan, nworkers: int, nctas: int, nthreads: int, patterns: bool = False) -> None:
         self.counters = np.zeros((nworkers, max(plan.ncounters, 1)), np.int64)
         self.cta_totals = np.zeros((nctas, NTYPES), np.int64)
         self.ws = np.zeros((nworkers, WS_STRIDE), np.int64)
@@ -169,6 +173,13 @@ class CountBuffers:
         self.table = np.zeros(TB_SIZE, np.int64)
         self.table[TB_WS] = self.ws.ctypes.data
         self.table[TB_CTA] = self.cta_totals.ctypes.data
+        self.patterns = None
+        if patterns:
+            from ptxjit.instrument.patterns import PatternBuffers
+
+            self.patterns = PatternBuffers(plan, nworkers, nthreads)
+            self.table[TB_PATTERNS] = self.patterns.ctl.ctypes.data
+            self.ws[:, WS_PAT_THREADS] = self.patterns.layout.n
 
     def counts(self) -> np.ndarray:
         """Executions per counter, all workers together."""

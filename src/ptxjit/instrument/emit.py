@@ -37,12 +37,14 @@ from ptxjit.instrument.buffers import (
     TB_CTA_TIME,
     TB_CTA_USED,
     TB_CURSOR,
+    TB_PATTERNS,
     TB_WS,
     WS_BUF,
     WS_COUNTERS,
     WS_CTA,
     WS_END,
     WS_EPOCH,
+    WS_PAT_CUR,
     WS_POS,
     WS_SCRATCH,
     WS_SEQ,
@@ -81,6 +83,11 @@ class ProbeEmitter:
         # None when unbounded; `unchecked`: the copy being lowered stores records without the check
         self._room: tuple[int, ...] | None | bool = False
         self.unchecked = spec.exact  # exact claims (instrument/independence.py): every store unchecked
+        self.patterns = None  # counting with patterns: per-thread accumulators (instrument/patterns.py)
+        if spec.patterns:
+            from ptxjit.instrument.patterns import PatternEmitter
+
+            self.patterns = PatternEmitter(self)
 
     # ------------------------------------------------------------------ hooks (FnLowering)
     def enter(self, ins) -> None:
@@ -118,6 +125,9 @@ class ProbeEmitter:
         or barrier record; a CTA barrier starts the thread's next epoch."""
         key = (self.fname, self.stmt.get(id(ins), -1))
         branch = self.plan.branch_at.get(key)
+        if branch is not None and self.patterns is not None:
+            self._check(branch, ins)
+            self.patterns.branch(branch, self.lw.read_pred(ins.guard))
         if branch is not None and self.trace and T_BRANCHES in self.want:
             self._check(branch, ins)
             b = self.lw.b
@@ -150,6 +160,8 @@ class ProbeEmitter:
         if not self.trace:
             if ins.guard is not None and part == 0:  # guarded: its own counter (else its block's)
                 self._count(site.counter)
+            if self.patterns is not None:
+                self.patterns.memory(site, self._address(p, site.space))
             return
         if T_MEMORY not in self.want:
             return
@@ -464,6 +476,11 @@ def before_cta(spec, b: ll.IRBuilder, L: ll.Value, W: ll.Value, c: ll.Value, nth
     ws, T = _state(b, W), _table(b, L)
     b.store(const_int(I64, 0), _slot(b, ws, WS_SEQ))
     b.store(c, _slot(b, ws, WS_CTA))
+    if spec.patterns:
+        from ptxjit.instrument.patterns import before_cta as patterns_before_cta
+
+        ctl = b.inttoptr(b.load(_slot(b, T, TB_PATTERNS)), I64P)
+        patterns_before_cta(b, ctl, _slot(b, ws, WS_PAT_CUR), b.load(_slot(b, W, abi.W_ID)), c)
     if spec.mode == "trace":  # which worker ran the CTA, and when
         row = b.mul(c, const_int(I64, 3))
         times = b.inttoptr(b.load(_slot(b, T, TB_CTA_TIME)), I64P)

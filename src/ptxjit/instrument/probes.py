@@ -252,7 +252,7 @@ class ProbeSpec:
 
     def __init__(self, plan: Plan, mode: str, records: tuple[str, ...], generic: bool = False,
                  values: bool = False, room: bool = True, nontemporal: str = "auto",
-                 drop_memory: bool = False, exact: bool = False) -> None:
+                 drop_memory: bool = False, exact: bool = False, patterns: bool = False) -> None:
         assert mode in ("count", "trace")
         self.plan = plan
         self.mode = mode
@@ -269,9 +269,13 @@ class ProbeSpec:
         # trace: every CTA's paths are those the counting run counted (same proof), so its records fill
         # its claim exactly: record stores need no check at all (instrument/room.py)
         self.exact = exact and mode == "trace"
+        # counting: per-thread accumulators in sampled CTAs for branch uniformity and memory strides,
+        # alignment and sectors (instrument/patterns.py)
+        self.patterns = patterns and mode == "count"
         self.key = f"v{self.VERSION}:{mode}:{','.join(records)}" + (":values" if self.values else "") \
             + ("" if self.room else ":noroom") + ("" if nontemporal == "auto" else f":nt-{nontemporal}") \
-            + (":nomem" if self.drop_memory else "") + (":exact" if self.exact else "")
+            + (":nomem" if self.drop_memory else "") + (":exact" if self.exact else "") \
+            + (":patterns" if self.patterns else "")
 
     def emitter(self, lw):
         from ptxjit.instrument.emit import ProbeEmitter

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 
+from ptxjit.tiers import counters
 from ptxjit.tiers.policy import Policy
 from ptxjit.tiers.state import HOOKS, POLICY, KernelTiers, _registry, _registry_lock
 from ptxjit.util import ENV_DATA, getenv
@@ -75,7 +76,10 @@ def stats() -> dict[str, dict]:
     built its level, compile seconds and whether the disk cache gave it, and tier 0's counters: the
     launches run on the counting code (and the recounts that found the profile moved) and from their
     block counts per conditional branch (PTX line) its taken / fall-through thread executions and per
-    loop its entries, iterations and mean trips."""
+    loop its entries, iterations and mean trips; from their sampled CTAs (instrument/patterns.py) per
+    branch the fraction of warps and of CTAs in which all threads went the same way, and per memory
+    access ("memory") its alignment, the most common stride between neighbouring threads (x), warps per
+    stride class (uniform, contiguous, strided, irregular) and 32-byte sectors per warp request."""
     out: dict[str, dict] = {}
     with _registry_lock:
         items = [(n, r()) for n, r in _registry]
@@ -87,7 +91,7 @@ def stats() -> dict[str, dict]:
                                   "reoptimizations": 0, "specializations": [], "builds": [], "errors": [],
                                   "trials": [],
                                   "blocks": [], "counted_launches": 0, "recounts_moved": 0, "branches": [],
-                                  "loops": []})
+                                  "loops": [], "memory": []})
         d["blocks"].append(st.block)
         if st.t1 is not None:
             d["tier"] = 1
@@ -103,11 +107,27 @@ def stats() -> dict[str, dict]:
         d["recounts_moved"] += s.recounts_moved
         if s.counted:
             branches, loops = st.counted()
+            pc = st.merged(st.profiles).patterns if st.count_spec is not None else None
+            uni = counters.branch_uniformity(st.count_spec.plan, pc) if pc is not None else {}
             d["branches"] += [{"line": x.line, "taken": x.taken, "fallthrough": x.fallthrough, "back_edge": x.back,
-                               "block": st.block} for x in branches]
+                               "block": st.block, **_uniformity(uni.get((x.function, x.stmt)))} for x in branches]
             d["loops"] += [{"line": x.line, "entries": x.entries, "iterations": x.iterations,
                             "trips": round(x.trips, 3), "block": st.block} for x in loops]
+            d["memory"] += [{"line": m.line, "source": m.source, "instruction": m.instruction, "space": m.space,
+                             "accesses": m.accesses,
+                             "alignment": m.alignment, "stride": m.stride, "warps": dict(m.classes),
+                             "sectors_per_request": m.sectors_per_request, "block": st.block}
+                            for m in (counters.memory_patterns(st.count_spec.plan, pc) if pc is not None else [])]
     return out
+
+
+def _uniformity(u) -> dict:
+    """A branch's uniformity in the sampled CTAs, as stats() shows it: the fraction of warps (CTAs) that
+    executed it in which every thread went the same way, with the numbers it comes from."""
+    if u is None:
+        return {}
+    return {"warp_uniform": round(u.warps_uniform / u.warps, 4), "cta_uniform": round(u.ctas_uniform / u.ctas, 4),
+            "sampled_warps": u.warps, "sampled_ctas": u.ctas}
 
 
 def reset() -> None:

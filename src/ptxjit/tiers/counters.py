@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-RECORDS = ("blocks", "branches")  # the counting plan: block counters, and the branch sites named
+RECORDS = ("blocks", "branches", "memory")  # the counting plan: block counters; branch and memory sites
 
 
 @dataclass(frozen=True)
@@ -65,25 +65,111 @@ def plan_of(kernel, block):
     return kernel_plan(kernel, block, RECORDS)
 
 
-def probe_spec(plan):
-    from ptxjit.instrument.probes import ProbeSpec
+class Counting:
+    """The counting code of a kernel and block shape: block counters (`spec`) and the same with the
+    pattern accumulators (`patterns`, instrument/patterns.py), which a counted launch runs on its first
+    SAMPLED_CTAS CTAs only (they cost 2-150x a plain CTA: per-thread updates on every access)."""
 
-    return ProbeSpec(plan, "count", RECORDS)
+    def __init__(self, plan) -> None:
+        from ptxjit.instrument.probes import ProbeSpec
+
+        self.plan = plan
+        self.spec = ProbeSpec(plan, "count", RECORDS)
+        self.patterns = ProbeSpec(plan, "count", RECORDS, patterns=True)
+        self.specs = (self.spec, self.patterns)
 
 
-def run_counted(kernel, spec, g, b, args, shared_mem: int, timeout, checked: bool) -> np.ndarray:
-    """Run the launch on the counting code (an ordinary launch: the same results) and return the
-    thread executions per block site of the plan."""
+def run_counted(kernel, counting: Counting, g, b, args, shared_mem: int, timeout, checked: bool, fast: tuple):
+    """Run the launch on the counting code (an ordinary launch: the same results), its first
+    SAMPLED_CTAS CTAs on the code with patterns, in batches (tiers/runner.py); return the thread
+    executions per block site of the plan and the pattern counts of the sampled CTAs.  `fast`: the
+    launch's (values, patches, ranges) as Kernel.__call__ packed them."""
     from ptxjit.instrument.buffers import CountBuffers
-    from ptxjit.instrument.probes import ProbeLaunch
+    from ptxjit.instrument.patterns import SAMPLED_CTAS, summarize
+    from ptxjit.runtime import printf
     from ptxjit.runtime.launch import worker_count
+    from ptxjit.streams import stream as streams
+    from ptxjit.tiers.runner import BatchLog, run_batched
 
-    plan = spec.plan
-    cb = CountBuffers(plan, worker_count(), g[0] * g[1] * g[2], b[0] * b[1] * b[2])
-    kernel(g, b, args, shared_mem, timeout=timeout, checked=checked, unchecked=not checked,
-           probes=ProbeLaunch(spec, cb.table))
+    values, patches, ranges = fast
+    m, plan = kernel.module, counting.plan
+    t_count = m.translation(kernel.fn, b, checked, counting.spec)
+    t_pat = m.translation(kernel.fn, b, checked, counting.patterns)
+    cb = CountBuffers(plan, worker_count(), g[0] * g[1] * g[2], b[0] * b[1] * b[2], patterns=True)
+    gb = m.globals
+    if streams.BUSY:
+        streams.wait_legacy()
+    ctx = printf.known_memory([args[i] for i in kernel._range_params], gb) if kernel._access.uses_printf else None
+    if ctx is not None:
+        ctx.__enter__()
+    try:
+        run_batched(t_count, lambda _done: (1, t_count), kernel.name, g, b, kernel._plans[checked], values, patches,
+                    gb.__array_interface__["data"][0], gb.nbytes, shared_mem, timeout, (args, gb), BatchLog(), 0,
+                    ranges, kernel._range_names, args, probe_table=cb.table, first=(SAMPLED_CTAS, 1, t_pat))
+    finally:
+        if ctx is not None:
+            ctx.__exit__(None, None, None)
     counts = cb.counts()
-    return np.array([counts[s.counter] for s in plan.blocks], np.int64)
+    return np.array([counts[s.counter] for s in plan.blocks], np.int64), summarize(cb.patterns, b)
+
+
+@dataclass(frozen=True)
+class Uniformity:
+    """A conditional branch in the sampled CTAs of counted launches: warps (and CTAs) that executed it,
+    and of those the ones where every thread went the same way (instrument/patterns.py)."""
+
+    warps: int
+    warps_uniform: int
+    ctas: int
+    ctas_uniform: int
+
+
+@dataclass(frozen=True)
+class MemoryPattern:
+    """A memory access in the sampled CTAs of counted launches (instrument/patterns.py): its alignment
+    (largest power of two dividing every address), warps per x-stride class and the most common
+    x-stride (bytes between neighbouring threads), and 32-byte sectors per warp request."""
+
+    function: str
+    stmt: int
+    line: int
+    source: str  # the CUDA line from .loc ("kernel.cu:12:5"), or ""
+    instruction: str
+    space: str
+    accesses: int
+    alignment: int
+    requests: int
+    classes: tuple[tuple[str, int], ...]
+    stride: int | None
+    sectors_per_request: float | None
+
+
+def branch_uniformity(plan, pc) -> dict[tuple[str, int], Uniformity]:
+    """(function, statement) -> Uniformity of each branch site that ran in a sampled CTA."""
+    if pc is None:
+        return {}
+    return {(s.function, s.stmt): Uniformity(int(pc.warps[i]), int(pc.warps_uniform[i]), int(pc.ctas[i]),
+                                             int(pc.ctas_uniform[i]))
+            for i, s in enumerate(plan.branches) if pc.warps[i]}
+
+
+def memory_patterns(plan, pc) -> list[MemoryPattern]:
+    """The MemoryPattern of each memory site that ran in a sampled CTA."""
+    from ptxjit.instrument.patterns import STRIDE_CLASSES
+
+    if pc is None:
+        return []
+    out = []
+    for i, s in enumerate(plan.memory):
+        if not pc.accesses[i]:
+            continue
+        strides = pc.strides[i]
+        out.append(MemoryPattern(
+            s.function, s.stmt, s.line, s.source, s.text, s.space or "generic", int(pc.accesses[i]), pc.alignment(i),
+            int(pc.requests[i]), tuple((c, int(n)) for c, n in zip(STRIDE_CLASSES, pc.classes[i], strict=True) if n),
+            max(strides, key=strides.get) if strides else None,
+            round(int(pc.sectors[i]) / int(pc.sector_requests[i]), 3) if pc.sector_requests[i] else None))
+    return out
 
 
 def _functions(kernel, block) -> dict:

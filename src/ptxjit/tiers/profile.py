@@ -42,6 +42,11 @@ def candidates(params, offsets, access) -> tuple[Candidate, ...]:
     return tuple(out)
 
 
+def _merged(a, b):
+    """Two PatternCounts (or None) added."""
+    return b if a is None else a if b is None else a.merge(b)
+
+
 def _type_size(t: str) -> int:
     from ptxjit.frontend import ir
 
@@ -60,13 +65,16 @@ class Profile:
     counted: int = 0  # launches run on the counting code (tiers/counters.py)
     threads: int = 0  # threads those launches started (the kernel entry's count)
     blocks: tuple[int, ...] = ()  # thread executions per block site of the counting plan, summed
+    patterns: object = None  # their sampled CTAs' branch uniformity and memory patterns (instrument/patterns.py)
 
-    def record_counts(self, blocks, threads: int) -> None:
-        """Add one counted launch's block counts (`blocks`: per block site of the counting plan)."""
+    def record_counts(self, blocks, threads: int, patterns=None) -> None:
+        """Add one counted launch's block counts (`blocks`: per block site of the counting plan) and
+        pattern counts (a PatternCounts, or None)."""
         self.counted += 1
         self.threads += threads
         got = tuple(int(c) for c in blocks)
         self.blocks = got if not self.blocks else tuple(a + c for a, c in zip(self.blocks, got, strict=True))
+        self.patterns = _merged(self.patterns, patterns)
 
     def record(self, cands: tuple[Candidate, ...], pbytes: bytes, shape: tuple) -> None:
         self.launches += 1
@@ -110,6 +118,7 @@ class Profile:
                     a + c for a, c in zip(out.blocks, src.blocks, strict=True))
                 out.counted += src.counted
                 out.threads += src.threads
+                out.patterns = _merged(out.patterns, src.patterns)
         return out
 
     def invariant(self) -> dict[int, bytes]:

@@ -48,21 +48,27 @@ def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation
                 grid: tuple[int, int, int], block: tuple[int, int, int], plan, values: list,
                 patches: list | None, gaddr: int, gsize: int, dyn_smem: int, timeout: float | None,
                 keep, log: BatchLog, spare: int = 0, ranges: list | None = None,
-                range_names: list | None = None, args=None) -> None:
+                range_names: list | None = None, args=None, probe_table=None,
+                first: tuple[int, int, Translation] | None = None) -> None:
     """Run the launch in batches; `current(batches_done)` gives (tier, translation) for the next
     batch (it may change as the run goes; tier 0 gives t0).  `spare`: workers fewer than usual (a core
     left to tier 1's build, which is this launch's critical path).  A bounds-checked launch (`plan`
     checked, every version checked) gives `ranges` (ArgPacker.pack's range entries), `range_names`
-    and `args`: a KernelFault names the argument an address lies in or near."""
+    and `args`: a KernelFault names the argument an address lies in or near.  `probe_table`: the
+    instrumented translations' (instrument/buffers.py); `first` (ctas, tier, translation): the first
+    batch is CTAs [0, ctas) on that translation (tiers/counters.py: a counted launch's sampled CTAs)."""
     nctas = grid[0] * grid[1] * grid[2]
     nthreads = block[0] * block[1] * block[2]
     nworkers = max(1, min(_launch.worker_count() - spare, nctas))
     # finer than a plain launch's batches (16 per worker, not 4): the swap can only happen between two
     batch = max(1, min(64, nctas // (nworkers * 16) or 1))
-    nbatches = -(-nctas // batch)
+    head = min(first[0], nctas) if first is not None else 0  # CTAs of the first batch, when it is special
+    nbatches = (1 if head else 0) + -(-(nctas - head) // batch)
     spec = LaunchSpec(t0, kernel, grid, block, plan, values, ranges, patches, gaddr, gsize, dyn_smem, None,
                       range_names or [], args, keep, None)
     L, lp = pack_ranged(spec, nworkers + spare)  # %nsmid counts the spare worker that may join
+    if probe_table is not None:
+        L[abi.L_PROBE] = probe_table.__array_interface__["data"][0]
     shared_bytes = shared_bytes_of(t0, dyn_smem)
     key = _launch._MemoryPool.key(t0, nthreads, shared_bytes, nworkers)
     mems = _launch._pool_memory.take(t0, nthreads, shared_bytes, nworkers, key)
@@ -91,7 +97,7 @@ def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation
             bi = next(cursor)
             if bi >= nbatches:
                 return
-            tier, tr = current(ndone[0])
+            tier, tr = (first[1], first[2]) if head and bi == 0 else current(ndone[0])
             if tier != last_tier[0]:
                 if last_tier[0] >= 0 and tier > last_tier[0]:
                     log.swaps += 1
@@ -105,8 +111,9 @@ def run_batched(t0: Translation, current: Callable[[int], tuple[int, Translation
                                                              int(m0.record[abi.W_ID]))
                 held.append(m)
             rec = m.record
-            rec[abi.W_BSTART] = bi * batch
-            rec[abi.W_BEND] = min(bi * batch + batch, nctas)
+            start = 0 if head and bi == 0 else head + (bi - (1 if head else 0)) * batch
+            rec[abi.W_BSTART] = start
+            rec[abi.W_BEND] = head if head and bi == 0 else min(start + batch, nctas)
             a = perf()
             tr.native.worker(lp, m.address)
             b = perf()

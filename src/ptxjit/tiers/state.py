@@ -218,11 +218,12 @@ class KernelTiers:
         try:
             with m._lock:
                 plan = counters.plan_of(k, self.block)
-            spec = counters.probe_spec(plan)
-            t = self._o3(spec, None)
-            with m._lock:
-                m._translations.setdefault((k.fn.name, self.block, self.checked, spec.key), t)
-            self.count_spec = spec
+            counting = counters.Counting(plan)
+            for spec in counting.specs:  # block counters; with the sampled CTAs' patterns
+                t = self._o3(spec, None)
+                with m._lock:
+                    m._translations.setdefault((k.fn.name, self.block, self.checked, spec.key), t)
+            self.count_spec = counting
         except _BuildCancelled:
             pass
         except Exception as e:  # noqa: BLE001 - no counters: tier 1 keeps its constants only
@@ -236,16 +237,17 @@ class KernelTiers:
             return [], []
         return counters.edges(self.kernel, self.block, self.count_spec.plan, prof.blocks, prof.threads)
 
-    def _run_counted(self, g, b, shared_mem: int, timeout, args) -> None:
+    def _run_counted(self, g, b, shared_mem: int, timeout, args, fast: tuple) -> None:
         """A sampled launch run on the counting code: the same results, plus the block counts; once
         counted, tier 1 is rebuilt with the branch weights they give (its race decides if they pay)."""
         self.ncounted += 1
-        blocks = counters.run_counted(self.kernel, self.count_spec, g, b, args, shared_mem, timeout, self.checked)
+        blocks, patterns = counters.run_counted(self.kernel, self.count_spec, g, b, args, shared_mem, timeout,
+                                                self.checked, fast)
         me = threading.get_ident()
         p = self.profiles.get(me)
         if p is None:
             p = self.profiles[me] = Profile()
-        p.record_counts(blocks, g[0] * g[1] * g[2] * b[0] * b[1] * b[2])
+        p.record_counts(blocks, g[0] * g[1] * g[2] * b[0] * b[1] * b[2], patterns)
         self.stats.counted += 1
         self.stats.launches[1] += 1
         v1 = self.t1
@@ -435,7 +437,7 @@ class KernelTiers:
                     self.ncounted < POLICY.counted_launches
                     or (self.counted_basis is not None and POLICY.recount(n))) \
                     and self.building is None:
-                self._run_counted(g, b, shared_mem, timeout, args)
+                self._run_counted(g, b, shared_mem, timeout, args, (values, patches, ranges))
                 return
         if v1 is not None and self.fast and v1.spec.guard(pb, g):
             # the steady state: tier 1's assumptions hold; as few steps as Kernel.__call__'s own path
