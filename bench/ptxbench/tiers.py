@@ -101,6 +101,19 @@ def steady(name: str, mode: str, reps: int) -> dict:
     expected = case.reference(inputs)
     runs, problems = {}, {}
     tiers.HOOKS["synchronous"] = True
+    from ptxjit.tiers import counters
+
+    counted: list[float] = []  # seconds of tier 0's counted launch (block counters; patterns in 8 CTAs)
+    run_counted = counters.run_counted
+
+    def timed_count(*a, **kw):
+        t0 = time.perf_counter()
+        try:
+            return run_counted(*a, **kw)
+        finally:
+            counted.append(time.perf_counter() - t0)
+
+    counters.run_counted = timed_count
     try:
         for label, on in (("today", False), ("tier1", True)):
             _set_tiers(on)
@@ -132,8 +145,10 @@ def steady(name: str, mode: str, reps: int) -> dict:
         st = ptxjit.stats().get(runs["tier1"][2].name, {})
     finally:
         tiers.HOOKS["synchronous"] = False
+        counters.run_counted = run_counted
     med = {label: statistics.median(v) for label, v in times.items()}
     return {"n": n, "today_s": med["today"], "tier1_s": med["tier1"], "speedup": med["today"] / med["tier1"],
+            "counted_s": counted[0] if counted else None,
             "tier": st.get("tier"),
             "spec": (st["trials"][-1]["spec"] if st.get("trials") else
                      st["specializations"][-1] if st.get("specializations") else {}),
@@ -237,6 +252,7 @@ def measure(mode: str, kernels: list[str] | None = None, reps: int | None = None
             rows.append(row)
             log(f"  {name}: first launch {f_today:.3f} s -> {f_t0:.3f} s ({row['first_speedup']:.2f}x), "
                 f"steady {s['today_s'] * 1e3:.2f} ms -> {s['tier1_s'] * 1e3:.2f} ms ({s['speedup']:.2f}x)"
+                + (f", counted launch {s['counted_s'] / s['today_s']:.1f}x" if s.get("counted_s") else "")
                 + (f"  PROBLEMS {row['problems']}" if row["problems"] else ""))
         swap = swap_timeline(png, mode, log)
     finally:
@@ -256,14 +272,17 @@ def markdown(sec: dict) -> list[str]:
     kind = "unchecked" if sec.get("unchecked") else "bounds-checked (default)"
     out = ["", f"## Tiers (PTXJIT_TIERS=1, {kind} launches)", "",
            "First launch: fresh module and empty disk cache, tiny sizes (today's O3 translation vs tier 0). "
-           "Steady state: medians of interleaved launches (today vs tier 1). Ratios > 1: tiers faster.", "",
+           "Steady state: medians of interleaved launches (today vs tier 1). Ratios > 1: tiers faster. "
+           "Counted launch: tier 0's one launch on the counting code (block counters in every CTA, branch "
+           "uniformity and memory patterns in the first 8), in steady launches of today's code.", "",
            "| kernel | first today (s) | first tier 0 (s) | ratio | steady today (ms) | steady tier 1 (ms) | ratio "
-           "| specialized (tier 1's constants) | race vs plain O3: kept |",
-           "|---|---:|---:|---:|---:|---:|---:|---|---|"]
+           "| counted launch (× steady) | specialized (tier 1's constants) | race vs plain O3: kept |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in sec["kernels"]:
         spec = ", ".join(f"{k}={v}" for k, v in (r.get("spec") or {}).items())
+        cost = f"{r['counted_s'] / r['today_s']:.1f}" if r.get("counted_s") else "-"
         out.append(f"| {r['kernel']} | {r['first_today_s']:.3f} | {r['first_tier0_s']:.3f} | {r['first_speedup']:.2f} "
-                   f"| {r['today_s'] * 1e3:.3f} | {r['tier1_s'] * 1e3:.3f} | {r['speedup']:.2f} | {spec} "
+                   f"| {r['today_s'] * 1e3:.3f} | {r['tier1_s'] * 1e3:.3f} | {r['speedup']:.2f} | {cost} | {spec} "
                    f"| {r.get('trial') or '-'} |")
     s = sec["summary"]
 
