@@ -223,3 +223,28 @@ def test_cli_prints_the_counters(monkeypatch):
     assert "ld.global" in row and str(4 * W) in row and "strided 32" in row
     row = next(line for line in text.splitlines() if line.strip("│┃ ").startswith(str(_line_of("@%p6 bra")) + " "))
     assert row.count("100%") == 2  # blockIdx.x & 1: uniform per warp and per CTA
+
+
+@pytest.mark.parametrize("slots", [2, 0])
+def test_budget_limits_the_sampled_ctas(monkeypatch, slots):
+    """Kernels with many accesses sample fewer CTAs (patterns.BUDGET), none where one slot would pass it:
+    then the counted launch gives block counts alone."""
+    from ptxjit.instrument import patterns
+    from ptxjit.runtime.launch import worker_count
+    from ptxjit.tiers import counters
+
+    k = ptxjit.Module.from_file(PTX).get_function("patterns")
+    slot = patterns.layout(counters.plan_of(k, (BX, BY, 1)), BX * BY).size  # one CTA's slot, this kernel
+    monkeypatch.setattr(patterns, "BUDGET", (slots + worker_count()) * slot)
+    ins = _inputs(4)
+    for _ in range(3):
+        _run(k, ins)
+    s = ptxjit.stats()["patterns"]
+    b1 = next(br for br in s["branches"] if br["line"] == _line_of("@%p1 bra"))
+    assert b1["fallthrough"] == GX * GY * BX * BY // 2  # the block counts, whole grid, either way
+    if slots:
+        assert b1["sampled_ctas"] == slots and b1["sampled_warps"] == slots * BX * BY // 32
+        assert {m["accesses"] for m in s["memory"] if m["line"] == _line_of("ld.global.f32 \t%f1")} == {
+            slots * BX * BY}
+    else:
+        assert "sampled_ctas" not in b1 and s["memory"] == []

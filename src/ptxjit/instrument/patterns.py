@@ -41,7 +41,8 @@ from ptxjit.lower.types import I32, I64, const_int
 WARP = 32
 SECTOR = 32
 MAX_ALIGN = 4096
-SAMPLED_CTAS = 8  # CTAs sampled per launch (over all workers; at least one per worker)
+SAMPLED_CTAS = 8  # CTAs sampled per counted launch (fewer where their slots would pass BUDGET)
+BUDGET = 64 << 20  # bytes of slots at most (a slot: threads x (8 per branch + 20 per memory site))
 STRIDE_CLASSES = ("uniform", "contiguous", "strided", "irregular")
 
 # the control array (int64) the table's TB_PATTERNS points at
@@ -81,6 +82,13 @@ def layout(plan, nthreads: int) -> Layout:
     return Layout(nthreads + (nthreads & 1), len(plan.branches), len(plan.memory))
 
 
+def sampled_ctas(plan, nworkers: int, nthreads: int) -> int:
+    """How many CTAs a counted launch samples: SAMPLED_CTAS, fewer where their slots and the workers'
+    scratch slots would pass BUDGET (kernels with thousands of accesses), 0 where one would."""
+    size = layout(plan, nthreads).size
+    return max(0, min(SAMPLED_CTAS, BUDGET // size - nworkers))
+
+
 class PatternBuffers:
     """The sampled CTAs' slots (SAMPLED_CTAS, zeroed; each CTA that runs the code takes the next one),
     a scratch slot per worker (for CTAs past them) and the control array."""
@@ -88,7 +96,7 @@ class PatternBuffers:
     def __init__(self, plan, nworkers: int, nthreads: int) -> None:
         self.plan = plan
         self.layout = layout(plan, nthreads)
-        self.slots = SAMPLED_CTAS
+        self.slots = sampled_ctas(plan, nworkers, nthreads)
         self.data = np.zeros(max((self.slots + nworkers) * self.layout.size, 64) // 8, np.int64)
         self.ctl = np.full(C_CTAS + self.slots, -1, np.int64)
         self.ctl[C_BASE] = self.data.ctypes.data

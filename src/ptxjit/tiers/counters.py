@@ -80,12 +80,13 @@ class Counting:
 
 
 def run_counted(kernel, counting: Counting, g, b, args, shared_mem: int, timeout, checked: bool, fast: tuple):
-    """Run the launch on the counting code (an ordinary launch: the same results), its first
-    SAMPLED_CTAS CTAs on the code with patterns, in batches (tiers/runner.py); return the thread
-    executions per block site of the plan and the pattern counts of the sampled CTAs.  `fast`: the
-    launch's (values, patches, ranges) as Kernel.__call__ packed them."""
+    """Run the launch on the counting code (an ordinary launch: the same results), its first CTAs
+    (patterns.sampled_ctas: 8, fewer for kernels with very many accesses) on the code with patterns, in
+    batches (tiers/runner.py); return the thread executions per block site of the plan and the pattern
+    counts of the sampled CTAs (None: none sampled).  `fast`: the launch's (values, patches, ranges) as
+    Kernel.__call__ packed them."""
     from ptxjit.instrument.buffers import CountBuffers
-    from ptxjit.instrument.patterns import SAMPLED_CTAS, summarize
+    from ptxjit.instrument.patterns import sampled_ctas, summarize
     from ptxjit.runtime import printf
     from ptxjit.runtime.launch import worker_count
     from ptxjit.streams import stream as streams
@@ -94,8 +95,10 @@ def run_counted(kernel, counting: Counting, g, b, args, shared_mem: int, timeout
     values, patches, ranges = fast
     m, plan = kernel.module, counting.plan
     t_count = m.translation(kernel.fn, b, checked, counting.spec)
-    t_pat = m.translation(kernel.fn, b, checked, counting.patterns)
-    cb = CountBuffers(plan, worker_count(), g[0] * g[1] * g[2], b[0] * b[1] * b[2], patterns=True)
+    nworkers = worker_count()
+    sampled = sampled_ctas(plan, nworkers, b[0] * b[1] * b[2])  # (0: too many sites for the budget)
+    t_pat = m.translation(kernel.fn, b, checked, counting.patterns) if sampled else None
+    cb = CountBuffers(plan, nworkers, g[0] * g[1] * g[2], b[0] * b[1] * b[2], patterns=bool(sampled))
     gb = m.globals
     if streams.BUSY:
         streams.wait_legacy()
@@ -105,12 +108,14 @@ def run_counted(kernel, counting: Counting, g, b, args, shared_mem: int, timeout
     try:
         run_batched(t_count, lambda _done: (1, t_count), kernel.name, g, b, kernel._plans[checked], values, patches,
                     gb.__array_interface__["data"][0], gb.nbytes, shared_mem, timeout, (args, gb), BatchLog(), 0,
-                    ranges, kernel._range_names, args, probe_table=cb.table, first=(SAMPLED_CTAS, 1, t_pat))
+                    ranges, kernel._range_names, args, probe_table=cb.table,
+                    first=(sampled, 1, t_pat) if sampled else None)
     finally:
         if ctx is not None:
             ctx.__exit__(None, None, None)
     counts = cb.counts()
-    return np.array([counts[s.counter] for s in plan.blocks], np.int64), summarize(cb.patterns, b)
+    pc = summarize(cb.patterns, b) if cb.patterns is not None else None
+    return np.array([counts[s.counter] for s in plan.blocks], np.int64), pc
 
 
 @dataclass(frozen=True)
