@@ -33,3 +33,34 @@ if os.environ.get("PTXJIT_TEST_TRACE"):
         return None
 
     Kernel.__call__ = _traced_call
+
+# PTXJIT_TEST_PATTERNS=1: every launch made by the tests runs on tier 0's counting code with the pattern
+# accumulators in every CTA (instrument/patterns.py; tests/test_tiers_patterns.py runs the corpus tests so):
+# the tests' own checks then show that it computes what plain code does, and each launch's pattern counts
+# are summarized (so every kernel's sites line up with the slots).
+if os.environ.get("PTXJIT_TEST_PATTERNS"):
+    from ptxjit.api import Kernel
+
+    _plain = Kernel.__call__
+
+    def _patterns_call(self, grid, block, args=(), shared_mem=0, timeout=None, checked=None, unchecked=False,
+                       probes=None):
+        if probes is not None:
+            return _plain(self, grid, block, args, shared_mem, timeout, checked, unchecked, probes)
+        from ptxjit.api import _dims
+        from ptxjit.instrument.buffers import CountBuffers
+        from ptxjit.instrument.patterns import summarize
+        from ptxjit.instrument.probes import ProbeLaunch
+        from ptxjit.runtime.launch import worker_count
+        from ptxjit.tiers import counters
+
+        g, b = _dims(grid, "grid"), _dims(block, "block")
+        counting = counters.Counting(counters.plan_of(self, b))
+        cb = CountBuffers(counting.plan, worker_count(), g[0] * g[1] * g[2], b[0] * b[1] * b[2], patterns=True)
+        _plain(self, g, b, args, shared_mem, timeout, checked, unchecked, ProbeLaunch(counting.patterns, cb.table))
+        pc = summarize(cb.patterns, b)
+        assert (pc.warps >= pc.warps_uniform).all() and (pc.ctas >= pc.ctas_uniform).all()
+        assert (pc.classes.sum(axis=1) <= pc.requests).all(), self.name
+        return None
+
+    Kernel.__call__ = _patterns_call

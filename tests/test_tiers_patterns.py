@@ -248,3 +248,21 @@ def test_budget_limits_the_sampled_ctas(monkeypatch, slots):
             slots * BX * BY}
     else:
         assert "sampled_ctas" not in b1 and s["memory"] == []
+
+
+def test_corpus_tests_pass_with_every_launch_on_the_pattern_code():
+    """The real-kernel corpus with every launch on the counting code with pattern accumulators in every CTA
+    (tests/conftest.py, PTXJIT_TEST_PATTERNS=1): the corpus tests' NumPy checks show that it computes what
+    plain code does, for every kernel the corpus has (device functions, atomics, barriers, shuffles)."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    tests = ["tests/test_corpus_basic.py", "tests/test_corpus_extra.py", "tests/test_corpus_numeric.py",
+             "tests/test_corpus_parallel.py"]
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests], cwd=root,
+                       env=dict(os.environ, PTXJIT_TEST_PATTERNS="1"), capture_output=True, text=True,
+                       timeout=3600)
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
+    assert " passed" in r.stdout and "failed" not in r.stdout
