@@ -87,10 +87,8 @@ def run_counted(kernel, counting: Counting, g, b, args, shared_mem: int, timeout
     Kernel.__call__ packed them."""
     from ptxjit.instrument.buffers import CountBuffers
     from ptxjit.instrument.patterns import sampled_ctas, summarize
-    from ptxjit.runtime import printf
     from ptxjit.runtime.launch import worker_count
-    from ptxjit.streams import stream as streams
-    from ptxjit.tiers.runner import BatchLog, run_batched
+    from ptxjit.tiers.runner import BatchLog, launch_context, run_batched
 
     values, patches, ranges = fast
     m, plan = kernel.module, counting.plan
@@ -100,19 +98,11 @@ def run_counted(kernel, counting: Counting, g, b, args, shared_mem: int, timeout
     t_pat = m.translation(kernel.fn, b, checked, counting.patterns) if sampled else None
     cb = CountBuffers(plan, nworkers, g[0] * g[1] * g[2], b[0] * b[1] * b[2], patterns=bool(sampled))
     gb = m.globals
-    if streams.BUSY:
-        streams.wait_legacy()
-    ctx = printf.known_memory([args[i] for i in kernel._range_params], gb) if kernel._access.uses_printf else None
-    if ctx is not None:
-        ctx.__enter__()
-    try:
+    with launch_context(kernel, args, gb):
         run_batched(t_count, lambda _done: (1, t_count), kernel.name, g, b, kernel._plans[checked], values, patches,
                     gb.__array_interface__["data"][0], gb.nbytes, shared_mem, timeout, (args, gb), BatchLog(), 0,
                     ranges, kernel._range_names, args, probe_table=cb.table,
                     first=(sampled, 1, t_pat) if sampled else None)
-    finally:
-        if ctx is not None:
-            ctx.__exit__(None, None, None)
     counts = cb.counts()
     pc = summarize(cb.patterns, b) if cb.patterns is not None else None
     return np.array([counts[s.counter] for s in plan.blocks], np.int64), pc

@@ -17,18 +17,34 @@ coordination).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
 from ptxjit.runtime import launch as _launch
-from ptxjit.runtime import watchdog
+from ptxjit.runtime import printf, watchdog
 from ptxjit.runtime.supervise import supervised
 from ptxjit.streams.launches import LaunchSpec, pack_ranged
+
+
+@contextlib.contextmanager
+def launch_context(kernel, args, gb) -> Iterator[None]:
+    """Around a tiers launch (outside Kernel.__call__'s own path): wait for the legacy stream's work, and
+    let printf's %s read the launch's arrays and the module's globals `gb`."""
+    from ptxjit.streams import stream as streams
+
+    if streams.BUSY:
+        streams.wait_legacy()
+    if not kernel._access.uses_printf:
+        yield
+        return
+    with printf.known_memory([args[i] for i in kernel._range_params], gb):
+        yield
 
 
 def shared_bytes_of(t: Translation, dyn_smem: int) -> int:

@@ -33,12 +33,11 @@ from dataclasses import dataclass, field
 from ptxjit.jit import translate as _tr
 from ptxjit.jit.translate import Translation
 from ptxjit.runtime import launch as _launch
-from ptxjit.runtime import printf
 from ptxjit.streams import stream as _streams
 from ptxjit.tiers import counters, llvmproc
 from ptxjit.tiers.policy import Policy, moved_params
 from ptxjit.tiers.profile import Profile, candidates
-from ptxjit.tiers.runner import BatchLog, run_batched
+from ptxjit.tiers.runner import BatchLog, launch_context, run_batched
 from ptxjit.tiers.specialize import Specialization, from_profile
 from ptxjit.util import gc_paused
 
@@ -482,12 +481,7 @@ class KernelTiers:
         gb = k.module.globals
         gaddr, gsize = gb.__array_interface__["data"][0], gb.nbytes
         plan = k._plans[self.checked]
-        if _streams.BUSY:
-            _streams.wait_legacy()
-        ctx = printf.known_memory([args[i] for i in k._range_params], gb) if k._access.uses_printf else None
-        if ctx is not None:
-            ctx.__enter__()
-        try:
+        with launch_context(k, args, gb):
             if not ok and long_launch and (self.building is not None or hold is not None):
                 self._run_swapping(t0, pb, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem, timeout,
                                    args, gb)
@@ -496,9 +490,6 @@ class KernelTiers:
                 self.stats.launches[1 if ok else 0] += 1
                 _launch.run_packed(t, k.name, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem,
                                    timeout, k._range_names, args, (args, gb))
-        finally:
-            if ctx is not None:
-                ctx.__exit__(None, None, None)
         if v1 is not None and (sampled or not ok):  # the policy looks at sampled launches and failures only
             self._maybe_rebuild()
 
