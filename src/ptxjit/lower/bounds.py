@@ -217,7 +217,7 @@ class BoundsChecks:
                 if name in own or (lw.is_kernel and name in cg.kparams):
                     return None
                 return cg.shared.offsets.get(name)
-            rs = self._ranges = value_ranges(lw.fn, shared_offset)
+            rs = self._ranges = value_ranges(lw.fn, shared_offset, cg.block)
         r = rs.get(addr.base.name)
         return r is not None and r[0] + addr.offset >= 0 \
             and r[1] + addr.offset + size <= self.lw.cg.shared.static_size

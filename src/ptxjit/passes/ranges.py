@@ -26,10 +26,29 @@ def _bits(t: str) -> int | None:
     return _BITS.get(t[1:]) if t[:1] in "usb" else None
 
 
-def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None]) -> dict[str, Range]:
+# the largest block CUDA allows: 1024 threads, at most 64 in z
+_MAX_NTID = {"x": 1024, "y": 1024, "z": 64}
+
+
+def special_ranges(block: tuple[int, int, int] | None) -> dict[str, Range]:
+    """The thread index and block size as the launch bounds them: exact with the block shape known
+    (a block-specialized translation), else CUDA's limits; %laneid below the warp size."""
+    out: dict[str, Range] = {"%laneid": (0, 31)}
+    for i, d in enumerate("xyz"):
+        n = block[i] if block is not None else None
+        out[f"%tid.{d}"] = (0, (n if n is not None else _MAX_NTID[d]) - 1)
+        out[f"%ntid.{d}"] = (n, n) if n is not None else (1, _MAX_NTID[d])
+    return out
+
+
+def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None],
+                 block: tuple[int, int, int] | None = None) -> dict[str, Range]:
     """Register -> [lo, hi] for the integer registers whose every value is known to lie there.
-    `sym_value(name)`: a symbol's value as an operand (a shared variable's offset), None if unknown."""
+    `sym_value(name)`: a symbol's value as an operand (a shared variable's offset), None if unknown;
+    `block`: the block shape the translation is for (bounds %tid and %ntid; None: CUDA's limits)."""
     state: dict[str, Range | None] = {r: (0, 0) for r, t in fn.regs.items() if _bits(t)}  # None: no range
+    special = special_ranges(block)
+    parts = _tid_parts(fn)
 
     def fits(r: Range | None, bits: int | None) -> Range | None:
         return r if r is not None and bits and 0 <= r[0] and r[1] < 1 << (bits - 1) else None
@@ -41,7 +60,7 @@ def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None]) -> dic
             v = sym_value(op.name)
             return fits((v + op.offset, v + op.offset), _bits(t)) if v is not None else None
         if isinstance(op, ir.Reg) and not (op.neg or op.sel or op.minus):
-            return fits(state.get(op.name), _bits(t))
+            return fits(state.get(op.name, special.get(op.name)), _bits(t))
         return None
 
     def value(ins: ir.Instr) -> Range | None:
@@ -55,8 +74,23 @@ def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None]) -> dic
             return operand(ops[1], t)
         if op == "cvt" and len(ops) == 2 and len(types) == 2:
             return fits(operand(ops[1], types[1]), _bits(types[0]))
-        if op == "and" and len(ops) == 3 and isinstance(ops[2], ir.Imm) and int(ops[2].value) >= 0:
-            return fits((0, int(ops[2].value)), _bits(t))  # whatever the other operand
+        if op in ("and", "or", "xor") and len(ops) == 3:
+            # bits of non-negative operands: `and` keeps at most the smaller's (a non-negative mask bounds
+            # it whatever the other operand), `or`/`xor` at most the larger's bit length
+            a, c = operand(ops[1], t), operand(ops[2], t)
+            if op == "and":
+                his = [x[1] for x in (a, c) if x is not None]
+                mask = int(ops[2].value) if isinstance(ops[2], ir.Imm) else None
+                if mask is not None and mask >= 0:
+                    his.append(mask)
+                if not his:
+                    return None
+                # a mask whose low k bits are clear gives a multiple of 2**k (scan's `(tid >> 3) & ~3`)
+                low = (mask & -mask).bit_length() - 1 if mask else 0
+                return fits((0, min(his) >> low << low), _bits(t))
+            if a is None or c is None:
+                return None
+            return fits((0, (1 << max(a[1], c[1]).bit_length()) - 1), _bits(t))
         if op == "rem" and t.startswith("u") and len(ops) == 3 and isinstance(ops[2], ir.Imm) \
                 and int(ops[2].value) > 0:
             return fits((0, int(ops[2].value) - 1), _bits(t))
@@ -76,7 +110,10 @@ def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None]) -> dic
         if op == "add" and len(xs) == 2:
             return fits((xs[0][0] + xs[1][0], xs[0][1] + xs[1][1]), out_bits)
         if op == "sub" and len(xs) == 2:
-            return fits((xs[0][0] - xs[1][1], xs[0][1] - xs[1][0]), out_bits)
+            lo = xs[0][0] - xs[1][1]
+            if lo < 0 and _covers(parts, ops[1], ops[2]):
+                lo = 0  # bitonic's `2 * tid - (tid & (j - 1))`: a multiple of tid less bits of tid
+            return fits((lo, xs[0][1] - xs[1][0]), out_bits)
         if op == "mul" and len(xs) == 2 and (wide or ins.has("lo")):
             return fits((xs[0][0] * xs[1][0], xs[0][1] * xs[1][1]), out_bits)
         if op == "mad" and len(xs) == 3 and (wide or ins.has("lo")):
@@ -108,3 +145,46 @@ def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None]) -> dic
     else:
         return {}
     return {r: v for r, v in state.items() if v is not None}
+
+
+def _tid_parts(fn: ir.Function) -> dict[str, tuple[str, str]]:
+    """Registers with one definition that is a thread index x (`mov r, %tid.d`: the same in every
+    execution of a thread), x shifted left ("up": >= x) or x masked or shifted right ("down": <= x):
+    register -> (kind, the %tid register)."""
+    defs: dict[str, list[ir.Instr]] = {}
+    for ins in fn.instructions:
+        for r in defs_uses(ins)[0]:
+            defs.setdefault(r, []).append(ins)
+    base: dict[str, str] = {}
+    for r, ds in defs.items():
+        i = ds[0]
+        if len(ds) == 1 and i.opcode == "mov" and i.guard is None and len(i.operands) == 2 \
+                and isinstance(i.operands[1], ir.Reg) and i.operands[1].name.startswith("%tid.") \
+                and not (i.operands[1].neg or i.operands[1].sel or i.operands[1].minus):
+            base[r] = i.operands[1].name
+    out: dict[str, tuple[str, str]] = {r: ("same", x) for r, x in base.items()}
+    for r, ds in defs.items():
+        i = ds[0]
+        if len(ds) != 1 or i.guard is not None or len(i.operands) != 3 or not isinstance(i.operands[1], ir.Reg):
+            continue
+        x = base.get(i.operands[1].name)
+        if x is None or i.operands[1].neg:
+            continue
+        k = i.operands[2]
+        if i.opcode == "shl" and isinstance(k, ir.Imm) and 0 <= int(k.value) < 16:
+            out[r] = ("up", x)
+        elif (i.opcode == "and" and i.types() and i.types()[-1] in ("b32", "u32", "s32")) or \
+                (i.opcode == "shr" and isinstance(k, ir.Imm) and 0 <= int(k.value) < 32 and i.has("u32")):
+            out[r] = ("down", x)
+    return out
+
+
+def _covers(parts: dict[str, tuple[str, str]], a, b) -> bool:
+    """a >= b for every thread: a is a thread index x or x shifted left, b is x masked or shifted right
+    (x < 2**10, so no shift by under 16 wraps a 32-bit register)."""
+    if not (isinstance(a, ir.Reg) and isinstance(b, ir.Reg)):
+        return False
+    pa = ("same", a.name) if a.name.startswith("%tid.") else parts.get(a.name)
+    pb = ("same", b.name) if b.name.startswith("%tid.") else parts.get(b.name)
+    return pa is not None and pb is not None and pa[1] == pb[1] and pa[0] in ("same", "up") \
+        and pb[0] in ("same", "down")

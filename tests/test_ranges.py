@@ -1,0 +1,96 @@
+"""Value ranges known at translation time (ptxjit/passes/ranges.py), which let bounds-checked code skip the
+check of a shared access the thread index keeps in bounds: %tid and %ntid bounded by the block shape the
+translation is for (CUDA's limits without one), and/or/xor of non-negative values, a mask's cleared low
+bits, and `2 * tid - (tid & m)` (bitonic's partner index).  The analysis against hand-derived ranges, and
+tests/data/shared_ranges.cu (nvcc) end to end: right results (NumPy) where every access is proven, and a
+KernelFault where a larger block overruns the array, so a proof never stands in for a check it cannot make."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxjit
+from ptxjit.errors import KernelFault
+from ptxjit.frontend.parser import parse
+from ptxjit.passes.ranges import value_ranges
+
+PTX = Path(__file__).resolve().parent / "data" / "shared_ranges.ptx"
+
+_SNIPPET = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .b32 %r<20>;
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, 1;
+    and.b32 %r3, %r1, 3;
+    sub.s32 %r4, %r2, %r3;
+    shr.u32 %r5, %r1, 3;
+    and.b32 %r6, %r5, -4;
+    or.b32 %r7, %r1, 16;
+    xor.b32 %r8, %r1, %r3;
+    mov.u32 %r9, %tid.y;
+    and.b32 %r10, %r9, 3;
+    sub.s32 %r11, %r2, %r10;
+    mov.u32 %r12, %ntid.x;
+    and.b32 %r13, %r12, %r1;
+    mov.u32 %r14, %laneid;
+    ret;
+}
+"""
+
+
+def _ranges(block):
+    fn = parse(_SNIPPET, "snippet.ptx").functions["k"]
+    return value_ranges(fn, lambda name: None, block)
+
+
+def test_ranges_of_thread_index_arithmetic_with_the_block_shape():
+    r = _ranges((256, 4, 1))
+    assert r["%r1"] == (0, 255) and r["%r2"] == (0, 510) and r["%r3"] == (0, 3)
+    assert r["%r4"] == (0, 510)  # 2 t - (t & 3) >= 0: t's own bits
+    assert r["%r5"] == (0, 31) and r["%r6"] == (0, 28)  # (t >> 3) & ~3: a multiple of 4
+    assert r["%r7"] == (0, 255) and r["%r8"] == (0, 255)  # or/xor: within t's bit length
+    assert "%r11" not in r  # 2 tid.x - (tid.y & 3) may be negative: no range
+    # (every range starts from a register's initial 0: lower bound 0)
+    assert r["%r9"] == (0, 3) and r["%r12"] == (0, 256) and r["%r13"] == (0, 255)
+    assert r["%r14"] == (0, 31)
+
+
+def test_ranges_without_the_block_shape_use_cudas_limits():
+    r = _ranges(None)
+    assert r["%r1"] == (0, 1023) and r["%r9"] == (0, 1023) and r["%r12"] == (0, 1024)
+    assert r["%r4"] == (0, 2046)
+
+
+@pytest.mark.parametrize("block", [64, 256])
+def test_proven_shared_accesses_compute_the_reference(block):
+    k = ptxjit.Module.from_file(PTX).get_function("pairs")
+    grid = 3
+    a = np.random.default_rng(block).standard_normal(grid * block).astype(np.float32)
+    out = np.zeros_like(a)
+    k(grid, block, (a, out))  # bounds-checked (the default)
+    t = np.arange(block)
+    exp = np.empty_like(a)
+    for c in range(grid):
+        s = np.zeros(512, np.float32)
+        s[t] = a[c * block + t]
+        s[t + 256] = -a[c * block + t]
+        lo = 2 * t - (t & 3)
+        exp[c * block + t] = (s[lo >> 1] + s[(t >> 3) & ~3]) + s[t ^ 1]
+    np.testing.assert_array_equal(out, exp)
+
+
+def test_a_larger_block_overruns_and_faults():
+    """With 512 threads `s[t + 256]` passes the 512-float array: the block-specialized translation cannot
+    prove it, keeps the check, and the launch faults naming shared memory."""
+    k = ptxjit.Module.from_file(PTX).get_function("pairs")
+    a = np.ones(512, np.float32)
+    out = np.zeros_like(a)
+    with pytest.raises(KernelFault, match="shared"):
+        k(1, 512, (a, out))
