@@ -94,3 +94,38 @@ def test_a_larger_block_overruns_and_faults():
     out = np.zeros_like(a)
     with pytest.raises(KernelFault, match="shared"):
         k(1, 512, (a, out))
+
+
+def _guarded_reference(a: np.ndarray, grid: int, limit: int) -> np.ndarray:
+    out = np.empty(grid * 512, np.float32)
+    t = np.arange(512)
+    for c in range(grid):
+        s = a[c * 256:(c + 1) * 256].copy()
+        v = np.where(t < limit, s[np.minimum(t, 255)] + s[255 - (t & 255)], np.float32(0)).astype(np.float32)
+        stride = 128
+        while stride:
+            s[:stride] += s[stride:2 * stride]
+            stride >>= 1
+        out[c * 512:(c + 1) * 512] = v + s[0]
+    return out
+
+
+@pytest.mark.parametrize("limit", [0, 200, 256])
+def test_accesses_under_conditions_compute_the_reference(limit):
+    """Threads 256..511 would overrun `s` in `if (t < limit) ... s[t]` and in the reduction tree's
+    `s[t + stride]` (t < stride): the precheck checks each access only where its conditions hold."""
+    k = ptxjit.Module.from_file(PTX).get_function("guarded")
+    grid = 3
+    a = np.random.default_rng(limit).standard_normal(grid * 256).astype(np.float32)
+    out = np.zeros(grid * 512, np.float32)
+    k(grid, 512, (a, out, np.int32(limit)))
+    np.testing.assert_array_equal(out, _guarded_reference(a, grid, limit))
+
+
+def test_an_access_whose_condition_admits_overrunning_threads_faults():
+    k = ptxjit.Module.from_file(PTX).get_function("guarded")
+    a = np.ones(256, np.float32)
+    out = np.zeros(512, np.float32)
+    with pytest.raises(KernelFault, match="shared") as e:
+        k(1, 512, (a, out, np.int32(300)))  # threads 256..299 read s[256..299]
+    assert "thread (256, 0, 0)" in str(e.value) and "offset 1024" in str(e.value)  # the first to overrun

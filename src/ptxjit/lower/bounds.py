@@ -87,7 +87,7 @@ class BoundsChecks:
         self.prov: dict[str, str] = {}
         self.sites: list[tuple[ll.AllocaInstr, int]] | None = None
         self.can_hoist = self.hoist_mode = False
-        self.hoisted: dict[tuple, tuple[ir.Addr, str, int]] = {}
+        self.hoisted: dict[tuple, tuple[ir.Addr, str, int, tuple]] = {}  # (addr, space, size, conditions)
         self.loops = None  # counted loops' checks on entry (lower/bounds_loops.py)
         if not self.enabled:
             return
@@ -181,7 +181,9 @@ class BoundsChecks:
             return None
         if self.hoist_mode and isinstance(addr.base, ir.Reg) and self._hoistable(addr.base.name) \
                 and -(1 << 47) <= addr.offset < (1 << 47):  # (larger offsets trap in lw.address)
-            self.hoisted.setdefault((addr.base.name, addr.offset, space, size), (addr, space, size))
+            # (the predicates under which it runs, passes/conditions.py: checked where they hold)
+            cond = () if self.corners_only else self._conditions().get(id(self.lw.cur), ())
+            self.hoisted.setdefault((addr.base.name, addr.offset, space, size, cond), (addr, space, size, cond))
             return None  # checked for every thread at once, before the loop (precheck)
         w = self._where(addr, space, p)
         if w is None:
@@ -449,6 +451,14 @@ class BoundsChecks:
         # (segment registers and lockstep copies: only where the corner check applies)
         _instrs, regs = self._chain(name, {id(i): k for k, i in enumerate(lw.fn.instructions)})
         return lw.cg.block is not None and all(r in self._affine_regs() for r in regs)
+
+    def _conditions(self) -> dict:
+        c = self.__dict__.get("_conds")
+        if c is None:
+            from ptxjit.passes.conditions import execution_conditions
+
+            c = self._conds = execution_conditions(self.lw.fn, set(self.lw.remat))
+        return c
 
     def _affine_regs(self) -> dict:
         if not hasattr(self, "_affine"):

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir as ll
 
+from ptxjit.frontend import ir
 from ptxjit.lower import abi
 from ptxjit.lower.types import I1, I32, I64, PTR, const_int
 
@@ -76,15 +77,17 @@ def precheck(bc: BoundsChecks, entry: ll.Block, tag: str) -> ll.Value:
     order = {id(i): k for k, i in enumerate(lw.fn.instructions)}
     bc._affine_regs()
     corner, grid, looped = [], [], []
-    for addr, space, size in bc.hoisted.values():
+    for addr, space, size, cond in bc.hoisted.values():
         site = (addr, space, size, *bc._chain(addr.base.name, order))
         regs = site[4]
-        if lw.cg.block is not None and all(r in bc._affine for r in regs):
+        if cond:  # checked where its conditions hold: thread by thread (the corners need every thread)
+            looped.append((*site[:3], cond))
+        elif lw.cg.block is not None and all(r in bc._affine for r in regs):
             corner.append(site)
         elif lw.cg.block is not None and all(r in bc._uniform or r in bc._grid_linear for r in regs):
             grid.append(site)
         else:
-            looped.append(site)
+            looped.append((*site[:3], ()))
     b.position_at_end(entry)
     ok = corner_check(bc, corner, order) if corner else const_int(I1, 1)
     if grid:
@@ -110,12 +113,18 @@ def _loop_check(bc: BoundsChecks, sites: list, order: dict, tag: str) -> ll.Valu
     b.branch(head)
     b.position_at_end(body)
     lw._setup_vars()
-    bc._lower_slice(recompute_order({a.base.name for a, *_ in sites}, lw.remat, order))
+    names = {a.base.name for a, *_ in sites} | {p for *_, cond in sites for p, _ in cond}
+    bc._lower_slice(recompute_order(names, lw.remat, order))
     ok = const_int(I1, 1)
-    for addr, space, size, *_ in sites:
+    for addr, space, size, cond in sites:
         chk = bc.ok(addr, space, lw.address(addr, space), size)
-        if chk is not None:
-            ok = b.and_(ok, chk[0])
+        if chk is None:
+            continue
+        site_ok = chk[0]
+        for p, holds in cond:  # a thread that does not run the access passes
+            v = lw.read_pred(ir.Reg(p))
+            site_ok = b.or_(site_ok, b.not_(v) if holds else v)
+        ok = b.and_(ok, site_ok)
     b.store(b.and_(b.load(flag), ok), flag)
     b.branch(lw.thread_latch)
     b.position_at_end(done)
