@@ -129,3 +129,46 @@ def test_an_access_whose_condition_admits_overrunning_threads_faults():
     with pytest.raises(KernelFault, match="shared") as e:
         k(1, 512, (a, out, np.int32(300)))  # threads 256..299 read s[256..299]
     assert "thread (256, 0, 0)" in str(e.value) and "offset 1024" in str(e.value)  # the first to overrun
+
+
+_PREDICATED = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry pred(.param .u64 out, .param .u32 limit)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<6>;
+    .reg .f32 %f<3>;
+    .reg .b64 %rd<5>;
+    .shared .align 4 .b8 s[1024];
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [limit];
+    mov.u32 %r2, %tid.x;
+    shl.b32 %r3, %r2, 2;
+    mov.u32 %r4, s;
+    add.s32 %r5, %r4, %r3;
+    setp.lt.u32 %p1, %r2, 256;
+    cvt.rn.f32.u32 %f1, %r2;
+    @%p1 st.shared.f32 [%r5], %f1;
+    bar.sync 0;
+    setp.lt.u32 %p2, %r2, %r1;
+    mov.f32 %f2, 0f3F800000;
+    @%p2 ld.shared.f32 %f2, [%r5];
+    cvta.to.global.u64 %rd2, %rd1;
+    mul.wide.u32 %rd3, %r2, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.f32 [%rd4], %f2;
+    ret;
+}
+"""
+
+
+def test_predicated_accesses_are_prechecked_where_their_guard_holds():
+    """`@%p ld.shared` (Triton's masked loads have this form): threads whose guard is false do not count."""
+    k = ptxjit.Module(_PREDICATED, "predicated.ptx").get_function("pred")
+    out = np.zeros(512, np.float32)
+    k(1, 512, (out, np.int32(256)))
+    np.testing.assert_array_equal(out, np.where(np.arange(512) < 256, np.arange(512), 1).astype(np.float32))
+    with pytest.raises(KernelFault, match=r"thread \(256, 0, 0\).*offset 1024"):
+        k(1, 512, (out, np.int32(300)))

@@ -58,10 +58,6 @@ class Layout:
     nmemory: int
 
     @property
-    def taken(self) -> int:
-        return 4 * self.nbranches * self.n
-
-    @property
     def count(self) -> int:
         return 8 * self.nbranches * self.n
 

@@ -183,6 +183,9 @@ class BoundsChecks:
                 and -(1 << 47) <= addr.offset < (1 << 47):  # (larger offsets trap in lw.address)
             # (the predicates under which it runs, passes/conditions.py: checked where they hold)
             cond = () if self.corners_only else self._conditions().get(id(self.lw.cur), ())
+            g = self.lw.cur.guard if self.lw.cur is not None and not self.corners_only else None
+            if isinstance(g, ir.Reg) and g.name in self.lw.remat and not (g.sel or g.minus):
+                cond = (*cond, (g.name, not g.neg))  # a predicated access: where its guard holds
             self.hoisted.setdefault((addr.base.name, addr.offset, space, size, cond), (addr, space, size, cond))
             return None  # checked for every thread at once, before the loop (precheck)
         w = self._where(addr, space, p)
