@@ -63,8 +63,10 @@ def precheck(bc: BoundsChecks, entry: ll.Block, tag: str) -> ll.Value:
     (addresses that are pure functions of %tid/%ctaid/parameters: passes/remat.py) is in bounds for
     every thread of the CTA; the builder is left after the check.  The fast copy runs only then,
     otherwise the checked copy.  Its accesses stay plain vector loads/stores (masked ones are slow on
-    x86).  An access under a branch is checked for all threads: a CTA where some thread would fail
-    it runs the checked copy, which faults only if the access really happens.
+    x86).  An access under a branch is checked for all threads first; where that fails, accesses under
+    branches on pure predicates are checked again only where their conditions hold (a CTA where some
+    thread that runs an access would fail it runs the checked copy, which faults only if the access
+    really happens).
 
     Addresses affine in %tid are checked at the corners of the block only (lower/bounds_corners.py):
     with coefficients known now (passes/affine.py tid_affine) every register of their computation is
@@ -76,19 +78,42 @@ def precheck(bc: BoundsChecks, entry: ll.Block, tag: str) -> ll.Value:
     bc.hoist_mode = False
     order = {id(i): k for k, i in enumerate(lw.fn.instructions)}
     bc._affine_regs()
+    sites = list(bc.hoisted.values())
+    b.position_at_end(entry)
+    ok = _check_all(bc, sites, order, tag)
+    if any(cond for *_, cond in sites):
+        # accesses under conditions (passes/conditions.py): where the check above fails because a thread
+        # that never runs one would overrun (a reduction's s[t + stride], the last CTA past n), check
+        # every site again thread by thread, each where its conditions hold (most CTAs pass the first)
+        pre = b.block
+        slow = lw.llfn.append_basic_block(f"{tag}_conditions")
+        join = lw.llfn.append_basic_block(f"{tag}_checked")
+        b.cbranch(ok, join, slow)
+        b.position_at_end(slow)
+        again = _loop_check(bc, sites, order, f"{tag}_c")
+        slow_end = b.block
+        b.branch(join)
+        b.position_at_end(join)
+        ok = b.phi(I1)
+        ok.add_incoming(const_int(I1, 1), pre)
+        ok.add_incoming(again, slow_end)
+    return ok
+
+
+def _check_all(bc: BoundsChecks, sites: list, order: dict, tag: str) -> ll.Value:
+    """Every site (addr, space, size, conditions) in bounds for every thread of the CTA, whatever the
+    conditions: at the block's corners, with the launch's grid check, or by a loop over the threads."""
+    lw, b = bc.lw, bc.lw.b
     corner, grid, looped = [], [], []
-    for addr, space, size, cond in bc.hoisted.values():
+    for addr, space, size, _cond in sites:
         site = (addr, space, size, *bc._chain(addr.base.name, order))
         regs = site[4]
-        if cond:  # checked where its conditions hold: thread by thread (the corners need every thread)
-            looped.append((*site[:3], cond))
-        elif lw.cg.block is not None and all(r in bc._affine for r in regs):
+        if lw.cg.block is not None and all(r in bc._affine for r in regs):
             corner.append(site)
         elif lw.cg.block is not None and all(r in bc._uniform or r in bc._grid_linear for r in regs):
             grid.append(site)
         else:
-            looped.append((*site[:3], ()))
-    b.position_at_end(entry)
+            looped.append((addr, space, size, ()))
     ok = corner_check(bc, corner, order) if corner else const_int(I1, 1)
     if grid:
         ok = b.and_(ok, grid_check(bc, grid, order))
