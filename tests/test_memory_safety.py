@@ -535,3 +535,52 @@ def test_a_register_read_before_its_definition_faults_cleanly():
     out = np.zeros(256, np.float32)
     with pytest.raises(ptxjit.KernelFault, match=r"early\.ptx:\d+:\d+.*ld\.global\.f32.*address 0x0 "):
         k(2, 128, (out,))
+
+
+TWO_REGIONS = """
+    ld.param.u64 %rd1, [a];
+    ld.param.u32 %r1, [k1];
+    ld.param.u32 %r8, [k2];
+    mov.u32 %r2, %tid.x;
+    mul.lo.s32 %r5, %r2, %r1;
+    mul.wide.s32 %rd2, %r5, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.f32 %f1, [%rd3];
+    bar.sync 0;
+    mul.lo.s32 %r6, %r2, %r8;
+    mul.wide.s32 %rd4, %r6, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    st.global.f32 [%rd5], %f1;
+"""
+
+_TWO_REGIONS_CHILD = """
+import sys, numpy as np, ptxjit
+from tests.ptxsnip import snippet_kernel
+from tests.test_memory_safety import TWO_REGIONS
+ptx = snippet_kernel(TWO_REGIONS, [("u64", "a"), ("u32", "k1"), ("u32", "k2")])
+k = ptxjit.Module(ptx, "two.ptx").get_function("k")
+a = np.zeros(64, np.float32)
+try:
+    k(1, 64, (a, np.int32(1), np.int32(68174085)))
+except ptxjit.KernelFault as e:
+    print("fault", tuple(e.thread), "st.global" in str(e))
+    sys.exit(0)
+print("no fault")
+"""
+
+
+def test_each_grid_check_has_its_own_verdict():
+    """Two regions (a barrier between them) each with an index whose coefficient is a parameter: the first,
+    tid * 1, is linear; the second, tid * k with 63 k = 2**32 + 59, wraps in 32 bits so that threads 0 and
+    63 (the corners) store in bounds and every other thread 8 GiB away.  The launch record once kept one
+    verdict for all grid checks: the second region ran unchecked on the first's and the process crashed.
+    (In a child process: a regression is a crash.)"""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run([sys.executable, "-c", _TWO_REGIONS_CHILD], cwd=root, capture_output=True, text=True,
+                       timeout=300, env={**os.environ, "PTXJIT_TIERS": "0"})
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert r.stdout.split() == ["fault", "(1,", "0,", "0)", "True"], r.stdout

@@ -44,9 +44,13 @@ if TYPE_CHECKING:
 
 I128 = ll.IntType(128)
 
-# launch record word where a launch remembers its grid_check: (L_GRIDID << 2) | 1 passed, | 2 failed
-# (a stale or zero word never matches: every launch has its own record and grid id)
+# launch record word where a launch remembers its grid checks: the grid id's low 32 bits in the high half,
+# and per grid_check of the translation (index j < GRID_CHECKS_KEPT) bit 2j passed, bit 2j + 1 failed.
+# Each check verifies its own sites' computations: one passing says nothing of another's (a shared verdict
+# once let a region whose 32-bit index wraps in the middle of the block run unchecked).  A stale word never
+# matches (every launch has its own record and grid id); checks past GRID_CHECKS_KEPT verify every time.
 L_GRID_CHECK = 30
+GRID_CHECKS_KEPT = 15
 assert L_GRID_CHECK < abi.L_SIZE and L_GRID_CHECK not in {
     v for k, v in vars(abi).items() if k.startswith("L_") and k != "L_SIZE"}, "launch record slot taken"
 
@@ -228,22 +232,31 @@ def grid_check(bc: BoundsChecks, sites: list, order: dict) -> ll.Value:
     their linearity (computed by the first CTA of each worker that asks, then read from the launch
     record) and this CTA's corners in range."""
     lw, b = bc.lw, bc.lw.b
-    slot = b.gep(lw.launch, [const_int(I32, L_GRID_CHECK)])
-    key = b.shl(lw.launch_slot(abi.L_GRIDID), const_int(I64, 2))
-    known = b.load_atomic(slot, "monotonic", 8)
-    passed = b.icmp_unsigned("==", known, b.or_(key, const_int(I64, 1)))
-    here = b.block
-    compute = lw.llfn.append_basic_block("grid_check")
-    done = lw.llfn.append_basic_block("grid_checked")
-    b.cbranch(b.icmp_unsigned("==", b.and_(known, const_int(I64, -4)), key), done, compute)
-    b.position_at_end(compute)
-    linear = _call_in_own_function(bc, "grid_check", lambda: _grid_linear_verified(bc, sites, order))
-    b.store_atomic(b.or_(key, b.select(linear, const_int(I64, 1), const_int(I64, 2))), slot, "monotonic", 8)
-    b.branch(done)
-    b.position_at_end(done)
-    verdict = b.phi(I1)
-    verdict.add_incoming(passed, here)
-    verdict.add_incoming(linear, compute)
+    j = lw.cg.__dict__.get("_grid_checks", 0)  # this check's own verdict bits (L_GRID_CHECK)
+    lw.cg._grid_checks = j + 1
+    if j >= GRID_CHECKS_KEPT:
+        verdict = _call_in_own_function(bc, "grid_check", lambda: _grid_linear_verified(bc, sites, order))
+    else:
+        slot = b.gep(lw.launch, [const_int(I32, L_GRID_CHECK)])
+        key = b.shl(b.and_(lw.launch_slot(abi.L_GRIDID), const_int(I64, 0xFFFFFFFF)), const_int(I64, 32))
+        known = b.load_atomic(slot, "monotonic", 8)
+        mine = b.icmp_unsigned("==", b.and_(known, const_int(I64, -(1 << 32))), key)
+        bits = b.lshr(known, const_int(I64, 2 * j))
+        passed = b.and_(mine, b.trunc(bits, I1))
+        decided = b.and_(mine, b.icmp_unsigned("!=", b.and_(bits, const_int(I64, 3)), const_int(I64, 0)))
+        here = b.block
+        compute = lw.llfn.append_basic_block("grid_check")
+        done = lw.llfn.append_basic_block("grid_checked")
+        b.cbranch(decided, done, compute)
+        b.position_at_end(compute)
+        linear = _call_in_own_function(bc, "grid_check", lambda: _grid_linear_verified(bc, sites, order))
+        bit = b.select(linear, const_int(I64, 1 << (2 * j)), const_int(I64, 2 << (2 * j)))
+        b.atomic_rmw("or", slot, b.or_(key, bit), "monotonic")
+        b.branch(done)
+        b.position_at_end(done)
+        verdict = b.phi(I1)
+        verdict.add_incoming(passed, here)
+        verdict.add_incoming(linear, compute)
     ranges = _call_in_own_function(bc, "corners", lambda: _corners_in_range(bc, sites, order))
     return b.and_(verdict, ranges)
 
