@@ -20,12 +20,6 @@ from ptxjit.passes.ranges import value_ranges
 PTX = Path(__file__).resolve().parent / "data" / "shared_ranges.ptx"
 
 _SNIPPET = """
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 p)
-{
-    .reg .b32 %r<20>;
     mov.u32 %r1, %tid.x;
     shl.b32 %r2, %r1, 1;
     and.b32 %r3, %r1, 3;
@@ -40,13 +34,13 @@ _SNIPPET = """
     mov.u32 %r12, %ntid.x;
     and.b32 %r13, %r12, %r1;
     mov.u32 %r14, %laneid;
-    ret;
-}
 """
 
 
 def _ranges(block):
-    fn = parse(_SNIPPET, "snippet.ptx").functions["k"]
+    from tests.ptxsnip import snippet_kernel
+
+    fn = parse(snippet_kernel(_SNIPPET, [("u64", "p")]), "snippet.ptx").functions["k"]
     return value_ranges(fn, lambda name: None, block)
 
 
@@ -132,16 +126,6 @@ def test_an_access_whose_condition_admits_overrunning_threads_faults():
 
 
 _PREDICATED = """
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry pred(.param .u64 out, .param .u32 limit)
-{
-    .reg .pred %p<3>;
-    .reg .b32 %r<6>;
-    .reg .f32 %f<3>;
-    .reg .b64 %rd<5>;
-    .shared .align 4 .b8 s[1024];
     ld.param.u64 %rd1, [out];
     ld.param.u32 %r1, [limit];
     mov.u32 %r2, %tid.x;
@@ -159,14 +143,15 @@ _PREDICATED = """
     mul.wide.u32 %rd3, %r2, 4;
     add.s64 %rd4, %rd2, %rd3;
     st.global.f32 [%rd4], %f2;
-    ret;
-}
 """
 
 
 def test_predicated_accesses_are_prechecked_where_their_guard_holds():
     """`@%p ld.shared` (Triton's masked loads have this form): threads whose guard is false do not count."""
-    k = ptxjit.Module(_PREDICATED, "predicated.ptx").get_function("pred")
+    from tests.ptxsnip import snippet_kernel
+
+    ptx = snippet_kernel(_PREDICATED, [("u64", "out"), ("u32", "limit")], "pred", ".shared .align 4 .b8 s[1024];")
+    k = ptxjit.Module(ptx, "predicated.ptx").get_function("pred")
     out = np.zeros(512, np.float32)
     k(1, 512, (out, np.int32(256)))
     np.testing.assert_array_equal(out, np.where(np.arange(512) < 256, np.arange(512), 1).astype(np.float32))
