@@ -185,7 +185,7 @@ class _Parser(InstructionParser):
                 self.skip_to(";")
             elif t in (".loc",):
                 self.parse_loc()
-            elif t in _LINKAGE or t in (".entry", ".func") or t in _SPACES or t == ".alias":
+            elif t in _LINKAGE or t in (".entry", ".func") or t in _SPACES or t in (".alias", ".align"):
                 self.parse_toplevel_decl()
             elif t == ";":
                 self.next()
@@ -203,7 +203,7 @@ class _Parser(InstructionParser):
             self.parse_function(linkage, is_entry=True)
         elif t == ".func":
             self.parse_function(linkage, is_entry=False)
-        elif t in _SPACES:
+        elif t in _SPACES or t == ".align":
             for var in self.parse_var_decl(linkage):
                 if var.linkage != "extern" and any(g.name == var.name and g.linkage != "extern"
                                                    for g in self.module.globals):
@@ -216,21 +216,22 @@ class _Parser(InstructionParser):
 
     # ------------------------------------------------------------ declarations
     def parse_var_decl(self, linkage: str = "") -> list[ir.VarDecl]:
-        """`.space [.align N] [.v2|.v4] .type name[dims] [= init] (, name...)* ;`"""
+        """`[.align N] .space [.align N] [.v2|.v4] .type name[dims] [= init] (, name...)* ;` (ptxas also
+        takes the alignment before the state space; given twice, the larger holds)."""
+        align = 0
+        if self.at(".align"):
+            align = self._alignment()
+            if self.peek()[1] not in _SPACES:
+                raise self.error("a state space (.global, .shared, .const, .local, .param) after .align")
         start = self.next()
         space = start[1][1:]
-        align = 0
         vector = 1
         typ = None
         is_ptr = False
         while self.peek()[0] == "directive":
             d = self.peek()[1]
             if d == ".align":
-                self.next()
-                tok = self.peek()
-                align = self.expect_count("an alignment", 1 << 32)
-                if align & (align - 1) or align == 0:  # ptxas: "Alignment must be a power of two"
-                    raise PTXSyntaxError(self.pos(tok), f"alignment must be a power of two, got {align}")
+                align = max(align, self._alignment())
             elif d in (".v2", ".v4", ".v8"):
                 self.next()
                 vector = int(d[2:])
@@ -440,7 +441,7 @@ class _Parser(InstructionParser):
         t = self.peek()[1]
         if t == ".reg":
             self.parse_reg_decl(fn)
-        elif t in _SPACES:
+        elif t in _SPACES or t == ".align":
             fn.vars.extend(self.parse_var_decl())
         elif t == ".loc":
             self.parse_loc()
@@ -451,6 +452,15 @@ class _Parser(InstructionParser):
             self.skip_to(";")
         else:
             raise self.error("a declaration (.reg, .local, .shared, .param) or an instruction")
+
+    def _alignment(self) -> int:
+        """`.align N` (at the directive): N, a power of two."""
+        self.next()
+        tok = self.peek()
+        align = self.expect_count("an alignment", 1 << 32)
+        if align & (align - 1) or align == 0:  # ptxas: "Alignment must be a power of two"
+            raise PTXSyntaxError(self.pos(tok), f"alignment must be a power of two, got {align}")
+        return align
 
     def parse_reg_decl(self, fn: ir.Function) -> None:
         self.next()
