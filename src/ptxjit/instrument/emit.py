@@ -125,11 +125,11 @@ class ProbeEmitter:
         or barrier record; a CTA barrier starts the thread's next epoch."""
         key = (self.fname, self.stmt.get(id(ins), -1))
         branch = self.plan.branch_at.get(key)
-        if branch is not None and self.patterns is not None:
+        if branch is not None:
             self._check(branch, ins)
+        if branch is not None and self.patterns is not None:
             self.patterns.branch(branch, self.lw.read_pred(ins.guard))
         if branch is not None and self.trace and T_BRANCHES in self.want:
-            self._check(branch, ins)
             b = self.lw.b
             head = self._head(2 * branch.ident)
             taken = b.zext(self.lw.read_pred(ins.guard), I32)

@@ -46,7 +46,7 @@ BUDGET = 64 << 20  # bytes of slots at most (a slot: threads x (8 per branch + 2
 STRIDE_CLASSES = ("uniform", "contiguous", "strided", "irregular")
 
 # the control array (int64) the table's TB_PATTERNS points at
-C_BASE, C_SLOT_BYTES, C_SLOTS, C_NEXT, C_THREADS, C_DUMMY = range(6)
+C_BASE, C_SLOT_BYTES, C_SLOTS, C_NEXT, C_DUMMY = range(5)
 C_CTAS = 8  # + k: the CTA in slot k (-1: unused)
 
 
@@ -99,7 +99,6 @@ class PatternBuffers:
         self.ctl[C_SLOT_BYTES] = self.layout.size
         self.ctl[C_SLOTS] = self.slots
         self.ctl[C_NEXT] = 0
-        self.ctl[C_THREADS] = self.layout.n
 
     def sampled(self) -> list[tuple[int, np.ndarray]]:
         """(CTA index, its slot as bytes) of every sampled CTA."""

@@ -107,8 +107,8 @@ def stats() -> dict[str, dict]:
         d["recounts_moved"] += s.recounts_moved
         if s.counted:
             branches, loops = st.counted()
-            pc = st.merged(st.profiles).patterns if st.count_spec is not None else None
-            uni = counters.branch_uniformity(st.count_spec.plan, pc) if pc is not None else {}
+            pc, plan = st.merged(st.profiles).patterns, st.count_spec.plan  # (counted: the counting code exists)
+            uni = counters.branch_uniformity(plan, pc)
             d["branches"] += [{"line": x.line, "taken": x.taken, "fallthrough": x.fallthrough, "back_edge": x.back,
                                "block": st.block, **_uniformity(uni.get((x.function, x.stmt)))} for x in branches]
             d["loops"] += [{"line": x.line, "entries": x.entries, "iterations": x.iterations,
@@ -117,7 +117,7 @@ def stats() -> dict[str, dict]:
                              "accesses": m.accesses,
                              "alignment": m.alignment, "stride": m.stride, "warps": dict(m.classes),
                              "sectors_per_request": m.sectors_per_request, "block": st.block}
-                            for m in (counters.memory_patterns(st.count_spec.plan, pc) if pc is not None else [])]
+                            for m in counters.memory_patterns(plan, pc)]
     return out
 
 
