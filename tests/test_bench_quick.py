@@ -16,7 +16,7 @@ from ptxbench.suite import CASES, check_case  # noqa: E402
 
 pytestmark = pytest.mark.skipif(peers.gcc_path() is None, reason="gcc not found (needed for the C/OpenMP peer)")
 
-KERNELS = ["saxpy", "sgemm", "histogram"]
+KERNELS = ["saxpy", "sgemm", "histogram", "batchnorm", "maxpool", "im2col", "nchw_to_nhwc"]
 
 
 @pytest.fixture(scope="module")

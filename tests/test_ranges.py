@@ -51,14 +51,14 @@ def test_ranges_of_thread_index_arithmetic_with_the_block_shape():
     assert r["%r5"] == (0, 31) and r["%r6"] == (0, 28)  # (t >> 3) & ~3: a multiple of 4
     assert r["%r7"] == (0, 255) and r["%r8"] == (0, 255)  # or/xor: within t's bit length
     assert "%r11" not in r  # 2 tid.x - (tid.y & 3) may be negative: no range
-    # (every range starts from a register's initial 0: lower bound 0)
-    assert r["%r9"] == (0, 3) and r["%r12"] == (0, 256) and r["%r13"] == (0, 255)
+    # (a register written before any read starts empty: %ntid.x's copy is exactly 256)
+    assert r["%r9"] == (0, 3) and r["%r12"] == (256, 256) and r["%r13"] == (0, 255)
     assert r["%r14"] == (0, 31)
 
 
 def test_ranges_without_the_block_shape_use_cudas_limits():
     r = _ranges(None)
-    assert r["%r1"] == (0, 1023) and r["%r9"] == (0, 1023) and r["%r12"] == (0, 1024)
+    assert r["%r1"] == (0, 1023) and r["%r9"] == (0, 1023) and r["%r12"] == (1, 1024)
     assert r["%r4"] == (0, 2046)
 
 

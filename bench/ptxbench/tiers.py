@@ -29,10 +29,16 @@ import numpy as np
 from ptxbench.suite import CASES
 from ptxbench.timing import geomean
 
-KERNELS = ["vadd", "saxpy", "dot", "sgemm", "jacobi", "histogram", "transpose", "nbody", "blackscholes", "bitonic",
-           "scan"]  # the suite's 11 kernels
+CLASSIC = ["vadd", "saxpy", "dot", "sgemm", "jacobi", "histogram", "transpose", "nbody", "blackscholes", "bitonic",
+           "scan"]
+LAYERS = ["batchnorm", "maxpool", "im2col", "nchw_to_nhwc"]  # shapes as launch arguments (layers.py)
+KERNELS = CLASSIC + LAYERS  # the suite's 15 kernels
 BARRIER_HEAVY = {"bitonic", "scan", "transpose", "sgemm", "dot"}
 
+
+# interleaved steady launches per side: at 3 (quick mode's repetitions) the medians of two runs of the same
+# machine code differed by up to 12% on this shared 2-core machine (dot 0.88x where the race kept the plain code)
+STEADY_REPS = 15
 
 UNCHECKED = False  # --unchecked: measure unchecked launches (else bounds-checked: the default launch)
 
@@ -245,7 +251,7 @@ def measure(mode: str, kernels: list[str] | None = None, reps: int | None = None
                     firsts[label].append(dt)
                     problems += [f"{label}: {p}" for p in bad]
             f_today, f_t0 = statistics.median(firsts["today"]), statistics.median(firsts["tier0"])
-            s = steady(name, mode, reps)
+            s = steady(name, mode, max(reps, STEADY_REPS))
             row = {"kernel": name, "first_today_s": f_today, "first_tier0_s": f_t0, "first_speedup": f_today / f_t0,
                    **{k: v for k, v in s.items() if k != "problems"},
                    "problems": problems + [f"{k}: {v}" for k, v in s["problems"].items()]}

@@ -108,7 +108,7 @@ def _check_all(bc: BoundsChecks, sites: list, order: dict, tag: str) -> ll.Value
     """Every site (addr, space, size, conditions) in bounds for every thread of the CTA, whatever the
     conditions: at the block's corners, with the launch's grid check, or by a loop over the threads."""
     lw, b = bc.lw, bc.lw.b
-    corner, grid, looped = [], [], []
+    corner, grid, ranged, looped = [], [], [], []
     for addr, space, size, _cond in sites:
         site = (addr, space, size, *bc._chain(addr.base.name, order))
         regs = site[4]
@@ -116,11 +116,15 @@ def _check_all(bc: BoundsChecks, sites: list, order: dict, tag: str) -> ll.Value
             corner.append(site)
         elif lw.cg.block is not None and all(r in bc._uniform or r in bc._grid_linear for r in regs):
             grid.append(site)
+        elif (r := bc.offset_range(addr.base.name)) is not None:
+            ranged.append((addr, space, size, r))
         else:
             looped.append((addr, space, size, ()))
     ok = corner_check(bc, corner, order) if corner else const_int(I1, 1)
     if grid:
         ok = b.and_(ok, grid_check(bc, grid, order))
+    if ranged:
+        ok = b.and_(ok, _call_in_own_function(bc, "ranged", lambda: _ranged_in_range(bc, ranged, order)))
     if looped:
         ok = b.and_(ok, _loop_check(bc, looped, order, tag))
     return ok
@@ -159,6 +163,29 @@ def _loop_check(bc: BoundsChecks, sites: list, order: dict, tag: str) -> ll.Valu
     b.position_at_end(done)
     lw.tlin, lw.loop_tid, lw.thread_latch, lw.cur = saved
     return b.load(flag)
+
+
+def _ranged_in_range(bc: BoundsChecks, sites: list, order: dict) -> ll.Value:
+    """Sites (addr, space, size, (u, lo, hi)) at u + v with v in [lo, hi] (BoundsChecks.offset_range):
+    both ends inside one and the same range, without wrapping between them."""
+    from ptxjit.passes.remat import recompute_order
+
+    lw, b = bc.lw, bc.lw.b
+    lw.loop_tid, lw.tlin = (const_int(I32, 0),) * 3, const_int(I32, 0)  # (u is the same in every thread)
+    lw._setup_vars()
+    bc._lower_slice(recompute_order({u for *_, (u, _lo, _hi) in sites}, lw.remat, order))
+    ok = const_int(I1, 1)
+    for addr, space, size, (u, lo, hi) in sites:
+        base = _reg_int(lw, u)
+        ends = [b.add(base, const_int(I64, (d + addr.offset) & ((1 << 64) - 1))) for d in (lo, hi)]
+        ok = b.and_(ok, b.icmp_unsigned("<=", ends[0], ends[1]))
+        where = [bc._where(addr, space, b.inttoptr(e, PTR)) for e in ends]
+        any_range = const_int(I1, 0)
+        for j, rng in enumerate(where[0][1]):
+            both = b.and_(bc._in(where[0][0], rng, size), bc._in(where[1][0], where[1][1][j], size))
+            any_range = b.or_(any_range, both)
+        ok = b.and_(ok, any_range)
+    return ok
 
 
 # ------------------------------------------------------------------------------ constant coefficients

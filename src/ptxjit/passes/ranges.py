@@ -5,8 +5,10 @@ For bounds checks that the translation can decide (lower/bounds.py): histogram's
 1)` indexes a 256-word shared array with a byte it loaded, so the address is inside the array whatever the
 data.  Only non-negative values below the register's sign bit are tracked, where the signed and unsigned
 readings agree and no extension or truncation changes a value; anything else (or not understood) has no
-range.  A register read before any write is 0 (lower/function.py), so every range includes 0's start: the
-analysis begins from [0, 0] and joins every definition (guarded ones too) until nothing changes.
+range.  A register read before any write is 0 (lower/function.py), so the range of a register that some
+path reads before writing starts from [0, 0]; the others start empty (a kernel's `ld.param` of a
+divisor then keeps its value's range, without 0).  The analysis joins every definition (guarded ones
+too) until nothing changes.
 """
 
 from __future__ import annotations
@@ -14,12 +16,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ptxjit.frontend import ir
-from ptxjit.passes.dataflow import defs_uses
+from ptxjit.passes.dataflow import defs_uses, liveness
 
 Range = tuple[int, int]
 _LOADED = {"u8": 255, "u16": 65535}  # ld.u8/.u16 zero-extend into the register
 _BITS = {"8": 8, "16": 16, "32": 32, "64": 64}
 _WIDEN_AFTER = 4  # passes before a still-growing range is given up (loops)
+
+
+class _Pending(Exception):
+    """An operand with no value yet (its definitions not reached in this pass): its user waits."""
 
 
 def _bits(t: str) -> int | None:
@@ -30,25 +36,38 @@ def _bits(t: str) -> int | None:
 _MAX_NTID = {"x": 1024, "y": 1024, "z": 64}
 
 
-def special_ranges(block: tuple[int, int, int] | None) -> dict[str, Range]:
+def special_ranges(block: tuple[int, int, int] | None,
+                   grid: tuple[int, int, int] | None = None) -> dict[str, Range]:
     """The thread index and block size as the launch bounds them: exact with the block shape known
-    (a block-specialized translation), else CUDA's limits; %laneid below the warp size."""
+    (a block-specialized translation), else CUDA's limits; %laneid below the warp size; with the grid
+    known (a tier-1 version's assumption, ptxjit/tiers) the CTA index and grid size too."""
     out: dict[str, Range] = {"%laneid": (0, 31)}
     for i, d in enumerate("xyz"):
         n = block[i] if block is not None else None
         out[f"%tid.{d}"] = (0, (n if n is not None else _MAX_NTID[d]) - 1)
         out[f"%ntid.{d}"] = (n, n) if n is not None else (1, _MAX_NTID[d])
+        if grid is not None and grid[i] > 0:
+            out[f"%ctaid.{d}"] = (0, grid[i] - 1)
+            out[f"%nctaid.{d}"] = (grid[i], grid[i])
     return out
 
 
 def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None],
-                 block: tuple[int, int, int] | None = None) -> dict[str, Range]:
+                 block: tuple[int, int, int] | None = None, grid: tuple[int, int, int] | None = None,
+                 param_value: Callable[[str, int, int], int | None] | None = None) -> dict[str, Range]:
     """Register -> [lo, hi] for the integer registers whose every value is known to lie there.
     `sym_value(name)`: a symbol's value as an operand (a shared variable's offset), None if unknown;
-    `block`: the block shape the translation is for (bounds %tid and %ntid; None: CUDA's limits)."""
-    state: dict[str, Range | None] = {r: (0, 0) for r, t in fn.regs.items() if _bits(t)}  # None: no range
-    special = special_ranges(block)
+    `block`: the block shape the translation is for (bounds %tid and %ntid; None: CUDA's limits);
+    `grid` and `param_value(name, offset, size)` (a parameter's bytes as an unsigned integer, None where
+    not known): a tier-1 version's constants (ptxjit/tiers/specialize.py), true whenever it runs."""
+    blocks, _ = liveness(fn)
+    read_first = blocks[0].live_in if blocks else set()  # read before any write on some path: 0 then
+    # None: no range; absent from `state` but in `fn.regs`: no definition reached yet (empty)
+    state: dict[str, Range | None] = {r: (0, 0) for r, t in fn.regs.items() if _bits(t) and r in read_first}
+    empty = {r for r, t in fn.regs.items() if _bits(t) and r not in read_first}
+    special = special_ranges(block, grid)
     parts = _tid_parts(fn)
+    multiples = _floor_multiples(fn)
 
     def fits(r: Range | None, bits: int | None) -> Range | None:
         return r if r is not None and bits and 0 <= r[0] and r[1] < 1 << (bits - 1) else None
@@ -60,6 +79,8 @@ def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None],
             v = sym_value(op.name)
             return fits((v + op.offset, v + op.offset), _bits(t)) if v is not None else None
         if isinstance(op, ir.Reg) and not (op.neg or op.sel or op.minus):
+            if op.name in empty:
+                raise _Pending
             return fits(state.get(op.name, special.get(op.name)), _bits(t))
         return None
 
@@ -70,6 +91,10 @@ def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None],
             return None
         if op == "ld" and len(ops) == 2 and t in _LOADED:
             return 0, _LOADED[t]
+        if op == "ld" and len(ops) == 2 and param_value is not None and ins.has("param") \
+                and isinstance(ops[1], ir.Addr) and isinstance(ops[1].base, ir.Sym) and _bits(t):
+            v = param_value(ops[1].base.name, ops[1].offset, _bits(t) // 8)
+            return fits((v, v), _bits(t)) if v is not None else None
         if op == "mov" and len(ops) == 2:
             return operand(ops[1], t)
         if op == "cvt" and len(ops) == 2 and len(types) == 2:
@@ -94,6 +119,15 @@ def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None],
         if op == "rem" and t.startswith("u") and len(ops) == 3 and isinstance(ops[2], ir.Imm) \
                 and int(ops[2].value) > 0:
             return fits((0, int(ops[2].value) - 1), _bits(t))
+        if op in ("div", "rem") and t[:1] in "us" and len(ops) == 3:
+            # non-negative operands (below the sign bit: signed and unsigned agree), a positive divisor:
+            # framework kernels' `(i / plane) % channels` with the sizes known
+            a, c = operand(ops[1], t), operand(ops[2], t)
+            if a is None or c is None or c[0] <= 0:
+                return None
+            if op == "div":
+                return a[0] // c[1], a[1] // c[0]
+            return 0, min(a[1], c[1] - 1)
         if op == "shr" and len(ops) == 3 and isinstance(ops[2], ir.Imm) and 0 <= int(ops[2].value) < 64:
             a = operand(ops[1], t)
             return (a[0] >> int(ops[2].value), a[1] >> int(ops[2].value)) if a else None
@@ -113,6 +147,11 @@ def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None],
             lo = xs[0][0] - xs[1][1]
             if lo < 0 and _covers(parts, ops[1], ops[2]):
                 lo = 0  # bitonic's `2 * tid - (tid & (j - 1))`: a multiple of tid less bits of tid
+            m = multiples.get(ops[2].name) if isinstance(ops[2], ir.Reg) else None
+            if m is not None and isinstance(ops[1], ir.Reg) and m[0] == ops[1].name:
+                c = operand(ir.Reg(m[1]), t)  # a - (a / c) * c: a's remainder (nvcc's `i % c` after `i / c`)
+                if c is not None and c[0] > 0:
+                    return 0, min(xs[0][1], c[1] - 1)
             return fits((lo, xs[0][1] - xs[1][0]), out_bits)
         if op == "mul" and len(xs) == 2 and (wide or ins.has("lo")):
             return fits((xs[0][0] * xs[1][0], xs[0][1] * xs[1][1]), out_bits)
@@ -127,8 +166,16 @@ def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None],
             if not d:
                 continue
             single = len(d) == 1 and len(ins.operands) > 0 and isinstance(ins.operands[0], ir.Reg)
-            v = value(ins) if single else None
+            try:
+                v = value(ins) if single else None
+            except _Pending:
+                continue
             for r in d:
+                if r in empty:  # its first definition reached
+                    empty.discard(r)
+                    state[r] = fits(v, _bits(fn.regs[r]))
+                    changed = True
+                    continue
                 if r not in state:
                     continue
                 old = state[r]
@@ -188,3 +235,31 @@ def _covers(parts: dict[str, tuple[str, str]], a, b) -> bool:
     pb = ("same", b.name) if b.name.startswith("%tid.") else parts.get(b.name)
     return pa is not None and pb is not None and pa[1] == pb[1] and pa[0] in ("same", "up") \
         and pb[0] in ("same", "down")
+
+
+def _floor_multiples(fn: ir.Function) -> dict[str, tuple[str, str]]:
+    """Registers with one definition `mul.lo m, q, c` (or `m, c, q`) where q has one definition
+    `div q, a, c`: m -> (a, c), the largest multiple of c not above a (for non-negative a, c)."""
+    defs: dict[str, list[ir.Instr]] = {}
+    for ins in fn.instructions:
+        for r in defs_uses(ins)[0]:
+            defs.setdefault(r, []).append(ins)
+
+    def only(r) -> ir.Instr | None:
+        ds = defs.get(r.name) if isinstance(r, ir.Reg) and not (r.neg or r.sel or r.minus) else None
+        return ds[0] if ds is not None and len(ds) == 1 and ds[0].guard is None else None
+
+    out: dict[str, tuple[str, str]] = {}
+    for r, ds in defs.items():
+        m = ds[0]
+        if len(ds) != 1 or m.guard is not None or m.opcode != "mul" or not m.has("lo") or len(m.operands) != 3:
+            continue
+        for q, c in ((m.operands[1], m.operands[2]), (m.operands[2], m.operands[1])):
+            d = only(q)
+            if d is not None and d.opcode == "div" and len(d.operands) == 3 and isinstance(c, ir.Reg) \
+                    and isinstance(d.operands[2], ir.Reg) and d.operands[2].name == c.name \
+                    and isinstance(d.operands[1], ir.Reg) and d.types()[-1:] == m.types()[-1:] \
+                    and all(len(defs.get(x.name, ())) <= 1 for x in (d.operands[1], c)):  # the same a and c
+                out[r] = (d.operands[1].name, c.name)
+                break
+    return out

@@ -18,6 +18,18 @@ from ptxjit.passes.dataflow import _regs, defs_uses, liveness
 PURE_OPS = frozenset({"add", "sub", "mul", "mad", "mul24", "mad24", "shl", "shr", "and", "or", "xor", "not",
                       "cvt", "cvta", "mov", "setp", "selp", "min", "max", "neg", "abs", "bfe", "bfi", "prmt",
                       "shf", "popc", "clz", "brev", "lop3"})
+# integer division too (its lowering never traps: division by zero and INT_MIN / -1 give the H100's
+# values, lower/rules/integer.py): framework kernels index with `(i / plane) % channels`, whose
+# accesses the bounds precheck can then take out of the thread loop (lower/bounds.py offset_range)
+INT_DIVISION = frozenset({"div", "rem"})
+
+
+def is_pure(ins: ir.Instr) -> bool:
+    """A pure opcode: PURE_OPS, or integer div/rem."""
+    if ins.opcode in PURE_OPS:
+        return True
+    t = ins.types()
+    return ins.opcode in INT_DIVISION and bool(t) and t[-1][:1] in "usb"
 
 
 def rematerializable(fn: ir.Function, kernel_params: set[str], is_special) -> dict[str, ir.Instr]:
@@ -37,7 +49,7 @@ def rematerializable(fn: ir.Function, kernel_params: set[str], is_special) -> di
             a = ins.operands[1] if len(ins.operands) > 1 else None
             return (ins.has("param") and isinstance(a, ir.Addr) and isinstance(a.base, ir.Sym)
                     and a.base.name in kernel_params and not isinstance(ins.operands[0], ir.Vec))
-        if ins.opcode not in PURE_OPS or ins.has("cc"):
+        if not is_pure(ins) or ins.has("cc"):
             return False
         return not any(isinstance(op, ir.Addr) for op in ins.operands)
 
