@@ -13,6 +13,11 @@ import pytest
 
 import ptxjit
 from ptxjit.passes.ranges import value_ranges
+
+try:
+    from numba import cuda
+except ImportError:  # pragma: no cover - numba-cuda is an optional extra (the test command installs it)
+    cuda = None
 from tests.tierutil import deterministic_tiers
 
 PTX = Path(__file__).resolve().parents[1] / "bench" / "kernels" / "ptx"
@@ -137,3 +142,31 @@ def test_ranges_of_a_remainder_computed_as_a_minus_its_floor_multiple():
     # with the grid unknown, i = ctaid * ntid + tid may pass the sign bit: nothing below it has a range
     r = value_ranges(fn, lambda n: None, (256, 1, 1), None, lambda name, off, size: consts.get(name))
     assert "%r13" not in r and "%r9" not in r
+
+
+def _numba_batchnorm(x, scale, shift, y, channels, plane):
+    """The batchnorm layer as a Numba user writes it (int64 indices, Python's floor division)."""
+    i = cuda.grid(1)
+    if i < x.size:
+        c = (i // plane) % channels
+        y[i] = max(x[i] * scale[c] + shift[c], np.float32(0.0))
+
+
+def test_numba_batchnorm_under_tier1():
+    """Numba's PTX of the same layer (the sizes are int64 launch arguments, the array shapes and strides
+    too): right under tier 1 for the sizes it specialized and, after a guard failure, for others."""
+    if cuda is None:
+        pytest.skip("numba-cuda not installed")
+    import ptxjit.numba as pn
+
+    k = pn.jit(_numba_batchnorm)
+    rng = np.random.default_rng(6)
+    for n, c, plane in ((3, 40, 63), (3, 40, 63), (3, 40, 63), (2, 24, 25)):
+        x = rng.standard_normal(n * c * plane, dtype=np.float32)
+        scale, shift = rng.uniform(0.5, 2, c).astype(np.float32), rng.uniform(-1, 1, c).astype(np.float32)
+        y = np.full_like(x, np.nan)
+        k[(x.size + 255) // 256, 256](x, scale, shift, y, c, plane)
+        want = _batchnorm_ref(x.reshape(n, c, plane, 1), scale, shift).ravel()
+        np.testing.assert_array_equal(y, want)
+    st = next(s for name, s in ptxjit.stats().items() if "_numba_batchnorm" in name)
+    assert st["tier"] == 1 and st["guard_failures"] >= 1
