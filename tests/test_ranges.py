@@ -157,3 +157,23 @@ def test_predicated_accesses_are_prechecked_where_their_guard_holds():
     np.testing.assert_array_equal(out, np.where(np.arange(512) < 256, np.arange(512), 1).astype(np.float32))
     with pytest.raises(KernelFault, match=r"thread \(256, 0, 0\).*offset 1024"):
         k(1, 512, (out, np.int32(300)))
+
+
+def test_remainder_only_where_the_dividend_is_the_one_divided():
+    """`a - (a / c) * c` is a's remainder, [0, c - 1], only while a still holds the value divided: after
+    a is written again, the same subtraction has no range (it may be negative)."""
+    from tests.ptxsnip import snippet_kernel
+
+    src = snippet_kernel("""
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, 7;
+    div.u32 %r3, %r1, %r2;
+    mul.lo.u32 %r4, %r3, %r2;
+    sub.u32 %r5, %r1, %r4;
+    mov.u32 %r1, %tid.y;
+    sub.u32 %r6, %r1, %r4;
+""", [("u64", "p")])
+    r = value_ranges(parse(src, "snippet.ptx").functions["k"], lambda name: None, (256, 4, 1))
+    assert r["%r2"] == (7, 7) and r["%r3"] == (0, 255 // 7)
+    assert r["%r5"] == (0, 6)
+    assert "%r6" not in r  # tid.y - 7 * (tid.x / 7): -252 for thread (252, 0)

@@ -67,7 +67,7 @@ def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None],
     empty = {r for r, t in fn.regs.items() if _bits(t) and r not in read_first}
     special = special_ranges(block, grid)
     parts = _tid_parts(fn)
-    multiples = _floor_multiples(fn)
+    remainders = _remainders(fn, blocks)
 
     def fits(r: Range | None, bits: int | None) -> Range | None:
         return r if r is not None and bits and 0 <= r[0] and r[1] < 1 << (bits - 1) else None
@@ -147,9 +147,9 @@ def value_ranges(fn: ir.Function, sym_value: Callable[[str], int | None],
             lo = xs[0][0] - xs[1][1]
             if lo < 0 and _covers(parts, ops[1], ops[2]):
                 lo = 0  # bitonic's `2 * tid - (tid & (j - 1))`: a multiple of tid less bits of tid
-            m = multiples.get(ops[2].name) if isinstance(ops[2], ir.Reg) else None
-            if m is not None and isinstance(ops[1], ir.Reg) and m[0] == ops[1].name:
-                c = operand(ir.Reg(m[1]), t)  # a - (a / c) * c: a's remainder (nvcc's `i % c` after `i / c`)
+            rem = remainders.get(id(ins))
+            if rem is not None:
+                c = operand(ir.Reg(rem[1]), t)  # a - (a / c) * c: a's remainder (nvcc's `i % c` after `i / c`)
                 if c is not None and c[0] > 0:
                     return 0, min(xs[0][1], c[1] - 1)
             return fits((lo, xs[0][1] - xs[1][0]), out_bits)
@@ -237,29 +237,39 @@ def _covers(parts: dict[str, tuple[str, str]], a, b) -> bool:
         and pb[0] in ("same", "down")
 
 
-def _floor_multiples(fn: ir.Function) -> dict[str, tuple[str, str]]:
-    """Registers with one definition `mul.lo m, q, c` (or `m, c, q`) where q has one definition
-    `div q, a, c`: m -> (a, c), the largest multiple of c not above a (for non-negative a, c)."""
-    defs: dict[str, list[ir.Instr]] = {}
-    for ins in fn.instructions:
-        for r in defs_uses(ins)[0]:
-            defs.setdefault(r, []).append(ins)
 
-    def only(r) -> ir.Instr | None:
-        ds = defs.get(r.name) if isinstance(r, ir.Reg) and not (r.neg or r.sel or r.minus) else None
-        return ds[0] if ds is not None and len(ds) == 1 and ds[0].guard is None else None
+def _remainders(fn: ir.Function, blocks) -> dict[int, tuple[str, str]]:
+    """nvcc's `i % c` after `i / c`: the `sub r, a, m` instructions (by id) where, earlier in the same
+    basic block, `div q, a, c` and then `mul.lo m, q, c` (or `m, c, q`) computed m, with no write to a, c,
+    q or m between them: r = a - (a / c) * c.  -> (a, c)."""
 
-    out: dict[str, tuple[str, str]] = {}
-    for r, ds in defs.items():
-        m = ds[0]
-        if len(ds) != 1 or m.guard is not None or m.opcode != "mul" or not m.has("lo") or len(m.operands) != 3:
-            continue
-        for q, c in ((m.operands[1], m.operands[2]), (m.operands[2], m.operands[1])):
-            d = only(q)
-            if d is not None and d.opcode == "div" and len(d.operands) == 3 and isinstance(c, ir.Reg) \
-                    and isinstance(d.operands[2], ir.Reg) and d.operands[2].name == c.name \
-                    and isinstance(d.operands[1], ir.Reg) and d.types()[-1:] == m.types()[-1:] \
-                    and all(len(defs.get(x.name, ())) <= 1 for x in (d.operands[1], c)):  # the same a and c
-                out[r] = (d.operands[1].name, c.name)
-                break
-    return out
+    out: dict[int, tuple[str, str]] = {}
+    body = fn.body or []
+    for blk in blocks:
+        divs: dict[str, tuple[str, str]] = {}  # q -> (a, c) of a div still valid at this point
+        muls: dict[str, tuple[str, str]] = {}  # m -> (a, c)
+        for st in body[blk.start:blk.end]:
+            if not isinstance(st, ir.Instr):
+                continue
+            ops, t = st.operands, st.types()[-1:]
+            plain = len(ops) == 3 and st.guard is None and all(
+                isinstance(o, ir.Reg) and not (o.neg or o.sel or o.minus) for o in ops)
+            if plain and st.opcode == "sub" and ops[2].name in muls and muls[ops[2].name][0] == ops[1].name:
+                out[id(st)] = muls[ops[2].name]
+            found = None
+            if plain and st.opcode == "div" and ops[1].name != ops[0].name != ops[2].name:
+                found = ("div", ops[0].name, (ops[1].name, ops[2].name), t)
+            elif plain and st.opcode == "mul" and st.has("lo"):
+                for q, c in ((ops[1], ops[2]), (ops[2], ops[1])):
+                    ac = divs.get(q.name)
+                    if ac is not None and ac[1] == c.name and ac[2] == t:
+                        found = ("mul", ops[0].name, ac[:2], t)
+                        break
+            written = set(defs_uses(st)[0])  # a write to a, c, q or m ends what it took part in
+            for table in (divs, muls):
+                for k, (a, c, *_) in list(table.items()):
+                    if written & {k, a, c}:
+                        del table[k]
+            if found is not None and found[1] not in found[2]:
+                (divs if found[0] == "div" else muls)[found[1]] = (*found[2], found[3])
+    return {k: (a, c) for k, (a, c, *_) in out.items()}
