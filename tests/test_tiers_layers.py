@@ -170,3 +170,20 @@ def test_numba_batchnorm_under_tier1():
         np.testing.assert_array_equal(y, want)
     st = next(s for name, s in ptxjit.stats().items() if "_numba_batchnorm" in name)
     assert st["tier"] == 1 and st["guard_failures"] >= 1
+
+
+def test_batchnorm_with_alternating_batch_sizes_keeps_the_layer_sizes():
+    """A framework alternating two batch sizes: the total and the grid keep changing, channels and plane
+    do not.  The guard failures make tier 1 drop the moving values (policy.py) and keep the constant
+    sizes, whose divisions stay multiplications; every launch right."""
+    k = _kernel("batchnorm")
+    rng = np.random.default_rng(7)
+    scale, shift = rng.uniform(0.5, 2, 24).astype(np.float32), rng.uniform(-1, 1, 24).astype(np.float32)
+    xs = [rng.standard_normal((n, 24, 5, 7), dtype=np.float32) for n in (3, 5)]
+    wants = [_batchnorm_ref(x, scale, shift) for x in xs]
+    for launch in range(24):
+        np.testing.assert_array_equal(_batchnorm(k, xs[launch % 2], scale, shift), wants[launch % 2])
+    st = k._tiers[((256, 1, 1), True)]
+    names = dict(st.t1.spec.names)
+    assert names == {"batchnorm_param_5": 24, "batchnorm_param_6": 35}, names
+    assert st.t1.spec.grid is None and st.stats.guard_failures >= 2
