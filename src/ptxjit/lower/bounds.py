@@ -211,69 +211,11 @@ class BoundsChecks:
     def _shared_in_bounds_always(self, addr: ir.Addr, size: int) -> bool:
         """A shared access through a register whose range (passes/ranges.py: e.g. a loaded byte times 4
         plus a shared array's offset) keeps it inside the CTA's static shared memory whatever the data."""
-        r = self.value_ranges().get(addr.base.name)
+        from ptxjit.lower.bounds_ranges import register_ranges
+
+        r = register_ranges(self).get(addr.base.name)
         return r is not None and r[0] + addr.offset >= 0 \
             and r[1] + addr.offset + size <= self.lw.cg.shared.static_size
-
-    def value_ranges(self) -> dict:
-        """The function's register ranges (passes/ranges.py), with a tier-1 version's constants (its grid
-        and specialized parameters: true whenever that code runs)."""
-        rs = getattr(self, "_ranges", None)
-        if rs is None:
-            from ptxjit.passes.ranges import value_ranges
-
-            lw, cg = self.lw, self.lw.cg
-            own = {v.name for v in [*lw.fn.vars, *lw.fn.params, *lw.fn.rets] if v.space != "shared"}
-
-            def shared_offset(name: str) -> int | None:  # (as FnLowering.symbol_value reads a symbol)
-                if name in own or (lw.is_kernel and name in cg.kparams):
-                    return None
-                return cg.shared.offsets.get(name)
-
-            def param_value(name: str, offset: int, size: int) -> int | None:
-                start = cg.kparams.get(name) if lw.is_kernel else None
-                if start is None:
-                    return None
-                off = start + offset
-                for at, data in cg.spec_params.items():
-                    if at <= off and off + size <= at + len(data):
-                        return int.from_bytes(data[off - at:off - at + size], "little")
-                return None
-            grid = tuple(cg.launch_consts.get(abi.L_GRID + i, 0) for i in range(3))
-            rs = self._ranges = value_ranges(lw.fn, shared_offset, cg.block,
-                                             grid if lw.is_kernel and all(grid) else None, param_value)
-        return rs
-
-    def _divides(self, name: str) -> bool:
-        """Is register `name` computed with a division by a value not known now?  (By a constant, a tier-1
-        version's specialized size among them, LLVM divides by multiplying: as cheap as the rest.)"""
-        from ptxjit.passes.remat import INT_DIVISION, recompute_order
-
-        order = self.__dict__.setdefault("_order", {id(i): k for k, i in enumerate(self.lw.fn.instructions)})
-        ranges = self.value_ranges()
-
-        def known(op) -> bool:
-            r = ranges.get(op.name) if isinstance(op, ir.Reg) else None
-            return isinstance(op, ir.Imm) or (r is not None and r[0] == r[1])
-        return any(i.opcode in INT_DIVISION and not known(i.operands[2])
-                   for i in recompute_order({name}, self.lw.remat, order))
-
-    def offset_range(self, name: str) -> tuple[str, int, int] | None:
-        """Address register `name` = `u + v` (64-bit add) of a launch-uniform register u (passes/affine.py grid_linear)
-        and a register v whose every value lies in [lo, hi] (value_ranges): (u, lo, hi), else None.
-        The accesses of every thread then lie in [u + lo, u + hi]: two compares per CTA instead of a
-        loop over its threads (a framework kernel's `scale[(i / plane) % channels]`)."""
-        d = self.lw.remat.get(name)
-        if d is None or d.opcode != "add" or len(d.operands) != 3 or d.guard is not None \
-                or d.has("sat", "cc") or d.types()[-1:] not in (["u64"], ["s64"], ["b64"]):
-            return None
-        self._affine_regs()
-        ranges = self.value_ranges()
-        for u, v in ((d.operands[1], d.operands[2]), (d.operands[2], d.operands[1])):
-            if isinstance(u, ir.Reg) and isinstance(v, ir.Reg) and u.name in self._uniform \
-                    and not (u.neg or u.sel or u.minus or v.neg or v.sel or v.minus) and v.name in ranges:
-                return (u.name, *ranges[v.name])
-        return None
 
     def _variables(self) -> dict:
         vs = getattr(self, "_vars", None)
@@ -498,7 +440,9 @@ class BoundsChecks:
             # an address computed with a division (scalar on x86): the precheck's loop over the threads
             # would divide again for every thread (batchnorm checked 8.4 -> 12.5 ms); checked where it
             # is used instead, unless its range bounds it (offset_range: two compares per CTA)
-            return not self._divides(name) or self.offset_range(name) is not None
+            from ptxjit.lower.bounds_ranges import divides_by_unknown, offset_range
+
+            return not divides_by_unknown(self, name) or offset_range(self, name) is not None
         if name not in lw.remat and not (self.in_segment and (name in self.segment_live
                                                               or name in self.segment_leaves)):
             return False

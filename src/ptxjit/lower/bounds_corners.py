@@ -37,6 +37,7 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
 from ptxjit.lower import abi
+from ptxjit.lower.bounds_ranges import offset_range
 from ptxjit.lower.types import I1, I32, I64, PTR, const_int
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ def _check_all(bc: BoundsChecks, sites: list, order: dict, tag: str) -> ll.Value
             corner.append(site)
         elif lw.cg.block is not None and all(r in bc._uniform or r in bc._grid_linear for r in regs):
             grid.append(site)
-        elif (r := bc.offset_range(addr.base.name)) is not None:
+        elif (r := offset_range(bc, addr.base.name)) is not None:
             ranged.append((addr, space, size, r))
         else:
             looped.append((addr, space, size, ()))
@@ -166,7 +167,7 @@ def _loop_check(bc: BoundsChecks, sites: list, order: dict, tag: str) -> ll.Valu
 
 
 def _ranged_in_range(bc: BoundsChecks, sites: list, order: dict) -> ll.Value:
-    """Sites (addr, space, size, (u, lo, hi)) at u + v with v in [lo, hi] (BoundsChecks.offset_range):
+    """Sites (addr, space, size, (u, lo, hi)) at u + v with v in [lo, hi] (bounds_ranges.offset_range):
     both ends inside one and the same range, without wrapping between them."""
     from ptxjit.passes.remat import recompute_order
 
