@@ -64,3 +64,36 @@ if os.environ.get("PTXJIT_TEST_PATTERNS"):
         return None
 
     Kernel.__call__ = _patterns_call
+
+# PTXJIT_TEST_TIER1=1 (with tiers on): every tiered launch made by the tests runs on a tier-1 version
+# specialized on that launch's own scalar parameters and grid (ptxjit/tiers/specialize.py: the constants
+# folded in, and the bounds checks that rely on them, passes/ranges.py; tests/test_tiers_layers.py runs
+# the corpus tests so): the tests' own checks then show that the specialized code computes what plain
+# code does and faults where it does.
+if os.environ.get("PTXJIT_TEST_TIER1"):
+    from ptxjit.tiers import state as _tier_state
+
+    def _tier1_launch(self, g, b, values, patches, shared_mem, timeout, args, ranges=None):
+        from ptxjit.runtime import launch as _launch
+        from ptxjit.tiers.profile import Profile
+        from ptxjit.tiers.runner import launch_context
+        from ptxjit.tiers.specialize import from_profile
+
+        prof = Profile()
+        prof.record(self.cands, self.param_bytes(values, patches), (g, b, shared_mem))
+        spec = from_profile(prof, self.cands)
+        log = os.environ.get("PTXJIT_TEST_TIER1_LOG")
+        if log:  # what ran specialized: the test that sets this counts it
+            with open(log, "a") as f:
+                f.write(f"{self.kernel.name} {len(spec.params)} {spec.grid}\n")
+        t = self.__dict__.setdefault("_test_versions", {}).get(spec.key)
+        if t is None:
+            t = self._test_versions[spec.key] = self._translate(spec)
+        k = self.kernel
+        gb = k.module.globals
+        with launch_context(k, args, gb):
+            _launch.run_packed(t, k.name, g, b, k._plans[self.checked], values, ranges, patches,
+                               gb.__array_interface__["data"][0], gb.nbytes, shared_mem, timeout, k._range_names,
+                               args, (args, gb))
+
+    _tier_state.KernelTiers.launch = _tier1_launch
