@@ -49,14 +49,20 @@ def divides_by_unknown(bc: BoundsChecks, name: str) -> bool:
     version's specialized size among them, LLVM divides by multiplying: as cheap as the rest.)"""
     from ptxjit.passes.remat import INT_DIVISION, recompute_order
 
-    order = bc.__dict__.setdefault("_order", {id(i): k for k, i in enumerate(bc.lw.fn.instructions)})
+    memo = bc.__dict__.setdefault("_divides", {})
+    if name in memo:
+        return memo[name]
+    order = bc.__dict__.get("_order")
+    if order is None:
+        order = bc._order = {id(i): k for k, i in enumerate(bc.lw.fn.instructions)}
     ranges = register_ranges(bc)
 
     def known(op) -> bool:
         r = ranges.get(op.name) if isinstance(op, ir.Reg) else None
         return isinstance(op, ir.Imm) or (r is not None and r[0] == r[1])
-    return any(i.opcode in INT_DIVISION and not known(i.operands[2])
-               for i in recompute_order({name}, bc.lw.remat, order))
+    memo[name] = any(i.opcode in INT_DIVISION and not known(i.operands[2])
+                     for i in recompute_order({name}, bc.lw.remat, order))
+    return memo[name]
 
 
 def offset_range(bc: BoundsChecks, name: str) -> tuple[str, int, int] | None:

@@ -342,8 +342,11 @@ class RegionLowering:
         recompute: list[ir.Instr] = []
         if self.live_after is not None and self.cur is not None and id(self.cur) in self.live_after:
             keep = self.live_after[id(self.cur)]
-            # recompute pure functions of tid/ctaid/parameters after the resume instead of saving them
-            again = {r for r in keep if r in self.remat}
+            # recompute pure functions of tid/ctaid/parameters after the resume instead of saving them (but
+            # not through a division by a value unknown now: scalar on x86, dearer than a save and restore)
+            from ptxjit.lower.bounds_ranges import divides_by_unknown
+
+            again = {r for r in keep if r in self.remat and not divides_by_unknown(self.bounds, r)}
             if again:
                 from ptxjit.passes.remat import recompute_order
 
