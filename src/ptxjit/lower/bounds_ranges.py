@@ -30,14 +30,10 @@ def register_ranges(bc: BoundsChecks) -> dict:
             return cg.shared.offsets.get(name)
 
         def param_value(name: str, offset: int, size: int) -> int | None:
+            from ptxjit.lower.operands import spec_param_int
+
             start = cg.kparams.get(name) if lw.is_kernel else None
-            if start is None:
-                return None
-            off = start + offset
-            for at, data in cg.spec_params.items():
-                if at <= off and off + size <= at + len(data):
-                    return int.from_bytes(data[off - at:off - at + size], "little")
-            return None
+            return None if start is None else spec_param_int(cg.spec_params, start + offset, size)
         grid = tuple(cg.launch_consts.get(abi.L_GRID + i, 0) for i in range(3))
         rs = bc._ranges = value_ranges(lw.fn, shared_offset, cg.block,
                                          grid if lw.is_kernel and all(grid) else None, param_value)

@@ -280,17 +280,25 @@ def _bits(t: ll.Type) -> int:
     raise TypeError(t)
 
 
+def spec_param_int(spec: dict[int, bytes], off: int, size: int) -> int | None:
+    """A specialized parameter's bytes [off, off + size) (ptxjit/tiers) as an unsigned integer; None
+    where no specialized parameter holds them all."""
+    for start, data in spec.items():
+        if start <= off and off + size <= start + len(data):
+            return int.from_bytes(data[off - start:off - start + size], "little")
+    return None
+
+
 def _param_constant(spec: dict[int, bytes], off: int, elt: ll.Type, size: int) -> ll.Value | None:
     """A specialized parameter's bytes [off, off + size) as a constant of type elt (ptxjit/tiers);
     None where no specialized parameter holds them all.  Floats are bit casts: exact, NaNs too."""
-    for start, data in spec.items():
-        if start <= off and off + size <= start + len(data):
-            v = int.from_bytes(data[off - start:off - start + size], "little")
-            if isinstance(elt, ll.IntType) and elt.width == 8 * size:
-                return ll.Constant(elt, v)
-            if elt == PTR and size == 8:
-                return ll.Constant(I64, v).inttoptr(PTR)
-            if isinstance(elt, ll.FloatType | ll.DoubleType | ll.HalfType) and size in (2, 4, 8):
-                return ll.Constant(ll.IntType(8 * size), v).bitcast(elt)
-            return None
+    v = spec_param_int(spec, off, size)
+    if v is None:
+        return None
+    if isinstance(elt, ll.IntType) and elt.width == 8 * size:
+        return ll.Constant(elt, v)
+    if elt == PTR and size == 8:
+        return ll.Constant(I64, v).inttoptr(PTR)
+    if isinstance(elt, ll.FloatType | ll.DoubleType | ll.HalfType) and size in (2, 4, 8):
+        return ll.Constant(ll.IntType(8 * size), v).bitcast(elt)
     return None
