@@ -80,8 +80,11 @@ def layout(plan, nthreads: int) -> Layout:
 
 def sampled_ctas(plan, nworkers: int, nthreads: int) -> int:
     """How many CTAs a counted launch samples: SAMPLED_CTAS, fewer where their slots and the workers'
-    scratch slots would pass BUDGET (kernels with thousands of accesses), 0 where one would."""
+    scratch slots would pass BUDGET (kernels with thousands of accesses), 0 where one would, and 0 for a
+    plan without branch or memory sites (an empty slot: nothing to sample, the block counts say all)."""
     size = layout(plan, nthreads).size
+    if size <= 0:
+        return 0
     return max(0, min(SAMPLED_CTAS, BUDGET // size - nworkers))
 
 

@@ -124,7 +124,7 @@ def stats() -> dict[str, dict]:
 def _uniformity(u) -> dict:
     """A branch's uniformity in the sampled CTAs, as stats() shows it: the fraction of warps (CTAs) that
     executed it in which every thread went the same way, with the numbers it comes from."""
-    if u is None:
+    if u is None or not u.warps or not u.ctas:  # (branch_uniformity leaves out the branches no warp ran)
         return {}
     return {"warp_uniform": round(u.warps_uniform / u.warps, 4), "cta_uniform": round(u.ctas_uniform / u.ctas, 4),
             "sampled_warps": u.warps, "sampled_ctas": u.ctas}
