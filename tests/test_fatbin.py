@@ -190,6 +190,19 @@ def test_kernel_names_of_cubin() -> None:
     assert F.cubin_arch(REF_CUBIN) == 90
 
 
+def test_nvrtc_images() -> None:
+    # nvrtcGetPTX's buffer ends in the NUL cuModuleLoadData expects; nvrtcGetCUBIN's cubin holds SASS only
+    ptx = load("kernels.nvrtc.compute_90.ptx")
+    assert ptx.endswith(b"\0") and F.classify_image(ptx) == "ptx"
+    # the wheel's NVRTC may be a newer 13.x than nvcc and write a higher `.version`; the code itself is the same
+    assert normalized(ptx.rstrip(b"\0").decode())[1:] == normalized(REF_PTX[90])[1:]
+    cubin = load("kernels.nvrtc.sm_90.cubin")
+    assert F.classify_image(cubin) == "cubin"
+    assert sorted(F.kernel_names_of_cubin(cubin)) == REF_KERNELS
+    assert F.cubin_arch(cubin) == 90
+    assert "saxpy" in F.describe_no_ptx(cubin)
+
+
 def test_kernel_names_refuses_a_host_elf() -> None:
     with pytest.raises(FatbinError, match="NVIDIA CUDA machine"):
         F.kernel_names_of_cubin(load("host.exe"))

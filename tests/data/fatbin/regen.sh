@@ -39,3 +39,7 @@ nvcc $O -cudart shared -gencode arch=compute_80,code=compute_80 -gencode arch=co
     host_main.cu fill.cu -o host2.exe
 strip host2.exe
 objcopy -O binary --only-section=.nv_fatbin host2.exe host2.nv_fatbin.bin
+
+# What NVRTC hands a program: NUL-terminated PTX and a SASS-only cubin (the nvidia-cuda-nvrtc wheel in .venv).
+NVRTC=${NVRTC:-$(ls ../../../.venv/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13 | head -1)}
+../../../.venv/bin/python nvrtc_images.py "$NVRTC"
