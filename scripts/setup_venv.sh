@@ -11,3 +11,5 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install -q -e ".[dev]"
     touch "$stamp"
 fi
+# ptxjit's libcuda.so.1 (the CUDA driver API for unmodified programs): rebuilt when its sources change
+.venv/bin/python -c "from ptxjit.driver.build import ensure_built; ensure_built()"

@@ -209,7 +209,7 @@ class Module:
         sh = shared_layout(self.ir, f)
         regs = Counter(f.regs.values())
         mix = Counter(i.opcode for i in f.instructions)
-        return KernelInfo(f.name, params, sh.static_size, local_size(f), dict(regs), dict(mix),
+        return KernelInfo(f.name, params, sh.user_static_size, local_size(f), dict(regs), dict(mix),
                           sum(mix.values()), dict(f.perf), sh.dynamic_offset != sh.static_size or any(
                               v.space == "shared" and v.dims and v.dims[-1] is None
                               for v in [*self.ir.globals, *f.vars]))
@@ -271,7 +271,7 @@ class Kernel:
         # what the launch checks need, computed once: pointer/read-only/width facts per parameter,
         # dynamic shared memory use, and the static shared size (CUDA's per-block limit counts both)
         self._access = analyze(module.ir, fn)
-        self._static_shared = shared_layout(module.ir, fn).static_size
+        self._static_shared = shared_layout(module.ir, fn).user_static_size  # (the reserved region is CUDA's)
         from ptxjit.lower.bounds import range_params
 
         self._range_params = range_params(fn.params)  # the parameters with a bounds-check range
@@ -364,6 +364,14 @@ class Kernel:
             return self._launch_special(g, b, args, shared_mem, timeout, checked, stream,
                                         cooperative or self._auto_cooperative, cluster)
         values, ranges, patches = self._packer.pack(args, checked)
+        self.launch_packed(g, b, args, values, ranges, patches, shared_mem, timeout, checked, stream)
+
+    def launch_packed(self, g: tuple[int, int, int], b: tuple[int, int, int], args, values: list,
+                      ranges: list | None, patches: list | None, shared_mem: int, timeout, checked: bool,
+                      stream) -> None:
+        """Run a launch whose shape is checked and whose parameters are packed (ArgPacker.pack's values,
+        range entries and byte patches; the driver API's raw parameter buffers come this way too).
+        `args`: the arguments by parameter index, for fault messages and kept alive while the launch runs."""
         if stream is None and _tiers_on():  # PTXJIT_TIERS (ptxjit/tiers): checked launches too
             return _tiers.launch(self, g, b, values, patches, shared_mem, timeout, args, checked, ranges)
         key = (b, checked)

@@ -513,5 +513,9 @@ from ptxjit.cli_check import add_commands as add_check_commands  # noqa: E402  (
 
 add_check_commands(main)
 
+from ptxjit.cli_driver import add_commands as add_driver_commands  # noqa: E402  (exec, driver: cli_driver.py)
+
+add_driver_commands(main)
+
 if __name__ == "__main__":
     main()

@@ -13,6 +13,7 @@ Should the child fail to start or die, the build runs in this process as before.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -56,6 +57,7 @@ def optimize_to_object(ir_text: str, opt_level: int = 3, name: str = "kernel") -
             _children.add(p)
     if p is None:
         return engine.optimize_to_object(ir_text, opt_level, name)
+    _no_sigpipe()
     try:
         out, _err = p.communicate(ir_text.encode())
     finally:
@@ -66,6 +68,14 @@ def optimize_to_object(ir_text: str, opt_level: int = 3, name: str = "kernel") -
     if _closed:
         raise Cancelled("exiting")
     return engine.optimize_to_object(ir_text, opt_level, name)  # the child failed: here, as before
+
+
+def _no_sigpipe() -> None:
+    """A child killed at exit while this thread writes its input must give EPIPE, not SIGPIPE: a Python
+    process ignores SIGPIPE, but an interpreter started inside a C program (ptxjit's libcuda.so.1) does
+    not, and the signal would end the program.  Blocked in this (background) thread only."""
+    if threading.current_thread() is not threading.main_thread() and hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPIPE})
 
 
 def kill_all() -> None:

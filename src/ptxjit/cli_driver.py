@@ -1,0 +1,64 @@
+"""`ptxjit exec` and `ptxjit driver`: run unmodified CUDA programs on ptxjit's libcuda.so.1."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+
+def _libdir() -> str:
+    from ptxjit.driver.build import ensure_built
+
+    try:
+        return str(ensure_built().parent)
+    except Exception as exc:  # noqa: BLE001 - a build failure is the user's to see, with its reason
+        raise click.ClickException(f"could not build ptxjit's libcuda.so.1: {exc}") from None
+
+
+def add_commands(main: click.Group) -> None:
+    @main.command("exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+    @click.option("--device", default=None, help="The virtual GPU: sm_90 (H100, default) or sm_80 (A100).")
+    @click.option("--log", "log", default=None, type=click.Path(dir_okay=False),
+                  help="Write the driver's reports (errors, faults) to this file instead of stderr.")
+    @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+    def exec_command(device: str | None, log: str | None, command: tuple[str, ...]) -> None:
+        """Run COMMAND with ptxjit's libcuda.so.1 first on the library path: a CUDA program, a cuda-python
+        or numba-cuda script runs unchanged, its kernels on the CPU cores.
+
+            ptxjit exec -- python my_numba_app.py
+            ptxjit exec -- ./vectorAdd
+        """
+        env = dict(os.environ)
+        lib = _libdir()
+        env["LD_LIBRARY_PATH"] = lib + (os.pathsep + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+        # clients that look for the driver by path (numba-cuda, cuda-pathfinder) find it here
+        env["NUMBA_CUDA_DRIVER"] = os.path.join(lib, "libcuda.so.1")
+        env.setdefault("CUDA_VISIBLE_DEVICES", "0")
+        if device:
+            env["PTXJIT_DEVICE"] = device
+        if log:
+            env["PTXJIT_DRIVER_LOG"] = os.path.abspath(log)
+        try:
+            os.execvpe(command[0], list(command), env)
+        except OSError as exc:
+            raise click.ClickException(f"cannot run {command[0]!r}: {exc.strerror}") from None
+
+    @main.command("driver")
+    @click.option("--libdir", is_flag=True, help="Print the folder holding libcuda.so.1 (building it if needed).")
+    @click.option("--build", "rebuild", is_flag=True, help="Rebuild libcuda.so.1 now.")
+    def driver_command(libdir: bool, rebuild: bool) -> None:
+        """ptxjit's CUDA driver (libcuda.so.1): where it is, and what it provides."""
+        from ptxjit.driver.build import build, implemented, library_path
+
+        if rebuild:
+            click.echo(build())
+            return
+        if libdir:
+            click.echo(_libdir())
+            return
+        path = _libdir()
+        click.echo(f"libcuda.so.1: {library_path()}\nfolder: {path}\nimplemented entry points: {len(implemented())}"
+                   f"\nuse: ptxjit exec -- COMMAND ARGS   (or LD_LIBRARY_PATH={path})")
+        sys.stdout.flush()

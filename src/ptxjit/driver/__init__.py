@@ -1,0 +1,1 @@
+"""The CUDA driver API on ptxjit's runtime."""

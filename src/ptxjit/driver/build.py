@@ -1,0 +1,245 @@
+"""Build ptxjit's libcuda.so.1: the driver API's C ABI over driver/capi.py, with cffi's embedding mode.
+
+The library starts Python when a plain C/C++ program loads it (the interpreter this build ran under, with
+its packages), and joins the running interpreter when a Python process loads it (cuda-python, numba-cuda,
+ctypes).  Besides the entry points capi.py implements it exports every other name of CUDA 13's driver API
+as a function returning CUDA_ERROR_NOT_SUPPORTED (named once in the driver log), and the bare legacy names
+whose signature equals their versioned successor's; cuGetProcAddress is C (a table lookup, no Python).
+
+`python -m ptxjit.driver.build` (run by the install, scripts/setup_venv.sh) writes it to `libdir()`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import site
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+from ptxjit.driver.abi_tables import ALIASES, ENTRY_POINTS
+
+HERE = Path(__file__).resolve().parent
+HEADER = HERE / "c_api.h"
+MODULE = "_ptxjit_libcuda"
+# legacy (unversioned) names whose C signature is their successor's: the same implementation serves both
+SAME_SIGNATURE = {
+    "cuCtxDestroy": "cuCtxDestroy_v2", "cuCtxPopCurrent": "cuCtxPopCurrent_v2",
+    "cuCtxPushCurrent": "cuCtxPushCurrent_v2", "cuStreamDestroy": "cuStreamDestroy_v2",
+    "cuEventDestroy": "cuEventDestroy_v2", "cuEventElapsedTime": "cuEventElapsedTime_v2",
+    "cuDevicePrimaryCtxRelease": "cuDevicePrimaryCtxRelease_v2",
+    "cuDevicePrimaryCtxReset": "cuDevicePrimaryCtxReset_v2",
+    "cuDevicePrimaryCtxSetFlags": "cuDevicePrimaryCtxSetFlags_v2", "cuLinkCreate": "cuLinkCreate_v2",
+    "cuLinkAddData": "cuLinkAddData_v2", "cuLinkAddFile": "cuLinkAddFile_v2",
+    "cuMemHostRegister": "cuMemHostRegister_v2",
+}
+
+
+def implemented() -> list[str]:
+    """The entry points c_api.h declares (those capi.py implements)."""
+    import re
+
+    return re.findall(r"CUresult\s+(cu\w+)\s*\(", HEADER.read_text())
+
+
+def libdir() -> Path:
+    """Where the library lives: PTXJIT_DRIVER_LIBDIR, else next to the package (a writable install), else
+    the user's cache."""
+    env = os.environ.get("PTXJIT_DRIVER_LIBDIR", "").strip()
+    if env:
+        return Path(env)
+    local = HERE / "lib"
+    if os.access(HERE, os.W_OK):
+        return local
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ptxjit" / "driver"
+
+
+def _site_dirs() -> list[str]:
+    dirs = [*site.getsitepackages(), site.getusersitepackages()]
+    return [d for d in dict.fromkeys(dirs) if d and os.path.isdir(d)]
+
+
+def _c_source(impl: list[str]) -> str:
+    impl_set = set(impl)
+    per_thread = {n for n in ENTRY_POINTS if n.endswith(("_ptds", "_ptsz"))}
+    lines = ['#include <string.h>', '#include <stdint.h>', '#include <stdlib.h>', HEADER.read_text(),
+             "CUresult ptxjit_unsupported(const char *name);", "void ptxjit_register_atexit(void);", "int ptxjit_started_interpreter(void);"]
+    exported: dict[str, str] = {n: n for n in impl}
+    for legacy, successor in SAME_SIGNATURE.items():
+        if successor in impl_set:
+            exported[legacy] = successor
+    # per-thread default stream variants: the same implementation (one device; the legacy stream serves both)
+    for n in sorted(per_thread):
+        base = n[:-5]
+        if base in impl_set:
+            exported[n] = base
+    in_c = ("cuGetProcAddress", "cuGetProcAddress_v2", "cuGetExportTable")
+    stubs = [n for n in ENTRY_POINTS if n not in exported and n not in in_c]
+    for n, target in sorted(exported.items()):
+        if n != target:  # the same function under a second name
+            lines.append(f"CUresult {n}() __attribute__((alias(\"{target}\"), visibility(\"default\")));")
+    for n in stubs:
+        lines.append(f"__attribute__((visibility(\"default\"))) CUresult {n}(void) "
+                     f"{{ return ptxjit_unsupported(\"{n}\"); }}")
+    table = sorted({*exported, *stubs, "cuGetProcAddress", "cuGetProcAddress_v2", "cuGetExportTable"})
+    lines.append("CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,"
+                 " int *symbolStatus);")
+    lines.append("CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);")
+    lines.append("CUresult cuGetExportTable(const void **ppExportTable, const void *pExportTableId);")
+    lines.append("typedef struct { const char *name; void *fn; } ptxjit_entry;")
+    lines.append("static const ptxjit_entry ptxjit_entries[] = {")
+    lines += [f'    {{"{n}", (void *){n}}},' for n in table]
+    lines.append("    {0, 0}};")
+    lines.append("typedef struct { const char *name; const char *target; } ptxjit_alias;")
+    lines.append("static const ptxjit_alias ptxjit_aliases[] = {")
+    lines += [f'    {{"{a}", "{b}"}},' for a, b in sorted(ALIASES.items()) if b in table or b + "_ptds" in table]
+    lines.append("    {0, 0}};")
+    lines.append(_PROC_ADDRESS)
+    return "\n".join(lines)
+
+
+_PROC_ADDRESS = r"""
+/* A C program that exits while ptxjit's threads run (streams, tier-1 builds) must first let Python's exit
+   handlers stop them: LLVM's static destructors would otherwise run under a compiling thread.  Registered
+   once ptxjit is imported (after LLVM's destructors, so it runs before them), and only when this library
+   started the interpreter; in a Python process the interpreter's own exit does it. */
+void ptxjit_shutdown(void);
+static int ptxjit_started_python = 0;
+__attribute__((constructor)) static void ptxjit_ctor(void) { ptxjit_started_python = !Py_IsInitialized(); }
+static void ptxjit_exit_handler(void) { ptxjit_shutdown(); }
+int ptxjit_started_interpreter(void) { return ptxjit_started_python; }
+void ptxjit_register_atexit(void) {
+    static int done = 0;
+    if (ptxjit_started_python && !done) { done = 1; atexit(ptxjit_exit_handler); }
+}
+
+static void *ptxjit_lookup(const char *name) {
+    for (const ptxjit_entry *e = ptxjit_entries; e->name; e++)
+        if (strcmp(e->name, name) == 0) return e->fn;
+    return 0;
+}
+
+/* cuGetProcAddress: the newest version of `symbol` this ABI has (cuMemAlloc -> cuMemAlloc_v2), its per-thread
+   default stream variant when asked for (CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM). */
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, int *symbolStatus) {
+    if (symbolStatus) *symbolStatus = 1;  /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
+    if (!symbol || !pfn) return 1;        /* CUDA_ERROR_INVALID_VALUE */
+    *pfn = 0;
+    const char *target = symbol;
+    for (const ptxjit_alias *a = ptxjit_aliases; a->name; a++)
+        if (strcmp(a->name, symbol) == 0) { target = a->target; break; }
+    void *fn = 0;
+    if (flags & 2) {
+        char buf[160];
+        size_t n = strlen(target);
+        if (n < sizeof buf - 6) {
+            memcpy(buf, target, n);
+            memcpy(buf + n, "_ptds", 6);
+            fn = ptxjit_lookup(buf);
+            if (!fn) { memcpy(buf + n, "_ptsz", 6); fn = ptxjit_lookup(buf); }
+        }
+    }
+    if (!fn) fn = ptxjit_lookup(target);
+    if (!fn) fn = ptxjit_lookup(symbol);
+    if (!fn) return 500;                  /* CUDA_ERROR_NOT_FOUND */
+    *pfn = fn;
+    if (symbolStatus) *symbolStatus = 0;  /* CU_GET_PROC_ADDRESS_SUCCESS */
+    (void)cudaVersion;
+    return 0;
+}
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags) {
+    return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, 0);
+}
+
+/* the CUDA runtime's private tables: not provided */
+CUresult cuGetExportTable(const void **ppExportTable, const void *pExportTableId) {
+    if (ppExportTable) *ppExportTable = 0;
+    (void)pExportTableId;
+    return ptxjit_unsupported("cuGetExportTable");
+}
+"""
+
+_INIT = """
+import os, sys
+def _ptxjit_paths():
+    extra = os.environ.get("PTXJIT_DRIVER_PYTHONPATH", "")
+    return [p for p in extra.split(os.pathsep) if p] + %(paths)r
+try:
+    import ptxjit.driver.capi as _capi
+except ImportError:
+    import site
+    for _p in _ptxjit_paths():
+        site.addsitedir(_p)
+    import ptxjit.driver.capi as _capi
+from %(module)s import ffi, lib
+if lib.ptxjit_started_interpreter():
+    # the interpreter runs inside a C program: its executable is the program, not Python (ptxjit starts
+    # Python children for background builds), and it has no argv
+    sys.executable = %(python)r
+    if not getattr(sys, "argv", None):
+        sys.argv = [""]
+_capi.install(ffi, lib)
+"""
+
+
+def fingerprint() -> str:
+    """What the built library depends on: the header, this file, the ABI tables and the interpreter."""
+    h = hashlib.sha256()
+    for p in (HEADER, Path(__file__), HERE / "abi_tables.py"):
+        h.update(p.read_bytes())
+    h.update(sys.version.encode() + sys.prefix.encode())
+    return h.hexdigest()[:16]
+
+
+def library_path() -> Path:
+    return libdir() / "libcuda.so.1"
+
+
+def is_current() -> bool:
+    stamp = libdir() / "libcuda.stamp"
+    return library_path().is_file() and stamp.is_file() and stamp.read_text().strip() == fingerprint()
+
+
+def build(verbose: bool = False) -> Path:
+    """Compile libcuda.so.1 (and the libcuda.so link) into libdir(); returns the library's path."""
+    import cffi
+
+    impl = implemented()
+    ffi = cffi.FFI()
+    ffi.embedding_api(HEADER.read_text() + "\nCUresult ptxjit_unsupported(const char *name);\n"
+                      "void ptxjit_shutdown(void);\n")
+    ffi.cdef("void ptxjit_register_atexit(void); int ptxjit_started_interpreter(void);")
+    libpython = sysconfig.get_config_var("LIBDIR") or ""
+    link_args = ["-Wl,-soname,libcuda.so.1"] + ([f"-Wl,-rpath,{libpython}"] if libpython else [])
+    ffi.set_source(MODULE, _c_source(impl), extra_link_args=link_args, extra_compile_args=["-Wno-attribute-alias"])
+    paths = _site_dirs()
+    src_root = str(HERE.parent.parent)  # a source checkout without an install
+    ffi.embedding_init_code(_INIT % {"paths": [*paths, src_root], "module": MODULE,
+                                   "python": sys.executable})
+    out = libdir()
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ptxjit-libcuda-") as tmp:
+        target = ffi.compile(tmpdir=tmp, target="libcuda.so.1", verbose=verbose)
+        final = out / "libcuda.so.1"
+        tmp_final = out / f".libcuda.so.1.{os.getpid()}"
+        Path(target).replace(tmp_final)
+        tmp_final.replace(final)
+    link = out / "libcuda.so"
+    if not link.exists():
+        link.symlink_to("libcuda.so.1")
+    (out / "libcuda.stamp").write_text(fingerprint() + "\n")
+    return final
+
+
+def ensure_built() -> Path:
+    """The library, built first if missing or out of date."""
+    if not is_current():
+        build()
+    return library_path()
+
+
+if __name__ == "__main__":
+    print(build(verbose="-v" in sys.argv))

@@ -1,0 +1,170 @@
+/* The driver API entry points ptxjit implements, in CUDA 13's C ABI (cuda.h's types reduced to what the
+   ABI sees: opaque handles are pointers, CUdeviceptr a 64-bit integer, enums ints).  cffi's embedding mode
+   turns each into an exported C function that calls its Python implementation in driver/capi.py. */
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef unsigned long long cuuint64_t;
+typedef void *CUhandle;
+typedef void (*CUhostFn)(void *userData);
+typedef void (*CUstreamCallback)(void *hStream, CUresult status, void *userData);
+
+CUresult cuInit(unsigned int Flags);
+CUresult cuDriverGetVersion(int *driverVersion);
+CUresult cuGetErrorName(CUresult error, const char **pStr);
+CUresult cuGetErrorString(CUresult error, const char **pStr);
+
+CUresult cuDeviceGet(CUdevice *device, int ordinal);
+CUresult cuDeviceGetCount(int *count);
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
+CUresult cuDeviceGetUuid(void *uuid, CUdevice dev);
+CUresult cuDeviceGetUuid_v2(void *uuid, CUdevice dev);
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
+CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev);
+CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev);
+CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev);
+CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId);
+CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev);
+
+CUresult cuDevicePrimaryCtxRetain(CUhandle *pctx, CUdevice dev);
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active);
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags);
+CUresult cuCtxCreate_v2(CUhandle *pctx, unsigned int flags, CUdevice dev);
+CUresult cuCtxCreate_v4(CUhandle *pctx, void *ctxCreateParams, unsigned int flags, CUdevice dev);
+CUresult cuCtxDestroy_v2(CUhandle ctx);
+CUresult cuCtxGetCurrent(CUhandle *pctx);
+CUresult cuCtxSetCurrent(CUhandle ctx);
+CUresult cuCtxPushCurrent_v2(CUhandle ctx);
+CUresult cuCtxPopCurrent_v2(CUhandle *pctx);
+CUresult cuCtxGetDevice(CUdevice *device);
+CUresult cuCtxGetFlags(unsigned int *flags);
+CUresult cuCtxGetApiVersion(CUhandle ctx, unsigned int *version);
+CUresult cuCtxSynchronize(void);
+CUresult cuCtxSynchronize_v2(CUhandle ctx);
+CUresult cuCtxSetLimit(int limit, size_t value);
+CUresult cuCtxGetLimit(size_t *pvalue, int limit);
+CUresult cuCtxGetCacheConfig(int *pconfig);
+CUresult cuCtxSetCacheConfig(int config);
+CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
+CUresult cuCtxGetId(CUhandle ctx, unsigned long long *ctxId);
+
+CUresult cuMemGetInfo_v2(size_t *free, size_t *total);
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+                            unsigned int ElementSizeBytes);
+CUresult cuMemFree_v2(CUdeviceptr dptr);
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUhandle hStream);
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUhandle hStream);
+CUresult cuMemAllocHost_v2(void **pp, size_t bytesize);
+CUresult cuMemFreeHost(void *p);
+CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags);
+CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p);
+CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags);
+CUresult cuMemHostUnregister(void *p);
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr);
+CUresult cuPointerGetAttribute(void *data, int attribute, CUdeviceptr ptr);
+CUresult cuPointerGetAttributes(unsigned int numAttributes, int *attributes, void **data, CUdeviceptr ptr);
+CUresult cuPointerSetAttribute(const void *value, int attribute, CUdeviceptr ptr);
+
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount);
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUhandle hStream);
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount);
+CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount);
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount);
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUhandle hStream);
+CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUhandle hStream);
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUhandle hStream);
+CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N);
+CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N);
+CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N);
+CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUhandle hStream);
+CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUhandle hStream);
+CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUhandle hStream);
+CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height);
+CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height);
+CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height);
+CUresult cuMemcpy2D_v2(const void *pCopy);
+CUresult cuMemcpy2DUnaligned_v2(const void *pCopy);
+CUresult cuMemcpy2DAsync_v2(const void *pCopy, CUhandle hStream);
+
+CUresult cuModuleLoad(CUhandle *module, const char *fname);
+CUresult cuModuleLoadData(CUhandle *module, const void *image);
+CUresult cuModuleLoadDataEx(CUhandle *module, const void *image, unsigned int numOptions, int *options,
+                            void **optionValues);
+CUresult cuModuleLoadFatBinary(CUhandle *module, const void *fatCubin);
+CUresult cuModuleUnload(CUhandle hmod);
+CUresult cuModuleGetFunction(CUhandle *hfunc, CUhandle hmod, const char *name);
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUhandle hmod, const char *name);
+CUresult cuModuleGetFunctionCount(unsigned int *count, CUhandle mod);
+CUresult cuModuleEnumerateFunctions(CUhandle *functions, unsigned int numFunctions, CUhandle mod);
+CUresult cuModuleGetLoadingMode(int *mode);
+CUresult cuLibraryLoadData(CUhandle *library, const void *code, int *jitOptions, void **jitOptionsValues,
+                           unsigned int numJitOptions, int *libraryOptions, void **libraryOptionValues,
+                           unsigned int numLibraryOptions);
+CUresult cuLibraryLoadFromFile(CUhandle *library, const char *fileName, int *jitOptions, void **jitOptionsValues,
+                               unsigned int numJitOptions, int *libraryOptions, void **libraryOptionValues,
+                               unsigned int numLibraryOptions);
+CUresult cuLibraryUnload(CUhandle library);
+CUresult cuLibraryGetKernel(CUhandle *pKernel, CUhandle library, const char *name);
+CUresult cuLibraryGetModule(CUhandle *pMod, CUhandle library);
+CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUhandle library, const char *name);
+CUresult cuKernelGetFunction(CUhandle *pFunc, CUhandle kernel);
+CUresult cuKernelGetAttribute(int *pi, int attrib, CUhandle kernel, CUdevice dev);
+CUresult cuKernelSetAttribute(int attrib, int val, CUhandle kernel, CUdevice dev);
+CUresult cuKernelGetName(const char **name, CUhandle hfunc);
+CUresult cuFuncGetAttribute(int *pi, int attrib, CUhandle hfunc);
+CUresult cuFuncSetAttribute(CUhandle hfunc, int attrib, int value);
+CUresult cuFuncSetCacheConfig(CUhandle hfunc, int config);
+CUresult cuFuncGetName(const char **name, CUhandle hfunc);
+CUresult cuFuncGetModule(CUhandle *hmod, CUhandle hfunc);
+CUresult cuFuncGetParamInfo(CUhandle func, size_t paramIndex, size_t *paramOffset, size_t *paramSize);
+
+CUresult cuLinkCreate_v2(unsigned int numOptions, int *options, void **optionValues, CUhandle *stateOut);
+CUresult cuLinkAddData_v2(CUhandle state, int type, void *data, size_t size, const char *name,
+                          unsigned int numOptions, int *options, void **optionValues);
+CUresult cuLinkAddFile_v2(CUhandle state, int type, const char *path, unsigned int numOptions, int *options,
+                          void **optionValues);
+CUresult cuLinkComplete(CUhandle state, void **cubinOut, size_t *sizeOut);
+CUresult cuLinkDestroy(CUhandle state);
+
+CUresult cuLaunchKernel(CUhandle f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                        unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                        unsigned int sharedMemBytes, CUhandle hStream, void **kernelParams, void **extra);
+CUresult cuLaunchCooperativeKernel(CUhandle f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                                   unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                                   unsigned int sharedMemBytes, CUhandle hStream, void **kernelParams);
+CUresult cuLaunchKernelEx(const void *config, CUhandle f, void **kernelParams, void **extra);
+CUresult cuLaunchHostFunc(CUhandle hStream, CUhostFn fn, void *userData);
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUhandle func, int blockSize,
+                                                     size_t dynamicSMemSize);
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUhandle func, int blockSize,
+                                                              size_t dynamicSMemSize, unsigned int flags);
+CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUhandle func, void *blockSizeToDynamicSMemSize,
+                                          size_t dynamicSMemSize, int blockSizeLimit);
+CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, CUhandle func,
+                                                   void *blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+                                                   int blockSizeLimit, unsigned int flags);
+CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUhandle func, int numBlocks, int blockSize);
+
+CUresult cuStreamCreate(CUhandle *phStream, unsigned int Flags);
+CUresult cuStreamCreateWithPriority(CUhandle *phStream, unsigned int flags, int priority);
+CUresult cuStreamDestroy_v2(CUhandle hStream);
+CUresult cuStreamSynchronize(CUhandle hStream);
+CUresult cuStreamQuery(CUhandle hStream);
+CUresult cuStreamWaitEvent(CUhandle hStream, CUhandle hEvent, unsigned int Flags);
+CUresult cuStreamGetPriority(CUhandle hStream, int *priority);
+CUresult cuStreamGetFlags(CUhandle hStream, unsigned int *flags);
+CUresult cuStreamGetCtx(CUhandle hStream, CUhandle *pctx);
+CUresult cuStreamGetId(CUhandle hStream, unsigned long long *streamId);
+CUresult cuStreamAddCallback(CUhandle hStream, CUstreamCallback callback, void *userData, unsigned int flags);
+CUresult cuEventCreate(CUhandle *phEvent, unsigned int Flags);
+CUresult cuEventDestroy_v2(CUhandle hEvent);
+CUresult cuEventRecord(CUhandle hEvent, CUhandle hStream);
+CUresult cuEventRecordWithFlags(CUhandle hEvent, CUhandle hStream, unsigned int flags);
+CUresult cuEventSynchronize(CUhandle hEvent);
+CUresult cuEventQuery(CUhandle hEvent);
+CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUhandle hStart, CUhandle hEnd);

@@ -1,0 +1,1335 @@
+"""The driver API's entry points as the C ABI calls them (libcuda.so.1, driver/build.py).
+
+Each function takes what C passes (cffi pointers, ints), does its work on the driver's objects and writes
+its outputs through the caller's pointers.  `install(ffi, lib)` registers them with cffi; the wrapper turns
+a CudaError into its CUresult (with the explanation in the driver log) and anything unexpected into
+CUDA_ERROR_UNKNOWN with a traceback in the log: a bug in ptxjit never takes the program down.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+
+from ptxjit.driver import errors as E
+from ptxjit.driver import launch as _launch
+from ptxjit.driver import memory as M
+from ptxjit.driver import modules as _modules
+from ptxjit.driver import streams as _streams
+from ptxjit.driver.abi_tables import CUDA_VERSION, LIMIT, POINTER_ATTRIBUTE
+from ptxjit.driver.context import DRIVER
+from ptxjit.driver.errors import CudaError
+from ptxjit.errors import KernelError
+
+ffi = None
+_IMPLS: dict[str, object] = {}
+_cstrings: dict[int, object] = {}  # cuGetErrorName's strings, kept alive
+
+
+def entry(fn):
+    _IMPLS[fn.__name__] = fn
+    return fn
+
+
+def _wrap(name: str, fn):
+    quiet = name in ("cuStreamQuery", "cuEventQuery")  # CUDA_ERROR_NOT_READY is their normal answer
+
+    def call(*args):
+        try:
+            fn(*args)
+            return 0
+        except CudaError as exc:
+            if not (quiet and exc.code == E.NOT_READY):
+                E.log(f"ptxjit driver: {name}: {exc}")
+            return exc.code
+        except KernelError as exc:
+            return _streams.make_sticky(DRIVER.top(), exc).code
+        except BaseException as exc:  # noqa: BLE001 - nothing may escape into C
+            E.log(f"ptxjit driver: internal error in {name} ({type(exc).__name__}: {exc}); it returns "
+                  f"CUDA_ERROR_UNKNOWN\n" + traceback.format_exc())
+            return E.UNKNOWN
+
+    call.__name__ = name
+    return call
+
+
+def install(ffi_, lib) -> None:
+    """Register every entry point with cffi (called by the library's init code)."""
+    global ffi
+    ffi = ffi_
+    for name, fn in _IMPLS.items():
+        ffi.def_extern(name=name)(_wrap(name, fn))
+
+    @ffi.def_extern(name="ptxjit_shutdown")
+    def _shutdown():
+        import atexit
+
+        try:
+            atexit._run_exitfuncs()
+        except BaseException:  # noqa: BLE001
+            pass
+
+    lib.ptxjit_register_atexit()
+
+    @ffi.def_extern(name="ptxjit_unsupported")
+    def _unsupported(cname):
+        try:
+            return E.log_unsupported(ffi.string(cname).decode())
+        except BaseException:  # noqa: BLE001
+            return E.NOT_SUPPORTED
+
+
+# ---------------------------------------------------------------------------- helpers
+def _out(ptr, what: str):
+    if ptr == ffi.NULL:
+        raise CudaError(E.INVALID_VALUE, f"{what} is NULL")
+    return ptr
+
+
+def _h(p) -> int:
+    return int(ffi.cast("uintptr_t", p))
+
+
+def _ptr(v: int):
+    return ffi.cast("void *", v)
+
+
+def _str(p, what: str) -> str:
+    if p == ffi.NULL:
+        raise CudaError(E.INVALID_VALUE, f"{what} is NULL")
+    return ffi.string(p).decode("utf-8", errors="replace")
+
+
+def _ctx():
+    return DRIVER.current()
+
+
+def _cstr(text: str):
+    key = hash(text)
+    s = _cstrings.get(key)
+    if s is None:
+        s = _cstrings[key] = ffi.new("char[]", text.encode())
+    return s
+
+
+def _write_str(buf, length: int, text: str, what: str) -> None:
+    if buf == ffi.NULL or length <= 0:
+        raise CudaError(E.INVALID_VALUE, f"{what}: NULL buffer or length {length}")
+    data = text.encode()[: length - 1] + b"\0"
+    ffi.memmove(buf, data, len(data))
+
+
+def _bytes_at(p, size: int) -> bytes:
+    return bytes(ffi.buffer(ffi.cast("char *", p), size))
+
+
+# ---------------------------------------------------------------------------- init, errors, device
+@entry
+def cuInit(flags):
+    DRIVER.init(flags)
+
+
+@entry
+def cuDriverGetVersion(out):
+    _out(out, "driverVersion")[0] = CUDA_VERSION
+
+
+@entry
+def cuGetErrorName(code, out):
+    name = E.error_name(code)
+    _out(out, "pStr")
+    if name is None:
+        out[0] = ffi.NULL
+        raise CudaError(E.INVALID_VALUE, f"cuGetErrorName: {code} is not a CUresult")
+    out[0] = _cstr(name)
+
+
+@entry
+def cuGetErrorString(code, out):
+    text = E.error_string(code)
+    _out(out, "pStr")
+    if text is None:
+        out[0] = ffi.NULL
+        raise CudaError(E.INVALID_VALUE, f"cuGetErrorString: {code} is not a CUresult")
+    out[0] = _cstr(text)
+
+
+@entry
+def cuDeviceGet(out, ordinal):
+    _out(out, "device")
+    DRIVER.device(ordinal)
+    out[0] = 0
+
+
+@entry
+def cuDeviceGetCount(out):
+    DRIVER.require_init()
+    _out(out, "count")[0] = 1
+
+
+@entry
+def cuDeviceGetName(buf, length, dev):
+    _write_str(buf, length, DRIVER.device(dev).name, "cuDeviceGetName")
+
+
+@entry
+def cuDeviceGetUuid(uuid, dev):
+    DRIVER.device(dev)
+    data = b"ptxjit-virt-gpu0"
+    ffi.memmove(_out(uuid, "uuid"), data, 16)
+
+
+@entry
+def cuDeviceGetUuid_v2(uuid, dev):
+    cuDeviceGetUuid(uuid, dev)
+
+
+@entry
+def cuDeviceTotalMem_v2(out, dev):
+    _out(out, "bytes")[0] = DRIVER.device(dev).total_mem
+
+
+@entry
+def cuDeviceGetAttribute(out, attrib, dev):
+    _out(out, "pi")
+    v = DRIVER.device(dev).attribute(attrib)
+    if v is None:
+        raise CudaError(E.INVALID_VALUE, f"cuDeviceGetAttribute: {attrib} is not a CUdevice_attribute")
+    out[0] = v
+
+
+@entry
+def cuDeviceComputeCapability(major, minor, dev):
+    m = DRIVER.device(dev)
+    _out(major, "major")[0] = m.major
+    _out(minor, "minor")[0] = m.minor
+
+
+@entry
+def cuDeviceGetPCIBusId(buf, length, dev):
+    DRIVER.device(dev)
+    _write_str(buf, length, "0000:00:00.0", "cuDeviceGetPCIBusId")
+
+
+@entry
+def cuDeviceGetByPCIBusId(out, bus):
+    DRIVER.require_init()
+    text = _str(bus, "pciBusId").lower()
+    if text not in ("0000:00:00.0", "00:00.0"):
+        raise CudaError(E.INVALID_DEVICE, f"no device at PCI bus id {text!r} (ptxjit's is 0000:00:00.0)")
+    _out(out, "dev")[0] = 0
+
+
+@entry
+def cuDeviceCanAccessPeer(out, dev, peer):
+    DRIVER.device(dev)
+    DRIVER.device(peer)
+    _out(out, "canAccessPeer")[0] = 0
+
+
+# ---------------------------------------------------------------------------- contexts
+@entry
+def cuDevicePrimaryCtxRetain(out, dev):
+    _out(out, "pctx")[0] = _ptr(DRIVER.retain_primary(dev).handle)
+
+
+@entry
+def cuDevicePrimaryCtxRelease_v2(dev):
+    DRIVER.release_primary(dev)
+
+
+@entry
+def cuDevicePrimaryCtxReset_v2(dev):
+    DRIVER.reset_primary(dev)
+
+
+@entry
+def cuDevicePrimaryCtxGetState(dev, flags, active):
+    DRIVER.device(dev)
+    _out(flags, "flags")[0] = DRIVER.primary_flags
+    _out(active, "active")[0] = 1 if DRIVER.primary is not None and DRIVER.primary.alive and DRIVER.primary_refs else 0
+
+
+@entry
+def cuDevicePrimaryCtxSetFlags_v2(dev, flags):
+    DRIVER.device(dev)
+    DRIVER.primary_flags = flags
+
+
+@entry
+def cuCtxCreate_v2(out, flags, dev):
+    _out(out, "pctx")[0] = _ptr(DRIVER.create(flags, dev).handle)
+
+
+@entry
+def cuCtxCreate_v4(out, params, flags, dev):
+    _out(out, "pctx")[0] = _ptr(DRIVER.create(flags, dev).handle)
+
+
+@entry
+def cuCtxDestroy_v2(ctx):
+    DRIVER.require_init()
+    DRIVER.destroy(DRIVER.context(_h(ctx)))
+
+
+@entry
+def cuCtxGetCurrent(out):
+    DRIVER.require_init()
+    top = DRIVER.top()
+    _out(out, "pctx")[0] = _ptr(top.handle if top is not None and top.alive else 0)
+
+
+@entry
+def cuCtxSetCurrent(ctx):
+    DRIVER.require_init()
+    h = _h(ctx)
+    DRIVER.set_current(DRIVER.context(h) if h else None)
+
+
+@entry
+def cuCtxPushCurrent_v2(ctx):
+    DRIVER.require_init()
+    DRIVER.push(DRIVER.context(_h(ctx)))
+
+
+@entry
+def cuCtxPopCurrent_v2(out):
+    DRIVER.require_init()
+    ctx = DRIVER.pop()
+    if out != ffi.NULL:
+        out[0] = _ptr(ctx.handle)
+
+
+@entry
+def cuCtxGetDevice(out):
+    _ctx()
+    _out(out, "device")[0] = 0
+
+
+@entry
+def cuCtxGetFlags(out):
+    _out(out, "flags")[0] = _ctx().flags
+
+
+@entry
+def cuCtxGetApiVersion(ctx, out):
+    DRIVER.require_init()
+    h = _h(ctx)
+    if h:
+        DRIVER.context(h)
+    else:
+        _ctx()
+    _out(out, "version")[0] = 12010  # the context API version CUDA 12 and 13 report
+
+
+@entry
+def cuCtxGetId(ctx, out):
+    h = _h(ctx)
+    c = DRIVER.context(h) if h else _ctx()
+    _out(out, "ctxId")[0] = c.handle
+
+
+@entry
+def cuCtxSynchronize():
+    ctx = _ctx()
+    _streams.synchronize_all(ctx)
+
+
+@entry
+def cuCtxSynchronize_v2(ctx):
+    h = _h(ctx)
+    c = DRIVER.context(h) if h else _ctx()
+    _streams.synchronize_all(c)
+
+
+_LIMIT_DEFAULTS = {LIMIT["CU_LIMIT_STACK_SIZE"]: 1024, LIMIT["CU_LIMIT_PRINTF_FIFO_SIZE"]: 1 << 20,
+                   LIMIT["CU_LIMIT_MALLOC_HEAP_SIZE"]: 8 << 20, LIMIT["CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH"]: 2,
+                   LIMIT["CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT"]: 2048,
+                   LIMIT["CU_LIMIT_MAX_L2_FETCH_GRANULARITY"]: 64, LIMIT["CU_LIMIT_PERSISTING_L2_CACHE_SIZE"]: 0}
+
+
+@entry
+def cuCtxSetLimit(limit, value):
+    ctx = _ctx()
+    if limit not in _LIMIT_DEFAULTS:
+        raise CudaError(E.UNSUPPORTED_LIMIT if hasattr(E, "UNSUPPORTED_LIMIT") else E.INVALID_VALUE,
+                        f"cuCtxSetLimit: limit {limit} is not supported")
+    if limit == LIMIT["CU_LIMIT_MALLOC_HEAP_SIZE"]:
+        from ptxjit.runtime import heap
+
+        heap.set_heap_size(int(value))
+    ctx.limits[limit] = int(value)
+
+
+@entry
+def cuCtxGetLimit(out, limit):
+    ctx = _ctx()
+    if limit not in _LIMIT_DEFAULTS:
+        raise CudaError(E.INVALID_VALUE, f"cuCtxGetLimit: limit {limit} is not supported")
+    _out(out, "pvalue")[0] = ctx.limits.get(limit, _LIMIT_DEFAULTS[limit])
+
+
+@entry
+def cuCtxGetCacheConfig(out):
+    _out(out, "pconfig")[0] = _ctx().cache_config
+
+
+@entry
+def cuCtxSetCacheConfig(config):
+    _ctx().cache_config = config
+
+
+@entry
+def cuCtxGetStreamPriorityRange(least, greatest):
+    _ctx()
+    if least != ffi.NULL:
+        least[0] = 0
+    if greatest != ffi.NULL:
+        greatest[0] = -5
+
+
+# ---------------------------------------------------------------------------- memory
+@entry
+def cuMemGetInfo_v2(free, total):
+    _ctx()
+    model = DRIVER.model
+    used = M.REGISTRY.bytes_in_use
+    _out(free, "free")[0] = max(0, model.total_mem - used)
+    _out(total, "total")[0] = model.total_mem
+
+
+def _alloc(out, size: int, kind: str, flags: int = 0) -> M.Allocation:
+    ctx = _ctx()
+    _out(out, "dptr")
+    if size == 0:
+        raise CudaError(E.INVALID_VALUE, "allocation of 0 bytes")
+    if size > DRIVER.model.total_mem:
+        raise CudaError(E.OUT_OF_MEMORY, f"{size} bytes exceed the device's {DRIVER.model.total_mem}")
+    a = M.REGISTRY.allocate(size, kind, ctx, flags)
+    out[0] = a.base
+    return a
+
+
+@entry
+def cuMemAlloc_v2(out, size):
+    _alloc(out, size, M.DEVICE)
+
+
+@entry
+def cuMemAllocManaged(out, size, flags):
+    _alloc(out, size, M.MANAGED, flags)
+
+
+@entry
+def cuMemAllocAsync(out, size, stream):
+    _streams.resolve(DRIVER, _h(stream))
+    _alloc(out, size, M.POOL)
+
+
+@entry
+def cuMemAllocPitch_v2(out, pitch_out, width, height, elem):
+    if elem not in (4, 8, 16):
+        raise CudaError(E.INVALID_VALUE, f"cuMemAllocPitch: ElementSizeBytes must be 4, 8 or 16, got {elem}")
+    if width == 0 or height == 0:
+        raise CudaError(E.INVALID_VALUE, f"cuMemAllocPitch: {width} x {height} bytes")
+    pitch = -(-width // 512) * 512  # the H100's texture pitch alignment
+    _out(pitch_out, "pPitch")
+    _alloc(out, pitch * height, M.DEVICE)
+    pitch_out[0] = pitch
+
+
+@entry
+def cuMemFree_v2(dptr):
+    _ctx()
+    if dptr == 0:
+        return
+    M.REGISTRY.remove(dptr, (M.DEVICE, M.MANAGED, M.POOL), "cuMemFree")
+
+
+@entry
+def cuMemFreeAsync(dptr, stream):
+    s = _streams.resolve(DRIVER, _h(stream))
+    _ctx()
+    M.REGISTRY.check_range(dptr, 1, "cuMemFreeAsync")
+    a = M.REGISTRY.find(dptr)
+    if a is None or a.base != dptr:
+        raise CudaError(E.INVALID_VALUE, f"cuMemFreeAsync({dptr:#x}): not a live allocation")
+    _streams.enqueue_host(s, lambda _: M.REGISTRY.remove(dptr, (M.DEVICE, M.MANAGED, M.POOL), "cuMemFreeAsync"))
+
+
+@entry
+def cuMemAllocHost_v2(out, size):
+    _out(out, "pp")
+    a = M.REGISTRY.allocate(size, M.PINNED, _ctx())
+    out[0] = _ptr(a.base)
+
+
+@entry
+def cuMemHostAlloc(out, size, flags):
+    _out(out, "pp")
+    a = M.REGISTRY.allocate(size, M.PINNED, _ctx(), flags)
+    out[0] = _ptr(a.base)
+
+
+@entry
+def cuMemFreeHost(p):
+    _ctx()
+    M.REGISTRY.remove(_h(p), (M.PINNED,), "cuMemFreeHost")
+
+
+@entry
+def cuMemHostGetDevicePointer_v2(out, p, flags):
+    _ctx()
+    if flags != 0:
+        raise CudaError(E.INVALID_VALUE, f"cuMemHostGetDevicePointer: Flags must be 0, got {flags}")
+    a = M.REGISTRY.find(_h(p))
+    if a is None or a.kind not in (M.PINNED, M.REGISTERED):
+        raise CudaError(E.INVALID_VALUE, f"cuMemHostGetDevicePointer({_h(p):#x}): not page-locked host memory")
+    _out(out, "pdptr")[0] = _h(p)
+
+
+@entry
+def cuMemHostGetFlags(out, p):
+    _ctx()
+    a = M.REGISTRY.find(_h(p))
+    if a is None or a.kind not in (M.PINNED, M.REGISTERED):
+        raise CudaError(E.INVALID_VALUE, f"cuMemHostGetFlags({_h(p):#x}): not page-locked host memory")
+    _out(out, "pFlags")[0] = a.flags
+
+
+@entry
+def cuMemHostRegister_v2(p, size, flags):
+    ctx = _ctx()
+    if p == ffi.NULL or size == 0:
+        raise CudaError(E.INVALID_VALUE, "cuMemHostRegister: NULL pointer or size 0")
+    M.REGISTRY.add(M.Allocation(_h(p), size, M.REGISTERED, ctx, None, flags))
+
+
+@entry
+def cuMemHostUnregister(p):
+    _ctx()
+    try:
+        M.REGISTRY.remove(_h(p), (M.REGISTERED,), "cuMemHostUnregister")
+    except CudaError:
+        raise CudaError(E.HOST_MEMORY_NOT_REGISTERED, f"cuMemHostUnregister({_h(p):#x}): not registered") from None
+
+
+@entry
+def cuMemGetAddressRange_v2(base, size, dptr):
+    _ctx()
+    a = M.REGISTRY.find(dptr)
+    if a is None:
+        raise CudaError(E.NOT_FOUND, f"cuMemGetAddressRange({dptr:#x}): not inside a live allocation")
+    if base != ffi.NULL:
+        base[0] = a.base
+    if size != ffi.NULL:
+        size[0] = a.size
+
+
+_PA = POINTER_ATTRIBUTE
+
+
+def _pointer_attribute(data, attr: int, ptr: int) -> None:
+    a = M.REGISTRY.find(ptr)
+    if a is None:
+        if attr == _PA["CU_POINTER_ATTRIBUTE_MEMORY_TYPE"] or attr == _PA["CU_POINTER_ATTRIBUTE_CONTEXT"]:
+            raise CudaError(E.INVALID_VALUE, f"cuPointerGetAttribute({ptr:#x}): not memory the driver allocated "
+                                             f"or registered")
+        if attr == _PA["CU_POINTER_ATTRIBUTE_IS_MANAGED"]:
+            ffi.cast("int *", data)[0] = 0
+            return
+        raise CudaError(E.INVALID_VALUE, f"cuPointerGetAttribute({ptr:#x}): not a device pointer")
+    ints = {
+        _PA["CU_POINTER_ATTRIBUTE_MEMORY_TYPE"]: a.memory_type,
+        _PA["CU_POINTER_ATTRIBUTE_IS_MANAGED"]: 1 if a.kind == M.MANAGED else 0,
+        _PA["CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL"]: 0,
+        _PA["CU_POINTER_ATTRIBUTE_SYNC_MEMOPS"]: 1,
+        _PA["CU_POINTER_ATTRIBUTE_MAPPED"]: 1,
+        _PA["CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE"]: 0,
+        _PA["CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE"]: 0,
+        _PA["CU_POINTER_ATTRIBUTE_ACCESS_FLAGS"]: 3,
+        _PA["CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES"]: 0,
+    }
+    wide = {
+        _PA["CU_POINTER_ATTRIBUTE_DEVICE_POINTER"]: ptr,
+        _PA["CU_POINTER_ATTRIBUTE_HOST_POINTER"]: ptr,
+        _PA["CU_POINTER_ATTRIBUTE_BUFFER_ID"]: a.buffer_id,
+        _PA["CU_POINTER_ATTRIBUTE_RANGE_START_ADDR"]: a.base,
+        _PA["CU_POINTER_ATTRIBUTE_RANGE_SIZE"]: a.size,
+        _PA["CU_POINTER_ATTRIBUTE_MAPPING_SIZE"]: a.size,
+        _PA["CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR"]: a.base,
+        _PA["CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID"]: a.buffer_id,
+        _PA["CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE"]: 0,
+    }
+    if attr == _PA["CU_POINTER_ATTRIBUTE_CONTEXT"]:
+        ffi.cast("uintptr_t *", data)[0] = getattr(a.context, "handle", 0)
+    elif attr in ints:
+        ffi.cast("int *", data)[0] = ints[attr]
+    elif attr in wide:
+        ffi.cast("unsigned long long *", data)[0] = wide[attr]
+    else:
+        raise CudaError(E.INVALID_VALUE, f"cuPointerGetAttribute: attribute {attr} is not supported")
+
+
+@entry
+def cuPointerGetAttribute(data, attr, ptr):
+    DRIVER.require_init()
+    _pointer_attribute(_out(data, "data"), attr, ptr)
+
+
+@entry
+def cuPointerGetAttributes(n, attrs, data, ptr):
+    DRIVER.require_init()
+    for i in range(n):
+        if data[i] == ffi.NULL:
+            continue
+        try:
+            _pointer_attribute(data[i], attrs[i], ptr)
+        except CudaError:
+            if attrs[i] == _PA["CU_POINTER_ATTRIBUTE_MEMORY_TYPE"]:
+                ffi.cast("int *", data[i])[0] = 0
+            elif attrs[i] == _PA["CU_POINTER_ATTRIBUTE_CONTEXT"]:
+                ffi.cast("uintptr_t *", data[i])[0] = 0
+            else:
+                raise
+
+
+@entry
+def cuPointerSetAttribute(value, attr, ptr):
+    DRIVER.require_init()
+    if M.REGISTRY.find(ptr) is None:
+        raise CudaError(E.INVALID_VALUE, f"cuPointerSetAttribute({ptr:#x}): not a device pointer")
+    if attr != _PA["CU_POINTER_ATTRIBUTE_SYNC_MEMOPS"]:
+        raise CudaError(E.INVALID_VALUE, f"cuPointerSetAttribute: attribute {attr} cannot be set")
+
+
+# copies: synchronous ones wait for the legacy stream first (its kernels may write the source)
+def _sync_copy(dst: int, src: int, size: int, what: str) -> None:
+    ctx = _ctx()
+    _streams.synchronized(ctx, _streams.Stream.null.synchronize)
+    M.copy(dst, src, size, what)
+
+
+def _async(stream, what: str, fn) -> None:
+    ctx = _ctx()
+    s = _streams.resolve(DRIVER, _h(stream))
+    del ctx
+    _streams.enqueue_host(s, lambda _: fn())
+
+
+@entry
+def cuMemcpy(dst, src, size):
+    _sync_copy(dst, src, size, "cuMemcpy")
+
+
+@entry
+def cuMemcpyHtoD_v2(dst, src, size):
+    _sync_copy(dst, _h(src), size, "cuMemcpyHtoD")
+
+
+@entry
+def cuMemcpyDtoH_v2(dst, src, size):
+    _sync_copy(_h(dst), src, size, "cuMemcpyDtoH")
+
+
+@entry
+def cuMemcpyDtoD_v2(dst, src, size):
+    _sync_copy(dst, src, size, "cuMemcpyDtoD")
+
+
+def _checked_async_copy(dst: int, src: int, size: int, stream, what: str) -> None:
+    M.REGISTRY.check_range(dst, size, what + " destination")
+    M.REGISTRY.check_range(src, size, what + " source")
+    _async(stream, what, lambda: M.memmove(dst, src, size) if size else None)
+
+
+@entry
+def cuMemcpyAsync(dst, src, size, stream):
+    _checked_async_copy(dst, src, size, stream, "cuMemcpyAsync")
+
+
+@entry
+def cuMemcpyHtoDAsync_v2(dst, src, size, stream):
+    _checked_async_copy(dst, _h(src), size, stream, "cuMemcpyHtoDAsync")
+
+
+@entry
+def cuMemcpyDtoHAsync_v2(dst, src, size, stream):
+    _checked_async_copy(_h(dst), src, size, stream, "cuMemcpyDtoHAsync")
+
+
+@entry
+def cuMemcpyDtoDAsync_v2(dst, src, size, stream):
+    _checked_async_copy(dst, src, size, stream, "cuMemcpyDtoDAsync")
+
+
+def _memset(dst, value, elem, n, what, stream=None, pitch=0, height=1):
+    ctx = _ctx()
+    if stream is None:
+        _streams.synchronized(ctx, _streams.Stream.null.synchronize)
+        M.fill(dst, value, elem, n, what, pitch, height)
+    else:
+        M.REGISTRY.check_range(dst, (pitch or elem * n) * (height - 1) + elem * n if n and height else 0, what)
+        _async(stream, what, lambda: M.fill(dst, value, elem, n, what, pitch, height))
+
+
+@entry
+def cuMemsetD8_v2(dst, v, n):
+    _memset(dst, v, 1, n, "cuMemsetD8")
+
+
+@entry
+def cuMemsetD16_v2(dst, v, n):
+    _check_aligned(dst, 2, "cuMemsetD16")
+    _memset(dst, v, 2, n, "cuMemsetD16")
+
+
+@entry
+def cuMemsetD32_v2(dst, v, n):
+    _check_aligned(dst, 4, "cuMemsetD32")
+    _memset(dst, v, 4, n, "cuMemsetD32")
+
+
+@entry
+def cuMemsetD8Async(dst, v, n, stream):
+    _memset(dst, v, 1, n, "cuMemsetD8Async", stream)
+
+
+@entry
+def cuMemsetD16Async(dst, v, n, stream):
+    _check_aligned(dst, 2, "cuMemsetD16Async")
+    _memset(dst, v, 2, n, "cuMemsetD16Async", stream)
+
+
+@entry
+def cuMemsetD32Async(dst, v, n, stream):
+    _check_aligned(dst, 4, "cuMemsetD32Async")
+    _memset(dst, v, 4, n, "cuMemsetD32Async", stream)
+
+
+@entry
+def cuMemsetD2D8_v2(dst, pitch, v, width, height):
+    _memset(dst, v, 1, width, "cuMemsetD2D8", None, pitch, height)
+
+
+@entry
+def cuMemsetD2D16_v2(dst, pitch, v, width, height):
+    _memset(dst, v, 2, width, "cuMemsetD2D16", None, pitch, height)
+
+
+@entry
+def cuMemsetD2D32_v2(dst, pitch, v, width, height):
+    _memset(dst, v, 4, width, "cuMemsetD2D32", None, pitch, height)
+
+
+def _check_aligned(dst: int, n: int, what: str) -> None:
+    if dst % n:
+        raise CudaError(E.INVALID_VALUE, f"{what}: {dst:#x} is not {n}-byte aligned")
+
+
+# CUDA_MEMCPY2D: srcXInBytes, srcY (size_t), srcMemoryType (int), srcHost (void*), srcDevice (u64), srcArray,
+# srcPitch; the same for dst; WidthInBytes, Height
+_MEMCPY2D = "size_t srcX; size_t srcY; int srcType; const void *srcHost; unsigned long long srcDevice; " \
+            "void *srcArray; size_t srcPitch; size_t dstX; size_t dstY; int dstType; void *dstHost; " \
+            "unsigned long long dstDevice; void *dstArray; size_t dstPitch; size_t width; size_t height;"
+
+
+def _memcpy2d(p, stream, what: str) -> None:
+    c = ffi.cast("struct { " + _MEMCPY2D + " } *", _out(p, "pCopy"))
+
+    def end(kind: int, host, dev: int, x: int, y: int, pitch: int, side: str) -> int:
+        if kind == M.MEMORYTYPE_HOST:
+            base = _h(host)
+        elif kind in (M.MEMORYTYPE_DEVICE, M.MEMORYTYPE_UNIFIED):
+            base = dev
+        else:
+            raise CudaError(E.NOT_SUPPORTED if kind == M.MEMORYTYPE_ARRAY else E.INVALID_VALUE,
+                            f"{what}: {side}MemoryType {kind} (CUDA arrays are not supported)")
+        return base + y * pitch + x
+
+    src = end(c.srcType, c.srcHost, c.srcDevice, c.srcX, c.srcY, c.srcPitch, "src")
+    dst = end(c.dstType, c.dstHost, c.dstDevice, c.dstX, c.dstY, c.dstPitch, "dst")
+    w, h, sp, dp = c.width, c.height, c.srcPitch or c.width, c.dstPitch or c.width
+    if stream is None:
+        ctx = _ctx()
+        _streams.synchronized(ctx, _streams.Stream.null.synchronize)
+        M.copy_2d(dst, dp, src, sp, w, h, what)
+    else:
+        _async(stream, what, lambda: M.copy_2d(dst, dp, src, sp, w, h, what))
+
+
+@entry
+def cuMemcpy2D_v2(p):
+    _memcpy2d(p, None, "cuMemcpy2D")
+
+
+@entry
+def cuMemcpy2DUnaligned_v2(p):
+    _memcpy2d(p, None, "cuMemcpy2DUnaligned")
+
+
+@entry
+def cuMemcpy2DAsync_v2(p, stream):
+    _memcpy2d(p, stream, "cuMemcpy2DAsync")
+
+
+# ---------------------------------------------------------------------------- modules
+def _image(p) -> bytes:
+    """The bytes of an image given by pointer: PTX text up to its NUL, a fatbin (wrapper) by its header."""
+    from ptxjit.driver import fatbin
+
+    if p == ffi.NULL:
+        raise CudaError(E.INVALID_VALUE, "image is NULL")
+    head = _bytes_at(p, 4)  # a text image may be shorter than a header: read more only behind a magic
+    if int.from_bytes(head, "little") in (fatbin.WRAPPER_MAGIC, fatbin.FATBIN_MAGIC) or head == b"\x7fELF":
+        head = _bytes_at(p, 64)
+    size = _modules.image_size(head)
+    if size is None:  # text: read to the NUL
+        return ffi.string(ffi.cast("char *", p))
+    if size <= -2:  # ELF: its tables first, then as far as its sections reach
+        return _bytes_at(p, _modules.elf_extent(_bytes_at(p, -2 - size)))
+    if size < 0:  # a fatbin wrapper: the fatbin it points to
+        try:
+            return fatbin.read_wrapper(_h(p))
+        except fatbin.FatbinError as exc:
+            raise CudaError(E.INVALID_IMAGE, f"corrupt fatbin wrapper: {exc}") from None
+    return _bytes_at(p, size)
+
+
+def _load(out, data: bytes, name: str, library: bool = False):
+    ctx = _ctx()
+    _out(out, "module")
+    dm = _modules.load(DRIVER, ctx, data, name, library)
+    out[0] = _ptr(dm.handle)
+    return dm
+
+
+@entry
+def cuModuleLoad(out, fname):
+    path = _str(fname, "fname")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise CudaError(E.FILE_NOT_FOUND, f"cuModuleLoad: {path}: {exc.strerror}") from None
+    _load(out, data, path)
+
+
+@entry
+def cuModuleLoadData(out, image):
+    _load(out, _image(image), "<cuModuleLoadData image>")
+
+
+@entry
+def cuModuleLoadDataEx(out, image, n, options, values):
+    _load(out, _image(image), "<cuModuleLoadDataEx image>")
+
+
+@entry
+def cuModuleLoadFatBinary(out, image):
+    _load(out, _image(image), "<cuModuleLoadFatBinary image>")
+
+
+@entry
+def cuModuleUnload(h):
+    DRIVER.require_init()
+    _modules.unload(DRIVER, DRIVER.modules.get(_h(h)))
+
+
+@entry
+def cuModuleGetFunction(out, h, name):
+    _ctx()
+    dm = DRIVER.modules.get(_h(h))
+    f = _modules.get_function(DRIVER, dm, _str(name, "name"))
+    _out(out, "hfunc")[0] = _ptr(f.handle)
+
+
+@entry
+def cuModuleGetGlobal_v2(dptr, size, h, name):
+    _ctx()
+    addr, n = _modules.get_global(DRIVER.modules.get(_h(h)), _str(name, "name"))
+    if dptr != ffi.NULL:
+        dptr[0] = addr
+    if size != ffi.NULL:
+        size[0] = n
+
+
+@entry
+def cuModuleGetFunctionCount(out, h):
+    _out(out, "count")[0] = len(DRIVER.modules.get(_h(h)).module.ir.entries)
+
+
+@entry
+def cuModuleEnumerateFunctions(out, n, h):
+    dm = DRIVER.modules.get(_h(h))
+    entries = dm.module.ir.entries
+    if n < len(entries):
+        raise CudaError(E.INVALID_VALUE, f"cuModuleEnumerateFunctions: {n} slots for {len(entries)} functions")
+    for i, e in enumerate(entries):
+        out[i] = _ptr(_modules.get_function(DRIVER, dm, e.name).handle)
+
+
+@entry
+def cuModuleGetLoadingMode(out):
+    _out(out, "mode")[0] = 1  # CU_MODULE_EAGER_LOADING
+
+
+def _library(out, data: bytes, name: str):
+    ctx = _ctx()
+    _out(out, "library")
+    dm = _modules.load(DRIVER, ctx, data, name, library=True)
+    out[0] = _ptr(dm.handle)
+
+
+@entry
+def cuLibraryLoadData(out, code, jo, jv, njo, lo, lv, nlo):
+    _library(out, _image(code), "<cuLibraryLoadData image>")
+
+
+@entry
+def cuLibraryLoadFromFile(out, fname, jo, jv, njo, lo, lv, nlo):
+    path = _str(fname, "fileName")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise CudaError(E.FILE_NOT_FOUND, f"cuLibraryLoadFromFile: {path}: {exc.strerror}") from None
+    _library(out, data, path)
+
+
+@entry
+def cuLibraryUnload(h):
+    DRIVER.require_init()
+    _modules.unload(DRIVER, DRIVER.libraries.get(_h(h)))
+
+
+@entry
+def cuLibraryGetKernel(out, h, name):
+    dm = DRIVER.libraries.get(_h(h))
+    f = _modules.get_function(DRIVER, dm, _str(name, "name"))
+    kh = getattr(f, "kernel_handle", 0)
+    if not kh:
+        kh = f.kernel_handle = DRIVER.kernels.new(f)
+    _out(out, "pKernel")[0] = _ptr(kh)
+
+
+@entry
+def cuLibraryGetModule(out, h):
+    dm = DRIVER.libraries.get(_h(h))
+    mh = getattr(dm, "module_handle", 0)
+    if not mh:
+        mh = dm.module_handle = DRIVER.modules.new(dm)
+    _out(out, "pMod")[0] = _ptr(mh)
+
+
+@entry
+def cuLibraryGetGlobal(dptr, size, h, name):
+    addr, n = _modules.get_global(DRIVER.libraries.get(_h(h)), _str(name, "name"))
+    if dptr != ffi.NULL:
+        dptr[0] = addr
+    if size != ffi.NULL:
+        size[0] = n
+
+
+@entry
+def cuKernelGetFunction(out, k):
+    _ctx()
+    _out(out, "pFunc")[0] = _ptr(DRIVER.kernels.get(_h(k)).handle)
+
+
+@entry
+def cuKernelGetAttribute(out, attrib, k, dev):
+    DRIVER.device(dev)
+    _out(out, "pi")[0] = _modules.function_attribute(DRIVER, DRIVER.kernels.get(_h(k)), attrib)
+
+
+@entry
+def cuKernelSetAttribute(attrib, value, k, dev):
+    DRIVER.device(dev)
+    _set_attribute(DRIVER.kernels.get(_h(k)), attrib, value)
+
+
+@entry
+def cuKernelGetName(out, k):
+    f = DRIVER.kernels.get(_h(k))
+    _out(out, "name")[0] = _cstr(f.name)
+
+
+@entry
+def cuFuncGetAttribute(out, attrib, h):
+    _out(out, "pi")[0] = _modules.function_attribute(DRIVER, DRIVER.functions.get(_h(h)), attrib)
+
+
+def _set_attribute(f, attrib: int, value: int) -> None:
+    from ptxjit.driver.abi_tables import FUNCTION_ATTRIBUTE as A
+
+    if attrib == A["CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES"]:
+        limit = DRIVER.model.attribute(97) - f.kernel.info.shared_size  # MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+        if not 0 <= value <= limit:
+            raise CudaError(E.INVALID_VALUE, f"cuFuncSetAttribute: {value} bytes of dynamic shared memory "
+                                             f"(at most {limit} with {f.kernel.info.shared_size} static)")
+    elif attrib not in (A["CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT"],
+                        A["CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH"], A["CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT"],
+                        A["CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH"],
+                        A["CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED"],
+                        A["CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE"]):
+        raise CudaError(E.INVALID_VALUE, f"cuFuncSetAttribute: attribute {attrib} cannot be set")
+    f.attributes[attrib] = value
+
+
+@entry
+def cuFuncSetAttribute(h, attrib, value):
+    _set_attribute(DRIVER.functions.get(_h(h)), attrib, value)
+
+
+@entry
+def cuFuncSetCacheConfig(h, config):
+    DRIVER.functions.get(_h(h))
+
+
+@entry
+def cuFuncGetName(out, h):
+    _out(out, "name")[0] = _cstr(DRIVER.functions.get(_h(h)).name)
+
+
+@entry
+def cuFuncGetModule(out, h):
+    f = DRIVER.functions.get(_h(h))
+    _out(out, "hmod")[0] = _ptr(f.module.handle)
+
+
+@entry
+def cuFuncGetParamInfo(h, index, offset, size):
+    f = DRIVER.functions.get(_h(h))
+    if index >= len(f.param_offsets):
+        raise CudaError(E.INVALID_VALUE, f"cuFuncGetParamInfo: '{f.name}' has {len(f.param_offsets)} parameters")
+    if offset != ffi.NULL:
+        offset[0] = f.param_offsets[index]
+    if size != ffi.NULL:
+        size[0] = f.param_sizes[index]
+
+
+# ---------------------------------------------------------------------------- the JIT linker (PTX inputs)
+@entry
+def cuLinkCreate_v2(n, options, values, out):
+    DRIVER.require_init()
+    from ptxjit.driver.link import LinkState
+
+    st = LinkState()
+    st.handle = DRIVER.links.new(st)
+    _out(out, "stateOut")[0] = _ptr(st.handle)
+
+
+@entry
+def cuLinkAddData_v2(h, kind, data, size, name, n, options, values):
+    st = DRIVER.links.get(_h(h))
+    if data == ffi.NULL or size == 0:
+        raise CudaError(E.INVALID_VALUE, "cuLinkAddData: NULL data or size 0")
+    st.add(kind, _bytes_at(data, size), ffi.string(name).decode() if name != ffi.NULL else "<data>")
+
+
+@entry
+def cuLinkAddFile_v2(h, kind, path, n, options, values):
+    st = DRIVER.links.get(_h(h))
+    p = _str(path, "path")
+    try:
+        with open(p, "rb") as f:
+            st.add(kind, f.read(), p)
+    except OSError as exc:
+        raise CudaError(E.FILE_NOT_FOUND, f"cuLinkAddFile: {p}: {exc.strerror}") from None
+
+
+@entry
+def cuLinkComplete(h, out, size):
+    st = DRIVER.links.get(_h(h))
+    image = st.complete()
+    st.buffer = ffi.new("char[]", image)
+    _out(out, "cubinOut")[0] = st.buffer
+    if size != ffi.NULL:
+        size[0] = len(image)
+
+
+@entry
+def cuLinkDestroy(h):
+    DRIVER.links.drop(_h(h))
+
+
+# ---------------------------------------------------------------------------- launches
+_PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE, _PARAM_END = 1, 2, 0
+
+
+def _params(f, kernel_params, extra) -> bytes:
+    if kernel_params != ffi.NULL:
+        if extra != ffi.NULL:
+            raise CudaError(E.INVALID_VALUE, "cuLaunchKernel: both kernelParams and extra are given")
+        return _launch.gather(f, lambda i, size: _bytes_at(kernel_params[i], size))
+    if extra != ffi.NULL:
+        buf = None
+        size = None
+        i = 0
+        while True:
+            key = _h(extra[i])
+            if key == _PARAM_END:
+                break
+            if key == _PARAM_BUFFER_POINTER:
+                buf = extra[i + 1]
+            elif key == _PARAM_BUFFER_SIZE:
+                size = ffi.cast("size_t *", extra[i + 1])[0]
+            else:
+                raise CudaError(E.INVALID_VALUE, f"cuLaunchKernel: unknown extra option {key:#x}")
+            i += 2
+        if buf is None or size is None:
+            raise CudaError(E.INVALID_VALUE, "cuLaunchKernel: extra needs CU_LAUNCH_PARAM_BUFFER_POINTER and "
+                                             "CU_LAUNCH_PARAM_BUFFER_SIZE")
+        if size < f.param_size:
+            raise CudaError(E.INVALID_VALUE, f"cuLaunchKernel '{f.name}': the parameter buffer has {size} bytes, "
+                                             f"the kernel's parameters take {f.param_size}")
+        return _bytes_at(buf, f.param_size) if f.param_size else b""
+    if f.param_size:
+        raise CudaError(E.INVALID_VALUE, f"cuLaunchKernel '{f.name}': the kernel takes {len(f.param_offsets)} "
+                                         f"parameters, but kernelParams and extra are both NULL")
+    return b""
+
+
+@entry
+def cuLaunchKernel(h, gx, gy, gz, bx, by, bz, shmem, stream, kernel_params, extra):
+    ctx = _ctx()
+    f = DRIVER.functions.get(_h(h))
+    raw = _params(f, kernel_params, extra)
+    _launch.launch(DRIVER, ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw)
+
+
+@entry
+def cuLaunchCooperativeKernel(h, gx, gy, gz, bx, by, bz, shmem, stream, kernel_params):
+    ctx = _ctx()
+    f = DRIVER.functions.get(_h(h))
+    raw = _params(f, kernel_params, ffi.NULL)
+    _launch.launch(DRIVER, ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw, cooperative=True)
+
+
+_LAUNCH_CONFIG = "unsigned int gx, gy, gz, bx, by, bz, shmem; void *stream; void *attrs; unsigned int nattrs;"
+_ATTR_COOPERATIVE, _ATTR_CLUSTER_DIMENSION = 2, 4
+
+
+@entry
+def cuLaunchKernelEx(config, h, kernel_params, extra):
+    ctx = _ctx()
+    c = ffi.cast("struct { " + _LAUNCH_CONFIG + " } *", _out(config, "config"))
+    f = DRIVER.functions.get(_h(h))
+    raw = _params(f, kernel_params, extra)
+    cooperative = False
+    cluster = None
+    attrs = ffi.cast("unsigned char *", c.attrs)
+    for i in range(c.nattrs):
+        rec = attrs + 72 * i  # CUlaunchAttribute: id (int), 4 bytes padding, a 64-byte value union
+        ident = ffi.cast("int *", rec)[0]
+        value = ffi.cast("unsigned int *", rec + 8)
+        if ident == _ATTR_COOPERATIVE:
+            cooperative = bool(value[0])
+        elif ident == _ATTR_CLUSTER_DIMENSION:
+            cluster = (value[0], value[1], value[2])
+    _launch.launch(DRIVER, ctx, f, (c.gx, c.gy, c.gz), (c.bx, c.by, c.bz), c.shmem, _h(c.stream), raw,
+                   cooperative=cooperative, cluster=cluster)
+
+
+@entry
+def cuLaunchHostFunc(stream, fn, user):
+    _ctx()
+    s = _streams.resolve(DRIVER, _h(stream))
+    if fn == ffi.NULL:
+        raise CudaError(E.INVALID_VALUE, "cuLaunchHostFunc: fn is NULL")
+    _streams.enqueue_host(s, lambda _: fn(user))
+
+
+@entry
+def cuStreamAddCallback(stream, cb, user, flags):
+    _ctx()
+    s = _streams.resolve(DRIVER, _h(stream))
+    if cb == ffi.NULL or flags != 0:
+        raise CudaError(E.INVALID_VALUE, "cuStreamAddCallback: callback is NULL or flags are not 0")
+    _streams.enqueue_host(s, lambda _: cb(stream, 0, user))
+
+
+def _occupancy(f, block: int, smem: int) -> int:
+    if block <= 0:
+        raise CudaError(E.INVALID_VALUE, f"occupancy: blockSize {block}")
+    model = DRIVER.model
+    per_sm_threads = model.attribute(39)  # MAX_THREADS_PER_MULTIPROCESSOR
+    shared = f.kernel.info.shared_size + smem
+    by_threads = per_sm_threads // block
+    by_shared = model.attribute(81) // shared if shared else by_threads  # MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+    return max(0, min(32, by_threads, by_shared))
+
+
+@entry
+def cuOccupancyMaxActiveBlocksPerMultiprocessor(out, h, block, smem):
+    _out(out, "numBlocks")[0] = _occupancy(DRIVER.functions.get(_h(h)), block, smem)
+
+
+@entry
+def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(out, h, block, smem, flags):
+    _out(out, "numBlocks")[0] = _occupancy(DRIVER.functions.get(_h(h)), block, smem)
+
+
+def _potential(min_grid, block_out, h, fn, smem, limit) -> None:
+    f = DRIVER.functions.get(_h(h))
+    best, best_block = -1, 32
+    top = min(1024, limit or 1024, _modules.function_attribute(DRIVER, f, 0))
+    for b in range(32, top + 1, 32):
+        s = fn(b) if fn != ffi.NULL else smem
+        occ = _occupancy(f, b, s) * b
+        if occ > best:
+            best, best_block = occ, b
+    sms = DRIVER.model.attribute(16)
+    _out(block_out, "blockSize")[0] = best_block
+    _out(min_grid, "minGridSize")[0] = sms * max(1, _occupancy(f, best_block, smem))
+
+
+@entry
+def cuOccupancyMaxPotentialBlockSize(min_grid, block, h, fn, smem, limit):
+    _potential(min_grid, block, h, ffi.cast("size_t (*)(int)", fn), smem, limit)
+
+
+@entry
+def cuOccupancyMaxPotentialBlockSizeWithFlags(min_grid, block, h, fn, smem, limit, flags):
+    _potential(min_grid, block, h, ffi.cast("size_t (*)(int)", fn), smem, limit)
+
+
+@entry
+def cuOccupancyAvailableDynamicSMemPerBlock(out, h, nblocks, block):
+    f = DRIVER.functions.get(_h(h))
+    per_sm = DRIVER.model.attribute(81)
+    avail = per_sm // max(1, nblocks) - f.kernel.info.shared_size
+    _out(out, "dynamicSmemSize")[0] = max(0, min(avail, DRIVER.model.attribute(97) - f.kernel.info.shared_size))
+
+
+# ---------------------------------------------------------------------------- streams and events
+@entry
+def cuStreamCreate(out, flags):
+    ctx = _ctx()
+    _out(out, "phStream")[0] = _ptr(_streams.create(DRIVER, ctx, flags).handle)
+
+
+@entry
+def cuStreamCreateWithPriority(out, flags, priority):
+    ctx = _ctx()
+    _out(out, "phStream")[0] = _ptr(_streams.create(DRIVER, ctx, flags, priority).handle)
+
+
+@entry
+def cuStreamDestroy_v2(h):
+    DRIVER.require_init()
+    ds = DRIVER.streams.get(_h(h))
+    DRIVER.streams.drop(_h(h))
+    del ds  # its outstanding work still completes (CUDA's rule), the stream object lives on with it
+
+
+@entry
+def cuStreamSynchronize(h):
+    ctx = _ctx()
+    s = _streams.resolve(DRIVER, _h(h))
+    _streams.synchronized(ctx, s.synchronize)
+
+
+@entry
+def cuStreamQuery(h):
+    _ctx()
+    if not _streams.resolve(DRIVER, _h(h)).query():
+        raise CudaError(E.NOT_READY, "work is outstanding")
+
+
+@entry
+def cuStreamWaitEvent(h, ev, flags):
+    _ctx()
+    _streams.resolve(DRIVER, _h(h)).wait_event(DRIVER.events.get(_h(ev)).event)
+
+
+@entry
+def cuStreamGetPriority(h, out):
+    v = _h(h)
+    _out(out, "priority")[0] = 0 if v in (0, 1, 2) else DRIVER.streams.get(v).priority
+
+
+@entry
+def cuStreamGetFlags(h, out):
+    v = _h(h)
+    _out(out, "flags")[0] = 0 if v in (0, 1, 2) else DRIVER.streams.get(v).flags
+
+
+@entry
+def cuStreamGetCtx(h, out):
+    ctx = _ctx()
+    v = _h(h)
+    _out(out, "pctx")[0] = _ptr(ctx.handle if v in (0, 1, 2) else DRIVER.streams.get(v).context.handle)
+
+
+@entry
+def cuStreamGetId(h, out):
+    _out(out, "streamId")[0] = _h(h)
+
+
+@entry
+def cuEventCreate(out, flags):
+    ctx = _ctx()
+    if flags & ~(1 | 2 | 4):
+        raise CudaError(E.INVALID_VALUE, f"cuEventCreate: unknown flags {flags:#x}")
+    if flags & _streams.CU_EVENT_INTERPROCESS:
+        raise CudaError(E.NOT_SUPPORTED, "cuEventCreate: interprocess events are not supported")
+    ev = _streams.DriverEvent(0, _streams.Event(disable_timing=bool(flags & _streams.CU_EVENT_DISABLE_TIMING)), ctx,
+                              flags)
+    ev.handle = DRIVER.events.new(ev)
+    _out(out, "phEvent")[0] = _ptr(ev.handle)
+
+
+@entry
+def cuEventDestroy_v2(h):
+    DRIVER.require_init()
+    DRIVER.events.drop(_h(h))
+
+
+@entry
+def cuEventRecord(h, stream):
+    _ctx()
+    DRIVER.events.get(_h(h)).event.record(_streams.resolve(DRIVER, _h(stream)))
+
+
+@entry
+def cuEventRecordWithFlags(h, stream, flags):
+    cuEventRecord(h, stream)
+
+
+@entry
+def cuEventSynchronize(h):
+    ctx = _ctx()
+    _streams.synchronized(ctx, DRIVER.events.get(_h(h)).event.synchronize)
+
+
+@entry
+def cuEventQuery(h):
+    _ctx()
+    if not DRIVER.events.get(_h(h)).event.query():
+        raise CudaError(E.NOT_READY, "the event has not completed")
+
+
+@entry
+def cuEventElapsedTime_v2(out, start, end):
+    _ctx()
+    a, b = DRIVER.events.get(_h(start)).event, DRIVER.events.get(_h(end)).event
+    try:
+        ms = _streams.get_elapsed_time(a, b)
+    except ValueError as exc:
+        raise CudaError(E.INVALID_HANDLE, f"cuEventElapsedTime: {exc}") from None
+    except RuntimeError as exc:
+        raise CudaError(E.NOT_READY, f"cuEventElapsedTime: {exc}") from None
+    _out(out, "pMilliseconds")[0] = ms
+
+
+if os.environ.get("PTXJIT_DRIVER_TRACE"):  # every call named in the log (debugging a client)
+    def _traced(name, fn):
+        def call(*args):
+            E.log(f"ptxjit driver: {name}")
+            return fn(*args)
+
+        return call
+
+    _IMPLS = {n: _traced(n, f) for n, f in _IMPLS.items()}

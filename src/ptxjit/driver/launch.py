@@ -1,0 +1,150 @@
+"""cuLaunchKernel's raw parameter buffers, launched without per-argument Python conversion.
+
+The program hands the parameters as bytes already laid out as the kernel's .param space (from
+`kernelParams`, gathered at the layout's offsets, or whole from `extra`'s CU_LAUNCH_PARAM_BUFFER_POINTER).
+They are unpacked once with the kernel's record format (ArgPacker's plan) into the launch record; the
+pointer parameters' allocations give the memory-safety ranges (driver/memory.py), so an access outside the
+allocation a pointer points into — or through a pointer whose allocation was freed — is
+CUDA_ERROR_ILLEGAL_ADDRESS, with ptxjit's fault report in the driver log.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+
+from ptxjit.driver import errors as E
+from ptxjit.driver import streams
+from ptxjit.driver.errors import CudaError
+from ptxjit.driver.memory import REGISTRY
+from ptxjit.runtime.args import check_launch_shape, check_shared_memory
+from ptxjit.runtime.memory import Pointer
+
+_PAD = 4  # runtime/args.py's slot kind of parameters packed as byte patches (aggregates, f16)
+
+
+class _Plan:
+    """What a raw launch of one function needs, computed at its first launch."""
+
+    __slots__ = ("unpack", "patches", "ranges", "size", "checkable")
+
+    def __init__(self, f) -> None:
+        k = f.kernel
+        packer = k._packer
+        self.unpack = struct.Struct("<" + packer.format).unpack_from
+        self.size = f.param_size
+        self.patches = [(off, f.param_sizes[i]) for (kind, i, *_rest, off, _ph) in packer.slots if kind == _PAD]
+        self.ranges = [f.param_offsets[i] for i in k._range_params]
+        # a by-value struct may carry device pointers, which have no range entry of their own: such kernels
+        # run without the bounds checks rather than be refused a correct access
+        self.checkable = not any(p.dims for p in k.fn.params)
+        if not self.checkable:
+            E.log(f"ptxjit driver: kernel '{f.name}' takes a by-value struct parameter (which may hold device "
+                  f"pointers): its launches run without memory-safety checks")
+
+
+class RawArgs(Sequence):
+    """A raw launch's arguments by parameter index, decoded only when asked (fault messages, printf's %s):
+    a pointer into a live allocation reads as that allocation's bytes."""
+
+    def __init__(self, f, raw: bytes) -> None:
+        self._f = f
+        self._raw = raw
+
+    def __len__(self) -> int:
+        return len(self._f.param_offsets)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        f = self._f
+        off, size = f.param_offsets[i], f.param_sizes[i]
+        data = self._raw[off:off + size]
+        if size == 8 and i in f.kernel._range_params:
+            v = int.from_bytes(data, "little")
+            a = REGISTRY.find(v)
+            if a is not None and a.buffer is not None:
+                return a.buffer[:a.size]
+            return Pointer(v)
+        return data
+
+
+def plan_of(f) -> _Plan:
+    p = getattr(f, "_raw_plan", None)
+    if p is None:
+        p = f._raw_plan = _Plan(f)
+    return p
+
+
+def gather(f, read_param) -> bytes:
+    """The parameter buffer from kernelParams: `read_param(i, size)` gives parameter i's bytes."""
+    buf = bytearray(max(f.param_size, 8))
+    for i, (off, size) in enumerate(zip(f.param_offsets, f.param_sizes, strict=True)):
+        buf[off:off + size] = read_param(i, size)
+    return bytes(buf)
+
+
+def python_args(f, raw: bytes) -> list:
+    """The parameters as the Python API takes them (cooperative and cluster launches take that path)."""
+    out = []
+    for i, p in enumerate(f.kernel.fn.params):
+        off, size = f.param_offsets[i], f.param_sizes[i]
+        data = raw[off:off + size]
+        t = p.type
+        if p.dims:
+            out.append(data)
+        elif size == 8 and i in f.kernel._range_params:
+            v = int.from_bytes(data, "little")
+            out.append(Pointer(v) if f.kernel._access.params[i].pointer else v)
+        elif t == "f32":
+            out.append(struct.unpack("<f", data)[0])
+        elif t == "f64":
+            out.append(struct.unpack("<d", data)[0])
+        elif t in ("f16", "bf16"):
+            out.append(data)
+        else:
+            out.append(int.from_bytes(data, "little"))
+    return out
+
+
+def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, int], shared_mem: int,
+           stream_handle: int, raw: bytes, cooperative: bool = False, cluster=None) -> None:
+    from ptxjit.api import _checked
+
+    k = f.kernel
+    if len(raw) < f.param_size:
+        raise CudaError(E.INVALID_VALUE, f"cuLaunchKernel '{f.name}': the parameter buffer has {len(raw)} bytes, "
+                                         f"the kernel's parameters take {f.param_size}")
+    if min(grid) < 1 or min(block) < 1:
+        raise CudaError(E.INVALID_VALUE, f"cuLaunchKernel '{f.name}': grid {grid} and block {block} must be >= 1")
+    try:
+        check_launch_shape(k.name, grid, block)
+        if k._ntid_limits:
+            k._check_ntid(block)
+        check_shared_memory(k.name, k._static_shared, shared_mem, k._access)
+    except ValueError as exc:
+        raise CudaError(E.INVALID_VALUE, str(exc)) from None
+    stream = streams.resolve(driver, stream_handle)
+    checked = _checked(None, False)
+    if cooperative or cluster is not None or k._declared_cluster or k._auto_cooperative:
+        try:
+            k(grid, block, python_args(f, raw), shared_mem=shared_mem, checked=checked, stream=stream,
+              cooperative=cooperative, cluster=cluster)
+        except ValueError as exc:
+            code = E.COOPERATIVE_LAUNCH_TOO_LARGE if cooperative and "cooperative" in str(exc) else E.INVALID_VALUE
+            raise CudaError(code, str(exc)) from None
+        return
+    plan = plan_of(f)
+    checked = checked and plan.checkable
+    values = list(plan.unpack(raw))
+    patches = [(off, raw[off:off + size]) for off, size in plan.patches] or None
+    ranges = None
+    if checked:
+        ranges = []
+        find = REGISTRY.find
+        for off in plan.ranges:
+            v = int.from_bytes(raw[off:off + 8], "little")
+            a = find(v) if v else None
+            if a is None:
+                ranges += (0, 0)  # no allocation: any access through it is illegal, as on a GPU
+            else:
+                ranges += (a.base, a.size)
+    k.launch_packed(grid, block, RawArgs(f, raw), values, ranges, patches, shared_mem, None, checked, stream)

@@ -1,0 +1,61 @@
+"""cuLink*: the JIT linker over PTX inputs (what numba-cuda and cuda.core use when nvJitLink is absent).
+
+ptxjit links at the PTX level: the inputs' PTX texts become one module — the first input's header, every
+other input's body, and `.extern` declarations dropped where another input defines the symbol.  The
+"linked image" cuLinkComplete hands back is that PTX text, which cuModuleLoadData then loads.  Inputs that
+hold only SASS (cubins, fatbins without PTX) are refused with CUDA_ERROR_NO_BINARY_FOR_GPU; device-runtime
+libraries (libcudadevrt) add nothing ptxjit needs and are accepted and skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ptxjit.driver import errors as E
+from ptxjit.driver.errors import CudaError
+
+# CUjitInputType
+INPUT_CUBIN, INPUT_PTX, INPUT_FATBINARY, INPUT_OBJECT, INPUT_LIBRARY, INPUT_NVVM = 0, 1, 2, 3, 4, 5
+
+_HEADER = re.compile(r"^\s*\.(version|target|address_size)\b[^\n]*\n?", re.M)
+_DEFINED = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)\s*\(?[^;]*?\{",
+                      re.M | re.S)
+_EXTERN = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)[^;]*;\s*\n?", re.M | re.S)
+
+
+@dataclass
+class LinkState:
+    handle: int = 0
+    inputs: list[tuple[str, str]] = field(default_factory=list)  # (name, PTX text)
+    buffer: object = None
+
+    def add(self, kind: int, data: bytes, name: str) -> None:
+        from ptxjit.driver.context import DRIVER
+        from ptxjit.driver.modules import image_to_ptx
+
+        if kind == INPUT_LIBRARY and b".nv_fatbin" not in data and not data.lstrip().startswith(b"//"):
+            if name.endswith(("cudadevrt.a", "cudadevrt.lib")):
+                return  # the device runtime: nothing ptxjit links
+        if kind in (INPUT_PTX, INPUT_FATBINARY, INPUT_CUBIN):
+            text, _ = image_to_ptx(data, DRIVER.model.sm, name)
+            self.inputs.append((name, text))
+            return
+        raise CudaError(E.NOT_SUPPORTED if kind != INPUT_NVVM else E.INVALID_VALUE,
+                        f"cuLinkAddData({name}): input type {kind} is not supported (ptxjit links PTX, and "
+                        f"fatbins that hold PTX)")
+
+    def complete(self) -> bytes:
+        if not self.inputs:
+            raise CudaError(E.INVALID_VALUE, "cuLinkComplete: nothing was added")
+        if len(self.inputs) == 1:
+            return self.inputs[0][1].encode() + b"\0"
+        defined = set()
+        for _, text in self.inputs:
+            defined |= set(_DEFINED.findall(text))
+        parts = []
+        for k, (_, text) in enumerate(self.inputs):
+            body = text if k == 0 else _HEADER.sub("", text)
+            body = _EXTERN.sub(lambda m: "" if m.group(1) in defined else m.group(0), body)
+            parts.append(body)
+        return "\n".join(parts).encode() + b"\0"

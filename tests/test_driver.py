@@ -1,0 +1,108 @@
+"""ptxjit's libcuda.so.1 under unmodified clients: a C program linked with -lcuda, and cuda-python.
+
+The clients check their own results (the C program against its host loops, cuda-python's against NumPy)
+and the error paths against the codes the CUDA Driver API reference gives, e.g. cuMemFree: "CUDA_ERROR_INVALID_VALUE"
+for a pointer not returned by cuMemAlloc; cuModuleLoadData: "CUDA_ERROR_NO_BINARY_FOR_GPU" when no image fits
+the device; cuCtxSynchronize after a faulting kernel: "CUDA_ERROR_ILLEGAL_ADDRESS ... the context cannot be used,
+so it must be destroyed" (sticky).  Each client runs in a child process: the dynamic loader reads
+LD_LIBRARY_PATH only at process start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptxjit.driver import errors
+from ptxjit.driver.abi_tables import CURESULT, DEVICE_ATTRIBUTE, FUNCTION_ATTRIBUTE, POINTER_ATTRIBUTE
+
+HERE = Path(__file__).resolve().parent / "driver"
+
+
+@pytest.fixture(scope="module")
+def libdir() -> str:
+    from ptxjit.driver.build import ensure_built
+
+    return str(ensure_built().parent)
+
+
+def _env(libdir: str, tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = libdir + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    env["PTXJIT_DRIVER_LOG"] = str(tmp_path / "driver.log")
+    return env
+
+
+def test_abi_numbers_match_cuda_python():
+    """The committed tables (generated from CUDA 13.0's cuda.h) against cuda-python's enums, an independent copy."""
+    cu = pytest.importorskip("cuda.bindings.driver")
+    for table, enum in ((CURESULT, cu.CUresult), (DEVICE_ATTRIBUTE, cu.CUdevice_attribute),
+                        (FUNCTION_ATTRIBUTE, cu.CUfunction_attribute), (POINTER_ATTRIBUTE, cu.CUpointer_attribute)):
+        theirs = {e.name: int(e) for e in enum}
+        common = [n for n in table if n in theirs and not n.endswith("_MAX")]
+        assert len(common) > 0.8 * len(table)
+        assert {n: table[n] for n in common} == {n: theirs[n] for n in common}
+
+
+def test_every_cuda_error_has_a_name_and_string():
+    for code in CURESULT.values():
+        assert errors.error_name(code) in CURESULT and CURESULT[errors.error_name(code)] == code
+        assert errors.error_string(code)
+    assert errors.error_name(123456) is None and errors.error_string(123456) is None
+
+
+def test_c_program_linked_with_lcuda(libdir, tmp_path):
+    """tests/driver/driver_vecadd.c (built by tests/driver/build.sh): vectorAdd with kernelParams and with
+    `extra`, streams, events, a struct parameter, a matmul from a fatbin with a __constant__, bad input and a
+    faulting kernel — each check printed by the program itself."""
+    exe = HERE / "driver_vecadd"
+    r = subprocess.run([str(exe), str(HERE / "kernels.ptx"), str(HERE / "kernels.fatbin")], env=_env(libdir, tmp_path),
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 checks failed" in r.stdout
+    assert r.stdout.count("\nok ") >= 20, r.stdout
+    log = (tmp_path / "driver.log").read_text()
+    # the fault report names the kernel, block, thread and CUDA source line
+    assert "vec_add_off_by_one" in log and "kernels.cu:10" in log and "block (390, 0, 0)" in log
+
+
+def test_cuda_python_program(libdir, tmp_path):
+    pytest.importorskip("cuda.bindings.driver")
+    pytest.importorskip("cuda.bindings.nvrtc")
+    r = subprocess.run([sys.executable, str(HERE / "cuda_python_saxpy.py")], env=_env(libdir, tmp_path),
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "cuda-python saxpy OK 9 0" in r.stdout
+
+
+def test_cuda_python_bad_input(libdir, tmp_path):
+    pytest.importorskip("cuda.bindings.driver")
+    r = subprocess.run([sys.executable, str(HERE / "cuda_python_errors.py")], env=_env(libdir, tmp_path),
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    results = json.loads(r.stdout)
+    wrong = {k: v for k, v in results.items() if v[0] != v[1]}
+    assert not wrong
+    assert len(results) >= 40
+    log = (tmp_path / "driver.log").read_text()
+    assert "-gencode arch=compute_90,code=compute_90" in log  # what to do about a SASS-only image
+
+
+def test_ptxjit_exec_and_libdir(libdir, tmp_path):
+    from click.testing import CliRunner
+
+    from ptxjit.cli import main
+
+    out = CliRunner().invoke(main, ["driver", "--libdir"])
+    assert out.exit_code == 0 and out.output.strip() == libdir
+    code = "import ctypes; lib = ctypes.CDLL('libcuda.so.1'); v = ctypes.c_int(); " \
+           "assert lib.cuInit(0) == 0 and lib.cuDriverGetVersion(ctypes.byref(v)) == 0; print(v.value)"
+    r = subprocess.run([sys.executable, "-m", "ptxjit.cli", "exec", "--", sys.executable, "-c", code],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "13000"
