@@ -65,7 +65,8 @@ def _c_source(impl: list[str]) -> str:
     impl_set = set(impl)
     per_thread = {n for n in ENTRY_POINTS if n.endswith(("_ptds", "_ptsz"))}
     lines = ['#include <string.h>', '#include <stdint.h>', '#include <stdlib.h>', HEADER.read_text(),
-             "CUresult ptxjit_unsupported(const char *name);", "void ptxjit_register_atexit(void);", "int ptxjit_started_interpreter(void);"]
+             "CUresult ptxjit_unsupported(const char *name);", "void ptxjit_register_atexit(void);",
+             "int ptxjit_started_interpreter(void);"]
     exported: dict[str, str] = {n: n for n in impl}
     for legacy, successor in SAME_SIGNATURE.items():
         if successor in impl_set:
