@@ -66,6 +66,14 @@ def _check_int(ins: Instr) -> str | None:
 
 
 # ---------------------------------------------------------------- add / sub with carry
+#
+# CC.CF is one carry flag shared by additions and subtractions, as on the hardware: ptxas compiles
+# sub.cc a, b to the carry-out of a + ~b + 1 (IADD3 with -b: 1 when no borrow) and subc a, b to
+# a + ~b + CF, so a subtraction chain borrows through the inverted flag, and a flag an addition set
+# reads, in a subc, as the complement of a borrow (add.cc 0, 0; subc 0, 0 gives 0xffffffff), as does a
+# subtraction's flag in an addc (sub.cc 0, 0; addc 0, 0 gives 1).  Chains of one kind come out as
+# exact multi-word arithmetic either way (golden cases isa_{add,sub}_cc_{u32,s32,u64}_chain,
+# isa_mad_lo_cc_*_chain, isa_madc_lo_u32_chain); tests/test_carry_chains.py checks the mixed ones.
 
 
 def _carry_slot(lw: FnLowering) -> ll.Value:
@@ -73,8 +81,15 @@ def _carry_slot(lw: FnLowering) -> ll.Value:
     if slot is None:
         with lw.b.goto_entry_block():
             slot = lw.b.alloca(I32, name="cc_cf")
+            # the hardware flag holds whatever ran before; a defined 0 keeps LLVM from folding through undef
+            lw.b.store(const_int(I32, 0), slot)
         lw.carry_flag = slot
     return slot
+
+
+def _carry_in(lw: FnLowering, t: ll.IntType) -> ll.Value:
+    cf = lw.b.load(_carry_slot(lw))
+    return lw.b.zext(cf, t) if t.width > 32 else lw.b.trunc(cf, t) if t.width < 32 else cf
 
 
 @rule("add", "sub", family="integer", check=_check_int)
@@ -105,7 +120,8 @@ def lower_add_sub(lw: FnLowering, ins: Instr) -> None:
     else:
         r = b.add(a, c) if is_add else b.sub(a, c)
     if ins.has("cc"):
-        cf = b.icmp_unsigned("<", r, a) if is_add else b.icmp_unsigned("<", a, c)
+        # the carry-out of a + b, or of a + ~b + 1 (no borrow)
+        cf = b.icmp_unsigned("<", r, a) if is_add else b.icmp_unsigned(">=", a, c)
         b.store(b.zext(cf, I32), _carry_slot(lw))
     lw.write(d, r, t)
 
@@ -117,16 +133,11 @@ def lower_addc(lw: FnLowering, ins: Instr) -> None:
     t = _type(ins)
     d, a_op, b_op = ins.operands[:3]
     a, c = lw.read(a_op, t), lw.read(b_op, t)
-    cin = b.zext(b.load(_carry_slot(lw)), a.type) if a.type.width > 32 else b.trunc(
-        b.load(_carry_slot(lw)), a.type) if a.type.width < 32 else b.load(_carry_slot(lw))
-    if ins.opcode == "addc":
-        s1 = b.add(a, c)
-        r = b.add(s1, cin)
-        cf = b.or_(b.icmp_unsigned("<", s1, a), b.icmp_unsigned("<", r, s1))
-    else:
-        s1 = b.sub(a, c)
-        r = b.sub(s1, cin)
-        cf = b.or_(b.icmp_unsigned("<", a, c), b.icmp_unsigned("<", s1, cin))
+    cin = _carry_in(lw, a.type)
+    # subc a, b is a + ~b + CF: a - b - 1 + CF
+    s1 = b.add(a, c if ins.opcode == "addc" else b.not_(c))
+    r = b.add(s1, cin)
+    cf = b.or_(b.icmp_unsigned("<", s1, a), b.icmp_unsigned("<", r, s1))
     if ins.has("cc"):
         b.store(b.zext(cf, I32), _carry_slot(lw))
     lw.write(d, r, t)
@@ -185,8 +196,7 @@ def lower_mad(lw: FnLowering, ins: Instr) -> None:
         r = b.add(p, c)
     carry_in = ins.opcode == "madc"
     if carry_in:
-        cin = b.load(_carry_slot(lw))
-        cin = b.zext(cin, r.type) if r.type.width > 32 else cin
+        cin = _carry_in(lw, r.type)
         r2 = b.add(r, cin)
         cf = b.or_(b.icmp_unsigned("<", r, p), b.icmp_unsigned("<", r2, r))
         r = r2
