@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ptxjit benchmark harness: `python bench/run.py [--quick] [--out DIR]` (see bench/README.md)."""
+"""ptxjit benchmark harness: `python bench/run.py [--quick] [--out DIR]`, or `--soak` (see bench/README.md)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,15 @@ sys.path.insert(0, str(HERE))
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--soak" in argv:  # the soak mode has options of its own (ptxbench/soak.py)
+        from ptxbench import soak
+
+        return soak.main([a for a in argv if a != "--soak"])
     ap = argparse.ArgumentParser(description="Benchmark ptxjit against pocl, C/OpenMP, NumPy and Numba's simulator.")
     ap.add_argument("--quick", action="store_true", help="small sizes and few repetitions (< 2 minutes)")
+    ap.add_argument("--soak", action="store_true",
+                    help="soak mode instead: --launches N --kernels REGEX --threads T --budget SECONDS (README)")
     ap.add_argument("--out", type=Path, default=HERE / "results", help="output directory (default: bench/results)")
     ap.add_argument("--kernels", help="comma-separated subset of kernels to run")
     ap.add_argument("--skip", default="",
