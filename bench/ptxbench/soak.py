@@ -341,16 +341,24 @@ class Sampler:
             return self.samples[a:b]
 
 
+def _slope(x: np.ndarray, y: np.ndarray) -> float:
+    """Least-squares slope of y per 1,000 launches (0 where the launches did not move)."""
+    return float(np.polyfit(x, y, 1)[0]) * 1000 if len(x) >= 3 and np.ptp(x) > 0 else 0.0
+
+
 def summarize(samples: list[Sample]) -> dict:
-    """first / last / max of each measure and its least-squares slope per 1,000 launches."""
+    """first / last / max of each measure and its least-squares slope per 1,000 launches, over all the
+    samples and over the second half of the launches only (`steady_per_1000`: after the translations
+    and tier-1 builds of the start, which add memory once; a leak keeps a slope there)."""
     out: dict[str, dict] = {}
     if not samples:
         return out
     x = np.array([s.launches for s in samples], np.float64)
+    late = x >= (x[0] + x[-1]) / 2
     for key in ("rss_kib", "fds", "threads"):
         y = np.array([getattr(s, key) for s in samples], np.float64)
-        slope = float(np.polyfit(x, y, 1)[0]) * 1000 if len(samples) >= 3 and np.ptp(x) > 0 else 0.0
-        out[key] = {"first": int(y[0]), "last": int(y[-1]), "max": int(y.max()), "per_1000_launches": slope}
+        out[key] = {"first": int(y[0]), "last": int(y[-1]), "max": int(y.max()), "per_1000_launches": _slope(x, y),
+                    "steady_per_1000": _slope(x[late], y[late])}
     return out
 
 
@@ -558,7 +566,7 @@ def markdown(rep: dict) -> str:
              f"tiers on; every {VARY_EVERY}th launch on a second input size), {rep['workers']} workers on "
              f"{rep['cpus']} CPUs, load average {', '.join(f'{x:.1f}' for x in rep['load_avg'])}.", "",
              "| kernel | launches | s | launches/s | checks | guard failures | reoptimizations | counted | "
-             "RSS MiB first / last / max | RSS KiB per 1k launches | fds first / last / max | "
+             "RSS MiB first / last / max | RSS KiB per 1k launches (all / second half) | fds first / last / max | "
              "threads first / last / max | errors |", "|" + "---|" * 13]
     for r in rep["kernels"]:
         m, t = r["memory"], r["tiers"]
@@ -568,7 +576,7 @@ def markdown(rep: dict) -> str:
             f"{r['seconds']:.1f} | {r['launches'] / max(r['seconds'], 1e-9):.0f} | {r['checks']} | "
             f"{t.get('guard_failures', 0)} | {t.get('reoptimizations', 0)} | {t.get('counted', 0)} | "
             + " / ".join(f"{rss.get(k, 0) / 1024:.0f}" for k in ("first", "last", "max"))
-            + f" | {rss.get('per_1000_launches', 0):.1f} | "
+            + f" | {rss.get('per_1000_launches', 0):.1f} / {rss.get('steady_per_1000', 0):.1f} | "
             + " / ".join(str(fds.get(k, 0)) for k in ("first", "last", "max")) + " | "
             + " / ".join(str(thr.get(k, 0)) for k in ("first", "last", "max"))
             + f" | {len(r['errors']) + len(t.get('errors', []))} |")
@@ -578,7 +586,8 @@ def markdown(rep: dict) -> str:
         v = mem.get(key)
         if v:
             lines.append(f"* {label}: first {v['first']:,}, last {v['last']:,}, max {v['max']:,}; slope "
-                         f"{v['per_1000_launches']:.2f} per 1,000 launches")
+                         f"{v['per_1000_launches']:.2f} per 1,000 launches ({v['steady_per_1000']:.2f} over the "
+                         "second half)")
     if rep["not_run"]:
         lines += ["", f"Not run (budget): {', '.join(rep['not_run'])}"]
     lines += ["", "## Errors", ""]
