@@ -106,3 +106,15 @@ def test_ptxjit_exec_and_libdir(libdir, tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "13000"
+
+
+def test_numba_cuda_real_target(libdir, tmp_path):
+    """numba-cuda's CUDA target (not NUMBA_ENABLE_CUDASIM) compiles with NVVM and drives ptxjit's libcuda.so.1
+    through cuda.core: cuLibraryLoadData, cuLaunchKernelEx, streams."""
+    pytest.importorskip("numba.cuda")
+    env = _env(libdir, tmp_path)
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    r = subprocess.run([sys.executable, "-W", "ignore", str(HERE / "numba_cuda_app.py")], env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "numba-cuda OK NVIDIA H100" in r.stdout

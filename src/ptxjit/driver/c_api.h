@@ -8,6 +8,28 @@ typedef unsigned long long cuuint64_t;
 typedef void *CUhandle;
 typedef void (*CUhostFn)(void *userData);
 typedef void (*CUstreamCallback)(void *hStream, CUresult status, void *userData);
+/* CUlaunchConfig and CUDA_MEMCPY2D, field for field */
+typedef struct {
+    unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    CUhandle hStream;
+    void *attrs;
+    unsigned int numAttrs;
+} ptxjit_launch_config;
+typedef struct {
+    size_t srcXInBytes, srcY;
+    int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    void *srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    void *dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes, Height;
+} ptxjit_memcpy2d;
 
 CUresult cuInit(unsigned int Flags);
 CUresult cuDriverGetVersion(int *driverVersion);

@@ -727,15 +727,8 @@ def _check_aligned(dst: int, n: int, what: str) -> None:
         raise CudaError(E.INVALID_VALUE, f"{what}: {dst:#x} is not {n}-byte aligned")
 
 
-# CUDA_MEMCPY2D: srcXInBytes, srcY (size_t), srcMemoryType (int), srcHost (void*), srcDevice (u64), srcArray,
-# srcPitch; the same for dst; WidthInBytes, Height
-_MEMCPY2D = "size_t srcX; size_t srcY; int srcType; const void *srcHost; unsigned long long srcDevice; " \
-            "void *srcArray; size_t srcPitch; size_t dstX; size_t dstY; int dstType; void *dstHost; " \
-            "unsigned long long dstDevice; void *dstArray; size_t dstPitch; size_t width; size_t height;"
-
-
 def _memcpy2d(p, stream, what: str) -> None:
-    c = ffi.cast("struct { " + _MEMCPY2D + " } *", _out(p, "pCopy"))
+    c = ffi.cast("ptxjit_memcpy2d *", _out(p, "pCopy"))
 
     def end(kind: int, host, dev: int, x: int, y: int, pitch: int, side: str) -> int:
         if kind == M.MEMORYTYPE_HOST:
@@ -747,9 +740,9 @@ def _memcpy2d(p, stream, what: str) -> None:
                             f"{what}: {side}MemoryType {kind} (CUDA arrays are not supported)")
         return base + y * pitch + x
 
-    src = end(c.srcType, c.srcHost, c.srcDevice, c.srcX, c.srcY, c.srcPitch, "src")
-    dst = end(c.dstType, c.dstHost, c.dstDevice, c.dstX, c.dstY, c.dstPitch, "dst")
-    w, h, sp, dp = c.width, c.height, c.srcPitch or c.width, c.dstPitch or c.width
+    src = end(c.srcMemoryType, c.srcHost, c.srcDevice, c.srcXInBytes, c.srcY, c.srcPitch, "src")
+    dst = end(c.dstMemoryType, c.dstHost, c.dstDevice, c.dstXInBytes, c.dstY, c.dstPitch, "dst")
+    w, h, sp, dp = c.WidthInBytes, c.Height, c.srcPitch or c.WidthInBytes, c.dstPitch or c.WidthInBytes
     if stream is None:
         ctx = _ctx()
         _streams.synchronized(ctx, _streams.Stream.null.synchronize)
@@ -907,10 +900,9 @@ def cuLibraryUnload(h):
 def cuLibraryGetKernel(out, h, name):
     dm = DRIVER.libraries.get(_h(h))
     f = _modules.get_function(DRIVER, dm, _str(name, "name"))
-    kh = getattr(f, "kernel_handle", 0)
-    if not kh:
-        kh = f.kernel_handle = DRIVER.kernels.new(f)
-    _out(out, "pKernel")[0] = _ptr(kh)
+    # a CUkernel may stand wherever a CUfunction does (cuLaunchKernel, cuFuncGetAttribute): one handle for both
+    DRIVER.kernels.alias(f.handle, f)
+    _out(out, "pKernel")[0] = _ptr(f.handle)
 
 
 @entry
@@ -1107,20 +1099,19 @@ def cuLaunchCooperativeKernel(h, gx, gy, gz, bx, by, bz, shmem, stream, kernel_p
     _launch.launch(DRIVER, ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw, cooperative=True)
 
 
-_LAUNCH_CONFIG = "unsigned int gx, gy, gz, bx, by, bz, shmem; void *stream; void *attrs; unsigned int nattrs;"
 _ATTR_COOPERATIVE, _ATTR_CLUSTER_DIMENSION = 2, 4
 
 
 @entry
 def cuLaunchKernelEx(config, h, kernel_params, extra):
     ctx = _ctx()
-    c = ffi.cast("struct { " + _LAUNCH_CONFIG + " } *", _out(config, "config"))
+    c = ffi.cast("ptxjit_launch_config *", _out(config, "config"))
     f = DRIVER.functions.get(_h(h))
     raw = _params(f, kernel_params, extra)
     cooperative = False
     cluster = None
     attrs = ffi.cast("unsigned char *", c.attrs)
-    for i in range(c.nattrs):
+    for i in range(c.numAttrs):
         rec = attrs + 72 * i  # CUlaunchAttribute: id (int), 4 bytes padding, a 64-byte value union
         ident = ffi.cast("int *", rec)[0]
         value = ffi.cast("unsigned int *", rec + 8)
@@ -1128,7 +1119,8 @@ def cuLaunchKernelEx(config, h, kernel_params, extra):
             cooperative = bool(value[0])
         elif ident == _ATTR_CLUSTER_DIMENSION:
             cluster = (value[0], value[1], value[2])
-    _launch.launch(DRIVER, ctx, f, (c.gx, c.gy, c.gz), (c.bx, c.by, c.bz), c.shmem, _h(c.stream), raw,
+    _launch.launch(DRIVER, ctx, f, (c.gridDimX, c.gridDimY, c.gridDimZ), (c.blockDimX, c.blockDimY, c.blockDimZ),
+                   c.sharedMemBytes, _h(c.hStream), raw,
                    cooperative=cooperative, cluster=cluster)
 
 

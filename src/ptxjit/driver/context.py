@@ -36,6 +36,10 @@ class HandleTable:
         self._objects[h] = obj
         return h
 
+    def alias(self, handle: int, obj) -> None:
+        """Make an existing handle of another table valid in this one too."""
+        self._objects[handle] = obj
+
     def get(self, handle: int):
         obj = self._objects.get(handle)
         if obj is None:
