@@ -15,16 +15,35 @@ _DECIMAL = re.compile(r"0|[1-9][0-9]*")
 _U64 = 1 << 64
 
 
+# Significant digits past which a literal is >= _MAX_LITERAL whatever they are, per base.  Longer
+# literals are not converted at all: Python refuses decimal strings over 4,300 digits (ValueError),
+# and converting a megabyte of digits only to refuse the value would be slow anyway.
+_MAX_DIGITS = {16: 32, 2: 128, 8: 43, 10: 39}
+
+
 def _int_literal(text: str) -> int:
-    """Value of an int token (the lexer only produces well-formed ones)."""
+    """Value of an int token (the lexer only produces well-formed ones); a literal too long to be
+    below _MAX_LITERAL reads as _MAX_LITERAL, which the callers refuse as an overflow."""
     t = text.rstrip("uU")
     if t[:2] in ("0x", "0X"):
-        return int(t[2:], 16)
-    if t[:2] in ("0b", "0B"):
-        return int(t[2:], 2)
-    if len(t) > 1 and t[0] == "0":
-        return int(t, 8)
-    return int(t)
+        base, digits = 16, t[2:]
+    elif t[:2] in ("0b", "0B"):
+        base, digits = 2, t[2:]
+    elif len(t) > 1 and t[0] == "0":
+        base, digits = 8, t[1:]
+    else:
+        base, digits = 10, t
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > _MAX_DIGITS[base]:
+        return _MAX_LITERAL
+    return int(digits, base)
+
+
+def decimal_below(digits: str, limit: int) -> bool:
+    """Whether the decimal digit string `digits` (a register number) is below `limit`, without
+    converting strings too long for int()."""
+    digits = digits.lstrip("0") or "0"
+    return len(digits) <= len(str(limit)) and int(digits) < limit
 
 
 def wrap64(v: int) -> int:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from dataclasses import dataclass
 
+from ptxjit.errors import PTXSyntaxError, SourcePos
 from ptxjit.frontend import ir
 from ptxjit.frontend.constexpr import STARTERS, parse_const, parse_int_const
 from ptxjit.frontend.literals import _hexfloat, wrap64
@@ -24,6 +26,36 @@ MAX_OPERAND_NESTING = 8
 _VEC_COMPONENT = {"x": "x", "y": "y", "z": "z", "w": "w", "r": "x", "g": "y", "b": "z", "a": "w"}
 
 
+_U32 = 1 << 32
+# Instructions that take an array element `arr[i]` as an operand (ptxas refuses it elsewhere with
+# "Arguments mismatch"): as an address for the loads and stores, as the element's address for mov
+# and cvta (to generic).
+_ELEMENT_ADDRESS = frozenset(("ld", "ldu", "st"))
+_ELEMENT_VALUE = frozenset(("mov", "cvta"))
+
+
+@dataclass(frozen=True)
+class Element:
+    """An array element operand `arr[i]`, `arr[%r]` or `arr[%r+i]` as parsed; parse_instruction
+    replaces it by an address (ld/st) or a value (mov/cvta) once the opcode is known.
+
+    ptxas scales the subscript by the size of the array's scalar type (a .v4 .f32 array steps by 4,
+    a 2-D array takes one flat subscript) and computes the byte offset in 32-bit unsigned
+    arithmetic: the index register's low 32 bits plus the constant, times the size, modulo 2**32,
+    zero-extended onto the array's address (`g[-1]` of a .u32 array is g + 0xFFFFFFFC, as the SASS
+    it emits for sm_90 shows).  An unsized array (`.extern .shared .u32 s[]`) is indexed in bytes."""
+
+    var: str
+    scale: int
+    index: ir.Reg | ir.Sym | None  # None: a constant subscript
+    const: int
+    pos: SourcePos
+
+    @property
+    def const_offset(self) -> int:
+        return self.const * self.scale % _U32
+
+
 class InstructionParser:
     """Instruction/operand productions; needs the host parser's token and scope helpers."""
 
@@ -31,6 +63,10 @@ class InstructionParser:
     depth: int
     vector_regs: bool
     cur_loc: tuple[int, int, int] | None
+    fresh: int
+    prelude: list[ir.Instr]  # instructions computing an operand, placed before the instruction
+    module: ir.Module
+    func: ir.Function | None
 
     # ------------------------------------------------------------ instructions
     def parse_instruction(self) -> ir.Instr:
@@ -50,8 +86,11 @@ class InstructionParser:
         if not self.at(";"):
             raise self.error("',' or ';' after an operand")
         self.next()
-        return ir.Instr(parts[0], tuple(parts[1:]), operands, guard, self.pos(op_tok if guard is None else start),
-                        self.cur_loc)
+        pos = self.pos(op_tok if guard is None else start)
+        if any(isinstance(o, Element) for o in operands):
+            operands = [self.place_element(o, parts, guard, pos) if isinstance(o, Element) else o
+                        for o in operands]
+        return ir.Instr(parts[0], tuple(parts[1:]), operands, guard, pos, self.cur_loc)
 
     def parse_operand(self):
         self.depth += 1
@@ -115,12 +154,106 @@ class InstructionParser:
             if self.accept("|"):
                 second = self.expect_kind("ident", "a predicate register after '|'")
                 return ir.Pair(ir.Reg(name), ir.Reg(self.resolve(second[1])))
+            if self.at("[") and not self.is_reg(name):  # an array element; names may start with %
+                return self.element_operand(name, tok)
             if name.startswith("%") or name == "_" or self.is_reg(name):
                 return ir.Reg(name)
             if self.at("+"):  # var+offset, the offset a constant expression: buf+4, buf+(2*4)
                 return ir.Sym(name, wrap64(parse_int_const(self, "an integer offset")))
             return ir.Sym(name)
         raise self.error("an operand")
+
+    # ------------------------------------------------------------ array elements
+    def element_operand(self, name: str, tok) -> Element:
+        """`arr[i]` (i a constant expression), `arr[%r]` or `arr[%r+i]` (at the '[')."""
+        var = self.find_var(name)
+        if var is None or not var.dims:
+            raise PTXSyntaxError(self.pos(tok), f"indexing on non-array '{tok[1]}' (a subscript needs "
+                                 f"an array variable declared in scope)")
+        scale = ir.type_size(var.type) if var.dims[0] is not None else 1
+        self.expect("[")
+        index: ir.Reg | ir.Sym | None = None
+        const = 0
+        itok = self.peek()
+        if itok[0] == "ident" and itok[1] != "WARP_SZ":
+            self.next()
+            iname = self.resolve(itok[1])
+            if self.is_reg(iname) or (iname.startswith("%") and self.find_var(iname) is None):
+                typ = self.func.regs.get(iname) if self.func is not None else None
+                if typ is not None and (typ == "pred" or ir.is_float_type(typ)):
+                    raise PTXSyntaxError(self.pos(itok), f"array index '{itok[1]}' is a .{typ} register; "
+                                         f"an index must be an integer or bit-size register")
+                index = ir.Reg(iname)
+            else:
+                index = ir.Sym(iname)  # a variable's address as the index, as ptxas reads it
+            if self.at("+"):  # ptxas refuses `arr[%r-4]` (write %r+-4) and `arr[4+%r]`
+                const = parse_int_const(self, "an integer offset")
+        else:
+            const = parse_int_const(self, "an array index (an integer constant expression or a register)")
+        self.expect("]")
+        if self.at("["):  # ptxas: syntax error
+            raise PTXSyntaxError(self.pos(), f"'{tok[1]}' takes one subscript, a flat element index "
+                                 f"({tok[1]}[i]), not {tok[1]}[i][j]")
+        return Element(name, scale, index, const, self.pos(tok))
+
+    def find_var(self, name: str) -> ir.VarDecl | None:
+        """The declaration a (resolved) variable name refers to: function-scope, parameter, module."""
+        fn = self.func
+        if fn is not None:
+            for v in reversed(fn.vars):
+                if v.name == name:
+                    return v
+            for v in fn.params:
+                if v.name == name:
+                    return v
+        for v in reversed(self.module.globals):
+            if v.name == name:
+                return v
+        return None
+
+    def place_element(self, el: Element, parts: list[str], guard, pos: SourcePos):
+        """An array element as the operand of instruction `parts`: an address for ld/st, a value for
+        mov/cvta.  A register subscript is computed into fresh registers by instructions placed just
+        before this one (under its guard), as ptxas computes it."""
+        op = parts[0]
+        if op in _ELEMENT_ADDRESS:
+            width = self.module.address_size
+        elif op in _ELEMENT_VALUE and "to" not in parts:
+            width = next((ir.type_size(m) * 8 for m in reversed(parts[1:]) if m in ir.TYPE_NAMES), 64)
+        else:
+            raise PTXSyntaxError(el.pos, f"an array element ('{el.var}[...]') is an operand of ld, st, "
+                                 f"mov and cvta only, not of {'.'.join(parts)}")
+        if el.index is None:
+            if op in _ELEMENT_ADDRESS:
+                return ir.Addr(ir.Sym(el.var), el.const_offset)
+            return ir.Sym(el.var, el.const_offset)
+        reg = self.element_address(el, width, guard, pos)
+        return ir.Addr(reg, 0) if op in _ELEMENT_ADDRESS else reg
+
+    def element_address(self, el: Element, width: int, guard, pos: SourcePos) -> ir.Reg:
+        """Emit `arr + zext32((low32(index) + const) * scale)` into a fresh `width`-bit register."""
+        assert self.func is not None
+        regs = self.func.regs
+
+        def emit(opcode: str, mods: tuple[str, ...], operands: list) -> ir.Reg:
+            """One instruction into a fresh register of the width of its first type modifier."""
+            bits = next(m for m in mods if m in ir.TYPE_NAMES)[1:]
+            self.fresh += 1
+            r = ir.Reg(f"%elem${self.fresh}")
+            regs[r.name] = f"b{bits}"
+            self.prelude.append(ir.Instr(opcode, mods, [r, *operands], guard, pos, self.cur_loc))
+            return r
+
+        index = el.index
+        if isinstance(index, ir.Sym):
+            index = emit("mov", ("u64",), [index])
+        bits = ir.type_size(regs.get(index.name, "b32")) * 8
+        if bits != 32:
+            index = emit("cvt", ("u32", f"u{bits}"), [index])
+        offset = emit("mad", ("lo", "u32"), [index, ir.Imm(el.scale), ir.Imm(el.const_offset)])
+        base = emit("mov", ("u64",), [ir.Sym(el.var)])
+        addr = emit("add", ("u64",), [base, emit("cvt", ("u64", "u32"), [offset])])
+        return addr if width == 64 else emit("cvt", (f"u{width}", "u64"), [addr])
 
     def vector_operand(self, t: str) -> ir.Reg | ir.Vec | None:
         """A vector register as an operand: the whole `%v` (its elements as a vector operand) or one

@@ -14,7 +14,7 @@ from ptxjit.errors import PTXSyntaxError, PTXValidationError, SourcePos
 from ptxjit.frontend import ir
 from ptxjit.frontend.initializers import parse_initializer
 from ptxjit.frontend.lexer import SourceText, Token, tokenize
-from ptxjit.frontend.literals import _DECIMAL, _MAX_LITERAL, _int_literal
+from ptxjit.frontend.literals import _DECIMAL, _MAX_LITERAL, _int_literal, decimal_below
 from ptxjit.frontend.operands import MAX_OPERAND_NESTING, InstructionParser
 from ptxjit.frontend.regparams import bind_reg_params, calls_through_params, reg_params
 
@@ -67,6 +67,7 @@ class _Parser(InstructionParser):
         self.cur_loc: tuple[int, int, int] | None = None
         self.func: ir.Function | None = None
         self.vector_regs = False  # the function declares .reg .v2/.v4 registers (operands are expanded)
+        self.prelude: list[ir.Instr] = []  # see InstructionParser.place_element
 
     # ------------------------------------------------------------ token helpers
     def peek(self, k: int = 0) -> Token:
@@ -363,7 +364,8 @@ class _Parser(InstructionParser):
         """Declare `name` if scope k has a large range that contains it (%r<N> holds %r0..%r{N-1})."""
         assert self.func is not None
         for prefix, count, typ in self.ranges[k]:
-            if name.startswith(prefix) and _DECIMAL.fullmatch(name, len(prefix)) and int(name[len(prefix):]) < count:
+            if (name.startswith(prefix) and _DECIMAL.fullmatch(name, len(prefix))
+                    and decimal_below(name[len(prefix):], count)):
                 new = name
                 if k > 0:  # nested scope: renamed apart, as declare() does
                     self.fresh += 1
@@ -424,7 +426,11 @@ class _Parser(InstructionParser):
                     continue
                 body.append(ir.Label(tok[1], self.pos(tok)))
                 continue
-            body.append(self.parse_instruction())
+            ins = self.parse_instruction()
+            if self.prelude:
+                body.extend(self.prelude)
+                self.prelude.clear()
+            body.append(ins)
         if self.ranges[0]:  # registers of a function-level range used before its declaration
             for st in body:
                 if isinstance(st, ir.Instr):
