@@ -10,6 +10,7 @@ nvcc -ptx -arch=sm_90 -O3 warp_converge.cu -o warp_converge.ptx
 nvcc -ptx -arch=sm_80 -O3 printf_bad.cu -o printf_bad.ptx
 nvcc -ptx -arch=sm_80 -O3 launch_checks.cu -o launch_checks.ptx
 nvcc -ptx -arch=sm_80 -O3 interrupts.cu -o interrupts.ptx
+nvcc -ptx -arch=sm_80 -O3 barrier_forms.cu -o barrier_forms.ptx
 nvcc -ptx -arch=sm_80 -lineinfo -O3 memory_safety.cu -o memory_safety.ptx
 nvcc -ptx -arch=sm_80 -lineinfo -O3 counted_loops.cu -o counted_loops.ptx
 nvcc -ptx -arch=sm_80 -O3 trace_independence.cu -o trace_independence.ptx

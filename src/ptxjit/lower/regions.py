@@ -157,6 +157,7 @@ class RegionLowering:
         self.spin_codes: list[int] = []
         self.barrier_codes: dict[int, tuple[tuple[int, int | None] | None, int]] = {}
         self.arrive_ids: set[int] = set()
+        self.arrive_counts: dict[int, int] = {}  # barrier id -> the thread count its bar.arrive names
         self.dynamic_arrive = False
         for i in self.fn.instructions:
             if i.opcode in ("bar", "barrier") and i.has("arrive"):
@@ -165,6 +166,8 @@ class RegionLowering:
                     self.dynamic_arrive = True
                 else:
                     self.arrive_ids.add(sb[0])
+                    if sb[1] is not None:
+                        self.arrive_counts.setdefault(sb[0], sb[1])
             if id(i) not in self.yield_index:
                 continue
             code = self.yield_index[id(i)] << 1

@@ -211,10 +211,14 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
     for k in ids:
         wk = c0
         count = None
+        synced = False
         for code, (sb, _loc) in bars.items():
             if sb is not None and sb[0] == k:
                 wk = b.add(wk, counts[code])
                 count = sb[1] if count is None else count
+                synced = True
+        if not synced and not dynamic:  # an id that only bar.arrive names: the count it names
+            count = lw.arrive_counts.get(k)
         need = const_int(I32, -1 if count is None else count)  # -1: every live thread
         if dynamic:
             wk = b.add(wk, b.load(b.gep(dyn_wait, [c0, const_int(I32, k)])))
@@ -233,7 +237,20 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
         b.cbranch(complete, release, nxt)
         b.position_at_end(release)
         b.store(c0, spin_rounds)
-        b.store(c0, b.gep(pcount, [const_int(I32, abase + k)]))
+        arrive_slot = b.gep(pcount, [const_int(I32, abase + k)])
+        # bar.arrive alone can complete a phase: `count` threads arrived and none of them waits (an
+        # arrive that no thread syncs with, more arrivals than the count).  The phase ends with nobody
+        # to release; arrivals beyond the count belong to the next phase
+        with_waiters, arrivals_only = f.append_basic_block(f"release{k}_waiters"), \
+            f.append_basic_block(f"release{k}_arrivals_only")
+        b.cbranch(b.icmp_signed(">", wk, c0), with_waiters, arrivals_only)
+        b.position_at_end(arrivals_only)
+        left = b.sub(b.load(arrive_slot), threshold)
+        keep = b.and_(b.icmp_signed(">", threshold, c0), b.icmp_signed(">", left, c0))
+        b.store(b.select(keep, left, c0), arrive_slot)
+        b.branch(main)
+        b.position_at_end(with_waiters)
+        b.store(c0, arrive_slot)
         _complete_barrier(b, W)
         mine = [c for c, (sb, _loc) in bars.items() if sb is not None and sb[0] == k]
         _release(cg, b, f, n, status, pcount, barinfo, counts, mine, dynamic, k, run, relcnt, pending, lw.nyields)
