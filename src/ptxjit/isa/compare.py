@@ -36,6 +36,10 @@ _SRC_TYPES = INTS + " " + FLOATS
 _SET_DTYPES = "u32 s32 f32 u16 s16 f16 bf16 f16x2 bf16x2"
 
 
+# a predicate source (setp/set's combine operand c, selp's c) is a register, negated or not, or an integer
+# immediate, non-zero being true: ptxas folds `selp.b32 d, a, b, 2` to a
+
+
 def _setp_forms():
     out = []
     for tys in (INTS + " f32 f64 f16x2 bf16x2", "f16 bf16"):
@@ -43,7 +47,7 @@ def _setp_forms():
         dk = "reg pair sink" if "f16x2" in tys else "reg sink"
         base = (d("pred", dk), s("a"), s("b"))
         out.append(form(types(tys), [CMP, FTZ], base, check=_setp_check))
-        out.append(form(types(tys), [CMP, BOOL, FTZ], (*base, s("c", "pred", "reg")), check=_setp_check))
+        out.append(form(types(tys), [CMP, BOOL, FTZ], (*base, s("c", "pred")), check=_setp_check))
     return out
 
 
@@ -53,8 +57,8 @@ SPECS = [
          form(types(_SET_DTYPES, _SRC_TYPES), [CMP, FTZ], (d("T0"), s("a", "T1"), s("b", "T1")),
               check=_setp_check),
          form(types(_SET_DTYPES, _SRC_TYPES), [CMP, BOOL, FTZ],
-              (d("T0"), s("a", "T1"), s("b", "T1"), s("c", "pred", "reg")), check=_setp_check)),
-    spec("selp", "compare", form(types(INTS + " f32 f64"), [], (d(), s("a"), s("b"), s("c", "pred", "reg")))),
+              (d("T0"), s("a", "T1"), s("b", "T1"), s("c", "pred")), check=_setp_check)),
+    spec("selp", "compare", form(types(INTS + " f32 f64"), [], (d(), s("a"), s("b"), s("c", "pred")))),
     spec("slct", "compare",
          form(types(INTS + " f32 f64", "s32"), [], (d("T0"), s("a", "T0"), s("b", "T0"), s("c", "T1"))),
          form(types(INTS + " f32 f64", "f32"), [FTZ], (d("T0"), s("a", "T0"), s("b", "T0"), s("c", "T1")))),

@@ -13,7 +13,7 @@ ADDR = op("addr", "addr", None)
 def _bar_forms(aligned: bool):
     g = [CTA, ALIGNED] if aligned else [CTA]
     a, b = s("a", U32), s("b", U32)
-    c = s("c", "pred", "reg")
+    c = s("c", "pred")  # a predicate register (or !%p) or an immediate (non-zero: true), as vote's a
     return [
         form((), [*g, req("op", "sync")], (a, s("b", U32, optional=True))),
         form((), [*g, req("op", "arrive")], (a, b)),
@@ -47,9 +47,9 @@ SPECS = [
          form((), [req("cluster", "cluster"), req("op", "wait"), mods("sem", "acquire"), ALIGNED], ())),
     spec("vote", "warp",
          form(types("pred"), [mods("sync", "sync"), req("mode", "all any uni")],
-              (d("pred"), s("a", "pred", "reg"), s("membermask", "u32", optional=True))),
+              (d("pred"), s("a", "pred"), s("membermask", "u32", optional=True))),
          form(types("b32"), [mods("sync", "sync"), req("mode", "ballot")],
-              (d("b32"), s("a", "pred", "reg"), s("membermask", "u32", optional=True)))),
+              (d("b32"), s("a", "pred"), s("membermask", "u32", optional=True)))),
     spec("match", "warp",
          form(types("b32 b64"), [req("mode", "any"), req("sync", "sync")], (d("b32"), s("a"), MASK)),
          form(types("b32 b64"), [req("mode", "all"), req("sync", "sync")],
