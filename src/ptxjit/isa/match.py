@@ -24,7 +24,6 @@ from ptxjit.isa.spec import (
     SREG,
     SYM,
     TYPE_TOKENS,
-    U32_OR_PRED,
     VEC,
     Form,
     InstrSpec,
@@ -35,6 +34,8 @@ from ptxjit.isa.spec import (
     kind_of,
     reg_fits,
     resolve_class,
+    special_form_error,
+    special_misfit,
     special_type,
 )
 
@@ -363,16 +364,18 @@ def _scalar(x, o: OperandSpec, cls: str | None, ctx: Context, where: str, m: Mat
         if rt is None and st is not None:
             if SREG not in kinds:
                 return f"{where}: special register {x.name} is not allowed here (ptxas allows them in mov and cvt)"
-            if cls and cls != "any" and (bits(st) < bits(cls) or bits(st) == 64 and bits(cls) != 64):
+            if special_misfit(x.name, st, cls) is not None:
                 return f"{where} must be {describe_class(cls)}, got {x.name} (.{st})"
             return None
+        if rt is None and (why := special_form_error(x.name)) is not None:
+            return f"{where}: {why}"
         if rt is None and ctx.lenient:
             return None if REG in kinds else f"{where} must be {expected}, got {x.name}"
         if rt is None:
             return f"register {x.name} is not declared ({where})"
         if REG not in kinds:
             return f"{where} must be {expected}, got the register {x.name}"
-        if x.neg and (o.dst or not (cls == "pred" or cls == U32_OR_PRED and rt == "pred")):
+        if x.neg and (cls != "pred" or o.dst):
             return f"{where}: '!' negates only predicate sources, got !{x.name}"
         typed = o.cls is not None and o.cls[0] in "TW"
         if cls is not None and not reg_fits(rt, cls, o.relaxed, typed):

@@ -20,6 +20,7 @@ from ptxjit.isa.spec import (
     req,
     s,
     spec,
+    special_misfit,
     special_type,
     types,
 )
@@ -73,9 +74,13 @@ def _st_check(m: Match) -> str | None:
 
 def _mov_sreg(m: Match, ops: list, ctx) -> str | None:
     a = ops[1] if len(ops) > 1 else None
-    if isinstance(a, ir.Reg) and special_type(a.name) is not None and m.types[0][0] == "f":
+    st = special_type(a.name) if isinstance(a, ir.Reg) and (ctx is None or a.name not in ctx.regs) else None
+    if st is None:
+        return None
+    if m.types[0][0] == "f":
         return f"a special register ({a.name}) moves only with an integer or bit type, not .{m.types[0]}"
-    return None
+    why = special_misfit(a.name, st, m.types[0], mov=True)
+    return None if why is None else f"special register {a.name} (.{st}) {why}, not .{m.types[0]}"
 
 
 _LD_GROUPS = [mods("sem", "weak volatile relaxed acquire mmio"), SCOPE, LD_SPACE, mods("cop", "ca cg cs lu cv"),

@@ -22,7 +22,6 @@ The rules follow ptxas (CUDA 13.0, sm_90), probed with small kernels (tools/isa_
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -61,11 +60,6 @@ _BITS_ONLY = frozenset({"bf16", "bf16x2", "tf32", "s16x2", "u16x2"}) | frozenset
     t for t in TYPE_BITS if t[0] == "e" and t[1].isdigit() or t.startswith("ue8"))
 
 
-# an operand that is a 32-bit integer or a predicate, by the register given (cp.async's fourth operand:
-# src-size, or the ignore-src predicate, which may be negated)
-U32_OR_PRED = "u32|pred"
-
-
 def kind_of(t: str) -> str:
     """'b', 'u', 's', 'f' or 'pred' for a type name."""
     if t == "pred":
@@ -91,8 +85,6 @@ def reg_fits(reg: str, want: str, relaxed: bool = False, typed: bool = True) -> 
         return reg not in ("pred", "f16x2") or reg == "f16x2" and typed
     if want == "int32|64":  # an address-sized integer (isspacep)
         return reg in ("b32", "u32", "s32", "b64", "u64", "s64")
-    if want == U32_OR_PRED:
-        return reg == "pred" or reg_fits(reg, "u32", relaxed, typed=False)
     if want == "pred":
         # ptxas quirk: an .f16x2 register passes as a predicate of a .pred-typed instruction
         return reg == "pred" or reg == "f16x2" and typed
@@ -125,8 +117,6 @@ def describe_class(want: str, relaxed: bool = False) -> str:
         return "a register"
     if want == "int32|64":
         return "a 32- or 64-bit integer register"
-    if want == U32_OR_PRED:
-        return "a 32-bit integer register (.u32/.s32/.b32) or a predicate register (.pred)"
     if want == "pred":
         return "a predicate register (.pred)"
     n = bits(want)
@@ -141,35 +131,74 @@ def describe_class(want: str, relaxed: bool = False) -> str:
     return f"a {n}-bit float-compatible register (.{want}/.b{n}{', or a wider .b register' if relaxed else ''})"
 
 
-# Special registers and their types (ptxas: allowed as sources of mov and cvt only).
-_SREG_TYPES = {
-    "%clock64": "u64", "%globaltimer": "u64", "%gridid": "u64",
-    "%is_explicit_cluster": "pred", "%current_graph_exec": "u64",
+# The special registers of PTX ISA 9.x (§10) as ptxas (CUDA 13, sm_90) takes them: sources of mov and
+# cvt only.  Vector registers take a component (.x .y .z .w), the others none.
+_SREG_VECTORS = frozenset({"%tid", "%ntid", "%ctaid", "%nctaid", "%clusterid", "%nclusterid", "%cluster_ctaid",
+                           "%cluster_nctaid"})
+_SREG_TYPES: dict[str, str] = {
+    **{r: "u32" for r in _SREG_VECTORS},
+    **{f"%{r}": "u32" for r in (
+        "laneid", "warpid", "nwarpid", "smid", "nsmid", "clock", "clock_hi", "globaltimer_lo", "globaltimer_hi",
+        "lanemask_eq", "lanemask_le", "lanemask_lt", "lanemask_ge", "lanemask_gt", "total_smem_size",
+        "aggr_smem_size", "dynamic_smem_size", "cluster_ctarank", "cluster_nctarank",
+        "reserved_smem_offset_begin", "reserved_smem_offset_end", "reserved_smem_offset_cap",
+        "reserved_smem_offset_0", "reserved_smem_offset_1")},
+    **{f"%pm{i}": "u32" for i in range(8)},
+    **{f"%pm{i}_64": "u64" for i in range(8)},
+    **{f"%envreg{i}": "u32" for i in range(32)},
+    "%clock64": "u64", "%globaltimer": "u64", "%gridid": "u64", "%current_graph_exec": "u64",
+    "%is_explicit_cluster": "pred",
 }
-# Every special register of PTX ISA 8.x (§10) besides those the lowering knows (lower/function.py:
-# SPECIAL_REGS): valid PTX, so the table accepts them, and the mov/cvt rules refuse at load the ones
-# ptxjit cannot read yet (unsupported_special).
-_PTX_SREGS = re.compile(r"%(cluster_ctarank|cluster_nctarank|cluster_ctaid|cluster_nctaid|clusterid|nclusterid"
-                        r"|is_explicit_cluster|current_graph_exec|pm[0-7](_64)?|envreg\d+"
-                        r"|reserved_smem_offset_(begin|end|cap|[01])|lanemask_(eq|le|lt|ge|gt))")
+# mov widths ptxas takes besides the register's own: the 16-bit forms of the registers that were 16-bit
+# in PTX 1.x, and %gridid's 16- and 32-bit forms (32-bit before PTX 3.0)
+_SREG_MOV_BITS = {"%tid": (16, 32), "%ntid": (16, 32), "%ctaid": (16, 32), "%nctaid": (16, 32),
+                  "%gridid": (16, 32, 64)}
 
 
 def special_type(name: str) -> str | None:
     """The type of a special register, or None if `name` is not one."""
-    from ptxjit.lower.function import is_special
+    base, dot, comp = name.partition(".")
+    t = _SREG_TYPES.get(base)
+    if t is None or (comp in ("x", "y", "z", "w") if base in _SREG_VECTORS else not dot):
+        return t
+    return None
 
-    base = name.split(".")[0]
-    if not is_special(name) and not _PTX_SREGS.fullmatch(base):
+
+def special_form_error(name: str) -> str | None:
+    """Why `name`, which names a special register, is not a valid reference to it (None: it is, or it
+    names none)."""
+    base, dot, comp = name.partition(".")
+    if base not in _SREG_TYPES or special_type(name) is not None:
         return None
-    return _SREG_TYPES.get(base, "u64" if base.endswith("_64") else "u32")
+    if base in _SREG_VECTORS:
+        if not dot:
+            return f"{base} is a vector special register: name a component ({base}.x, .y, .z or .w)"
+        return f"{name}: {base} has the components .x, .y, .z and .w, not .{comp}"
+    return f"{name}: the special register {base} has no components"
+
+
+def special_misfit(name: str, st: str, cls: str | None, mov: bool = False) -> str | None:
+    """Why special register `name` (type `st`) cannot be read as .`cls`, or None.  ptxas: a predicate
+    register moves only to a predicate; cvt takes a source type of at most the register's width, mov
+    (`mov`) the register's own width (and the _SREG_MOV_BITS forms)."""
+    if cls is None or cls == "any":
+        return None
+    if st == "pred" or cls == "pred":
+        return None if st == cls else f"reads as .{st} only"
+    n = bits(cls)
+    if mov:
+        ok = _SREG_MOV_BITS.get(name.split(".")[0], (bits(st),))
+        return None if n in ok else "moves as " + " or ".join(f".b{w}/.u{w}/.s{w}" for w in ok)
+    return None if n <= bits(st) else f"is {bits(st)}-bit: it converts from an integer type of at most {bits(st)} bits"
 
 
 def unsupported_special(ins: ir.Instr) -> str | None:
-    """Why a mov/cvt reading a special register ptxjit does not implement is refused, or None."""
+    """Why a mov/cvt reading a special register ptxjit does not implement is refused, or None (the
+    lowering (lower/operands.py: SPECIAL_REGS) knows every register of the table)."""
     from ptxjit.lower.function import is_special
 
     for x in ins.operands[1:]:
-        if isinstance(x, ir.Reg) and not is_special(x.name) and _PTX_SREGS.fullmatch(x.name.split(".")[0]):
+        if isinstance(x, ir.Reg) and special_type(x.name) is not None and not is_special(x.name):
             return f"special register {x.name} is not supported"
     return None
 

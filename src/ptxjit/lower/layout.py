@@ -119,22 +119,53 @@ def encode_initializer(v: ir.VarDecl, resolve_addr) -> bytes:
     return bytes(out)
 
 
+# The shared memory CUDA reserves per CTA for its system software on sm_8x/sm_90
+# (cudaDevAttrReservedSharedMemoryPerBlock), which %reserved_smem_offset_* describe: cooperative groups
+# keep the barriers and the exchange words of tiles wider than a warp there (<cooperative_groups/
+# details/memory.h> expects at least 288 bytes at %reserved_smem_offset_1).  ptxjit backs it with
+# memory only in kernels that read one of those registers, as a region after the static variables
+# (before the dynamic ones); the worker loop zeroes it when a CTA starts.  Its two slots
+# (%reserved_smem_offset_0 and _1) split it in halves.
+RESERVED_SMEM_BYTES = 1024
+RESERVED_SMEM_SLOT = 512
+RESERVED_SMEM_PREFIX = "%reserved_smem_offset_"
+
+
 @dataclass
 class SharedLayout:
     offsets: dict[str, int]
     static_size: int
     dynamic_offset: int
+    reserved: int = -1  # offset of the reserved region (RESERVED_SMEM_BYTES), -1: none
+    user_end: int = -1  # where the kernel's own static variables end, with a reserved region
+
+    @property
+    def reserved_bytes(self) -> int:
+        return RESERVED_SMEM_BYTES if self.reserved >= 0 else 0
+
+    @property
+    def user_static_size(self) -> int:
+        """The static shared bytes the kernel declares (what ptxas reports), without the reserved region."""
+        return self.user_end if self.reserved >= 0 else self.static_size
+
+
+def reads_reserved_smem(fns: list[ir.Function]) -> bool:
+    """Does an instruction of `fns` read one of the %reserved_smem_offset_* registers?"""
+    return any(isinstance(x, ir.Reg) and x.name.startswith(RESERVED_SMEM_PREFIX)
+               for f in fns for ins in f.instructions for x in ins.operands)
 
 
 def shared_layout(module: ir.Module, fn: ir.Function) -> SharedLayout:
-    """Module-scope shared variables first (same offsets in every function), then fn's own."""
+    """Module-scope shared variables first (same offsets in every function), then fn's own, then the
+    reserved region where the kernel (or a function it may call) reads %reserved_smem_offset_*."""
     off = 0
     offsets: dict[str, int] = {}
     dyn_align = 16
     extern = []
     decls = [v for v in module.globals if v.space == "shared"]
-    for f in module.functions.values():
-        decls += [v for v in f.vars if v.space == "shared" and (f is fn or not f.is_entry)]
+    fns = [f for f in module.functions.values() if f is fn or not f.is_entry]
+    for f in fns:
+        decls += [v for v in f.vars if v.space == "shared"]
     for v in decls:
         if v.linkage == "extern" or (v.dims and v.dims[-1] is None):
             extern.append(v)
@@ -143,10 +174,14 @@ def shared_layout(module: ir.Module, fn: ir.Function) -> SharedLayout:
         off = align_up(off, max(v.alignment, 1))
         offsets[v.name] = off
         off += v.size
+    reserved, user_end = -1, off
+    if reads_reserved_smem(fns):
+        reserved = align_up(off, 16)
+        off = reserved + RESERVED_SMEM_BYTES
     dyn = align_up(off, dyn_align)
     for v in extern:
         offsets[v.name] = dyn
-    return SharedLayout(offsets, off, dyn)
+    return SharedLayout(offsets, off, dyn, reserved, user_end)
 
 
 def local_size(fn: ir.Function) -> int:

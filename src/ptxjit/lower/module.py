@@ -21,6 +21,7 @@ from ptxjit.lower.types import I1, I8, I32, I64, PTR, VOID, const_int
 from ptxjit.passes.lockstep import lockstep_loops
 from ptxjit.passes.shflsched import group_shuffles
 from ptxjit.passes.unroll import unroll_lockstep
+from ptxjit.runtime import globaltimer as _globaltimer  # noqa: F401  (its symbol, as the heap's)
 from ptxjit.runtime import heap as _heap  # noqa: F401  (its symbol must exist before cached code is loaded)
 
 WORKER_SYMBOL = "ptxjit_worker"
@@ -415,6 +416,11 @@ class ModuleCodegen:
                 self.probes.before_cta(b, L, W, c, nthreads)
             if self.checked:  # a fault flag left by a CTA an error stopped must not end this one early
                 b.store(const_int(I64, 0), slot(W, abi.W_FAULTED))
+            if self.shared.reserved >= 0:  # the reserved shared region starts each CTA zeroed (lower/layout.py)
+                memset = self.intrinsic("llvm.memset.p0.i64", VOID, [PTR, I8, I64, I1], exact=True)
+                region = b.inttoptr(b.add(b.load(slot(W, abi.W_SHARED)), const_int(I64, self.shared.reserved)), PTR)
+                b.call(memset, [region, const_int(I8, 0), const_int(I64, self.shared.reserved_bytes),
+                                const_int(I1, 0)])
             r = b.call(cta, [L, W, nthreads])
             ok = f.append_basic_block("cta_ok")
             b.cbranch(b.icmp_signed("!=", r, const_int(I32, 0)), exit_blk, ok)

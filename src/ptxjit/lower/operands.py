@@ -17,16 +17,20 @@ SPECIAL_REGS = {
     "%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid",
     "%gridid", "%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi",
     "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge",
-    "%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size", "%warpsize", "%envreg",
+    "%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size", "%warpsize", "%current_graph_exec",
+    # the shared memory reserved for CUDA's system software (lower/layout.py: RESERVED_SMEM_BYTES)
+    "%reserved_smem_offset_begin", "%reserved_smem_offset_end", "%reserved_smem_offset_cap",
+    "%reserved_smem_offset_0", "%reserved_smem_offset_1",
     # thread-block clusters (lower/rules/cluster.py)
     "%cluster_ctarank", "%cluster_nctarank", "%cluster_ctaid", "%cluster_nctaid", "%clusterid", "%nclusterid",
     "%is_explicit_cluster",
     *(f"%pm{i}{w}" for i in range(8) for w in ("", "_64")),  # performance monitors (rules/special.py)
+    *(f"%envreg{i}" for i in range(32)),  # driver-defined (rules/special.py); ptxas knows %envreg0..31
 }
 
 
 def is_special(name: str) -> bool:
-    return name.split(".")[0] in SPECIAL_REGS or name.startswith("%envreg")
+    return name.split(".")[0] in SPECIAL_REGS
 
 
 # f32 instructions whose NaN results are canonical on the GPU ("arithmetic"), and instructions whose

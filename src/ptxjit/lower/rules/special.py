@@ -5,7 +5,9 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from ptxjit.lower import abi
+from ptxjit.lower.layout import RESERVED_SMEM_BYTES, RESERVED_SMEM_PREFIX, RESERVED_SMEM_SLOT
 from ptxjit.lower.types import I32, I64, const_int
+from ptxjit.runtime.globaltimer import globaltimer_function
 
 _AXIS = {"x": 0, "y": 1, "z": 2, "w": 3}
 
@@ -60,7 +62,10 @@ def special_register(lw, name: str) -> ll.Value:
         v = {"eq": eq, "lt": lt, "le": le, "gt": b.not_(le), "ge": b.not_(lt)}[base[len("%lanemask_"):]]
         return b.trunc(v, I32)
     if base in ("%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
-        c = b.call(lw.cg.intrinsic("llvm.readcyclecounter", I64, [], exact=True), [])
+        if base.startswith("%globaltimer"):
+            c = b.call(globaltimer_function(lw.cg.llmod), [])
+        else:
+            c = b.call(lw.cg.intrinsic("llvm.readcyclecounter", I64, [], exact=True), [])
         if base in ("%clock", "%globaltimer_lo"):
             return b.trunc(c, I32)
         if base in ("%clock_hi", "%globaltimer_hi"):
@@ -78,7 +83,25 @@ def special_register(lw, name: str) -> ll.Value:
     if base == "%dynamic_smem_size":
         return launch32(abi.L_DYN_SMEM)
     if base in ("%total_smem_size", "%aggr_smem_size"):
-        return b.trunc(lw.worker_slot(abi.W_SHARED_SIZE), I32)
+        # the user's shared memory (static, alignment, dynamic) in allocation units; %aggr_smem_size
+        # adds the region reserved for the system software, which the GPU reserves in every CTA
+        lay = lw.cg.shared
+        user = b.sub(lw.worker_slot(abi.W_SHARED_SIZE), const_int(I64, lay.reserved_bytes))
+        unit = SMEM_ALLOCATION_UNIT
+        total = b.and_(b.add(user, const_int(I64, unit - 1)), const_int(I64, -unit))
+        if base == "%aggr_smem_size":
+            total = b.add(total, const_int(I64, RESERVED_SMEM_BYTES))
+        return b.trunc(total, I32)
+    if base.startswith(RESERVED_SMEM_PREFIX):
+        # offsets in the shared window of this CTA's reserved region (lower/layout.py)
+        begin = lw.cg.shared.reserved
+        if begin < 0:
+            raise lw.unsupported(f"special register {name}: the kernel's shared layout has no reserved region")
+        at = {"begin": begin, "end": begin + RESERVED_SMEM_BYTES, "cap": RESERVED_SMEM_BYTES,
+              "0": begin, "1": begin + RESERVED_SMEM_SLOT}[base[len(RESERVED_SMEM_PREFIX):]]
+        return const_int(I32, at)
+    if base == "%current_graph_exec":  # ptxjit launches no CUDA graphs: 0 is the ISA's "not in a graph"
+        return const_int(I64, 0)
     if base.startswith(("%cluster", "%ncluster", "%is_explicit_cluster")):
         from ptxjit.lower.rules.cluster import cluster_register
 
@@ -95,6 +118,10 @@ def special_register(lw, name: str) -> ll.Value:
 
 
 GRID_WORKSPACE_MARK = "%envreg"
+
+# %total_smem_size counts shared memory in the GPU's allocation units (PTX ISA: 128 bytes on sm_8x and
+# sm_9x)
+SMEM_ALLOCATION_UNIT = 128
 
 
 def _mark_grid_workspace(lw) -> None:
