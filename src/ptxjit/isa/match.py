@@ -24,6 +24,7 @@ from ptxjit.isa.spec import (
     SREG,
     SYM,
     TYPE_TOKENS,
+    U32_OR_PRED,
     VEC,
     Form,
     InstrSpec,
@@ -375,7 +376,7 @@ def _scalar(x, o: OperandSpec, cls: str | None, ctx: Context, where: str, m: Mat
             return f"register {x.name} is not declared ({where})"
         if REG not in kinds:
             return f"{where} must be {expected}, got the register {x.name}"
-        if x.neg and (cls != "pred" or o.dst):
+        if x.neg and (o.dst or not (cls == "pred" or cls == U32_OR_PRED and rt == "pred")):
             return f"{where}: '!' negates only predicate sources, got !{x.name}"
         typed = o.cls is not None and o.cls[0] in "TW"
         if cls is not None and not reg_fits(rt, cls, o.relaxed, typed):

@@ -60,6 +60,11 @@ _BITS_ONLY = frozenset({"bf16", "bf16x2", "tf32", "s16x2", "u16x2"}) | frozenset
     t for t in TYPE_BITS if t[0] == "e" and t[1].isdigit() or t.startswith("ue8"))
 
 
+# an operand that is a 32-bit integer or a predicate, by the register given (cp.async's fourth operand:
+# src-size, or the ignore-src predicate, which may be negated)
+U32_OR_PRED = "u32|pred"
+
+
 def kind_of(t: str) -> str:
     """'b', 'u', 's', 'f' or 'pred' for a type name."""
     if t == "pred":
@@ -85,6 +90,8 @@ def reg_fits(reg: str, want: str, relaxed: bool = False, typed: bool = True) -> 
         return reg not in ("pred", "f16x2") or reg == "f16x2" and typed
     if want == "int32|64":  # an address-sized integer (isspacep)
         return reg in ("b32", "u32", "s32", "b64", "u64", "s64")
+    if want == U32_OR_PRED:
+        return reg == "pred" or reg_fits(reg, "u32", relaxed, typed=False)
     if want == "pred":
         # ptxas quirk: an .f16x2 register passes as a predicate of a .pred-typed instruction
         return reg == "pred" or reg == "f16x2" and typed
@@ -117,6 +124,8 @@ def describe_class(want: str, relaxed: bool = False) -> str:
         return "a register"
     if want == "int32|64":
         return "a 32- or 64-bit integer register"
+    if want == U32_OR_PRED:
+        return "a 32-bit integer register (.u32/.s32/.b32) or a predicate register (.pred)"
     if want == "pred":
         return "a predicate register (.pred)"
     n = bits(want)
