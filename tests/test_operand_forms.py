@@ -305,6 +305,8 @@ mov.u32 %r2, 7;
 add.u32 %r3, %r2, s+8;
 mov.u64 %rd10, s+16;
 mov.u64 %rd11, g+24;
+add.u64 %rd12, %rd1, g+0;
+sub.u64 %rd12, %rd12, %rd2;
 st.global.v2.u64 [%rd0], {%rd2, %rd3};
 st.global.v2.u64 [%rd0+16], {%rd4, %rd5};
 st.global.v2.u64 [%rd0+32], {%rd6, %rd7};
@@ -312,10 +314,11 @@ st.global.v2.u64 [%rd0+48], {%rd8, %rd9};
 st.global.v2.u32 [%rd0+64], {%r1, %r3};
 st.global.v2.u64 [%rd0+72], {%rd10, %rd11};
 st.global.u64 [%rd0+88], g+16;
+st.global.u64 [%rd0+96], %rd12;
 ret;
 }
 """
-    out = np.zeros(12, np.uint64)
+    out = np.zeros(13, np.uint64)
     ptxjit.Module(text, "t.ptx").get_function("k")(1, 1, (out,))
     g8, s16, g24 = int(out[0]), int(out[9]), int(out[10])
     s8, g16, m = s16 - 8, g8 + 8, 1 << 64
@@ -324,6 +327,7 @@ ret;
                                 1000 & g24, max(1000, s16)]
     assert out[8:9].view(np.uint32).tolist() == [g8 & 0xFFFFFFFF, (7 + s8) & 0xFFFFFFFF]
     assert out[11] == g16
+    assert out[12] == (1000 - 8) % m  # (g+0) + 1000 - (g+8)
     for bad in ("add.u64 %rd1, %rd1, g;", "add.u64 %rd1, %rd1, k+4;", "add.f32 %f1, %f1, g+4;",
                 "add.u64 g+4, %rd1, 1;"):
         with pytest.raises(PTXError, match=r"t.ptx:9:1: "):
@@ -356,6 +360,11 @@ ret;
     ("red.shared.add.u32 s[4], 1;", 20, "operand of ld, st, mov and cvta only"),
     ("cvta.to.shared.u64 %rd1, s[4];", 26, "operand of ld, st, mov and cvta only"),
     ("prefetch.global.L1 g[4];", 20, "operand of ld, st, mov and cvta only"),
+    ("st.shared.u32 [s+4], s[2];", 22, "the address operand of st, not its value"),
+    ("ld.shared.u32 s[1], [s+4];", 15, "the address operand of ld, not its destination"),
+    # ptxas: syntax error near '-' (the offset is written [base+-4])
+    ("ld.shared.u32 %r1, [s-4];", 22, r"expected '\+' or '\]'"),
+    ("ld.global.u32 %r1, [%rd1-4];", 25, r"expected '\+' or '\]'"),
 ])
 def test_forms_ptxas_refuses_are_syntax_errors(line, col, match):
     text = (HEAD + ".global .u32 g[8];\n.visible .entry k(.param .u64 out)\n{\n.reg .b32 %r<4>;\n"

@@ -77,6 +77,9 @@ class Sym:
 
     name: str
     offset: int = 0
+    # written with an offset (`var+0` too): ptxas takes `var+K`, unlike a bare `var`, as an integer
+    # operand of arithmetic; no part of the symbol's identity
+    with_offset: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -88,8 +88,8 @@ class InstructionParser:
         self.next()
         pos = self.pos(op_tok if guard is None else start)
         if any(isinstance(o, Element) for o in operands):
-            operands = [self.place_element(o, parts, guard, pos) if isinstance(o, Element) else o
-                        for o in operands]
+            operands = [self.place_element(o, k, parts, guard, pos) if isinstance(o, Element) else o
+                        for k, o in enumerate(operands)]
         return ir.Instr(parts[0], tuple(parts[1:]), operands, guard, pos, self.cur_loc)
 
     def parse_operand(self):
@@ -159,7 +159,7 @@ class InstructionParser:
             if name.startswith("%") or name == "_" or self.is_reg(name):
                 return ir.Reg(name)
             if self.at("+"):  # var+offset, the offset a constant expression: buf+4, buf+(2*4)
-                return ir.Sym(name, wrap64(parse_int_const(self, "an integer offset")))
+                return ir.Sym(name, wrap64(parse_int_const(self, "an integer offset")), True)
             return ir.Sym(name)
         raise self.error("an operand")
 
@@ -211,11 +211,14 @@ class InstructionParser:
                 return v
         return None
 
-    def place_element(self, el: Element, parts: list[str], guard, pos: SourcePos):
+    def place_element(self, el: Element, index: int, parts: list[str], guard, pos: SourcePos):
         """An array element as the operand of instruction `parts`: an address for ld/st, a value for
         mov/cvta.  A register subscript is computed into fresh registers by instructions placed just
         before this one (under its guard), as ptxas computes it."""
         op = parts[0]
+        if op in _ELEMENT_ADDRESS and index != (0 if op == "st" else 1):
+            raise PTXSyntaxError(el.pos, f"an array element ('{el.var}[...]') is the address operand of "
+                                 f"{op}, not its {'value' if op == 'st' else 'destination'}")
         if op in _ELEMENT_ADDRESS:
             width = self.module.address_size
         elif op in _ELEMENT_VALUE and "to" not in parts:
@@ -309,9 +312,11 @@ class InstructionParser:
             offset = parse_int_const(self, "an integer address")
         else:
             raise self.error("a register, variable or integer address")
-        if base is not None and (self.at("+") or self.at("-")):
+        if base is not None and self.at("-"):  # ptxas: syntax error near '-'
+            raise self.error("'+' or ']' (a negative offset is written [base+-4])")
+        if base is not None and self.at("+"):
             # the offset is a constant expression read from its sign on (the sign as a unary
-            # operator): [%rd1+4], [%rd1+-4], [%rd1+4*3], [%rd1+(1?4:8)]; ptxas refuses `-(...)` here
+            # operator): [%rd1+4], [%rd1+-4], [%rd1+4*3], [%rd1+(1?4:8)], [buf+8-4]
             offset = parse_int_const(self, "an integer offset")
         offset = wrap64(offset)  # ptxas accepts any offset and computes addresses modulo 2**64
         if self.accept(","):

@@ -403,7 +403,7 @@ def _scalar(x, o: OperandSpec, cls: str | None, ctx: Context, where: str, m: Mat
             if sp and vs != "func" and _SPACE_OF.get(sp, sp) != vs:
                 return f"{where}: state space mismatch: .{sp} instruction, but {x.name} is a .{vs} variable"
             return None
-        if (IMM in kinds and x.offset and not o.dst and cls is not None and kind_of(cls) in "bus"
+        if (IMM in kinds and (x.offset or x.with_offset) and not o.dst and cls is not None and kind_of(cls) in "bus"
                 and ctx.symbols.get(x.name) not in (None, "func")):
             return None  # `var+4`: ptxas reads a variable's address plus an offset as an integer constant
         if LABEL in kinds and SYM not in kinds:
