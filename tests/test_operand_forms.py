@@ -195,6 +195,31 @@ ret;
     np.testing.assert_array_equal(out, [0x11, 0x22, 0x33, 0x44])
 
 
+def test_negative_subscripts_wrap_as_on_the_gpu():
+    # sm_90 SASS: g[-1] of a .u32 global array is g + 0xFFFFFFFC (the 32-bit offset zero-extended);
+    # a shared address is 32 bits, so s[-1] is s - 4
+    text = HEAD + """.global .align 4 .u32 g[4];
+.visible .entry k(.param .u64 out)
+{
+.reg .b64 %rd<6>;
+.shared .align 4 .u32 pad[8];
+.shared .align 4 .u32 s[4];
+ld.param.u64 %rd0, [out];
+mov.u64 %rd1, g[-1];
+mov.u64 %rd2, g;
+sub.u64 %rd1, %rd1, %rd2;
+mov.u64 %rd3, s[-1];
+mov.u64 %rd4, s;
+sub.u64 %rd3, %rd3, %rd4;
+st.global.v2.u64 [%rd0], {%rd1, %rd3};
+ret;
+}
+"""
+    out = np.zeros(2, np.uint64)
+    ptxjit.Module(text, "t.ptx").get_function("k")(1, 1, (out,))
+    assert out.tolist() == [0xFFFFFFFC, (1 << 64) - 4]
+
+
 def test_unsized_array_is_indexed_in_bytes():
     # ptxas emits the same code for dyn[8] and dyn+8 of an `.extern .shared .u32 dyn[]`
     text = HEAD + """.extern .shared .align 16 .u32 dyn[];

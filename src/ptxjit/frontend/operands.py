@@ -46,6 +46,7 @@ class Element:
     it emits for sm_90 shows).  An unsized array (`.extern .shared .u32 s[]`) is indexed in bytes."""
 
     var: str
+    space: str
     scale: int
     index: ir.Reg | ir.Sym | None  # None: a constant subscript
     const: int
@@ -53,7 +54,9 @@ class Element:
 
     @property
     def const_offset(self) -> int:
-        return self.const * self.scale % _U32
+        off = self.const * self.scale % _U32
+        # a shared address is 32 bits wide: s[-1] is s - 4 there (the high word stays zero)
+        return off - _U32 if self.space == "shared" and off >= _U32 // 2 else off
 
 
 class InstructionParser:
@@ -194,7 +197,7 @@ class InstructionParser:
         if self.at("["):  # ptxas: syntax error
             raise PTXSyntaxError(self.pos(), f"'{tok[1]}' takes one subscript, a flat element index "
                                  f"({tok[1]}[i]), not {tok[1]}[i][j]")
-        return Element(name, scale, index, const, self.pos(tok))
+        return Element(name, var.space, scale, index, const, self.pos(tok))
 
     def find_var(self, name: str) -> ir.VarDecl | None:
         """The declaration a (resolved) variable name refers to: function-scope, parameter, module."""
@@ -253,7 +256,7 @@ class InstructionParser:
         bits = ir.type_size(regs.get(index.name, "b32")) * 8
         if bits != 32:
             index = emit("cvt", ("u32", f"u{bits}"), [index])
-        offset = emit("mad", ("lo", "u32"), [index, ir.Imm(el.scale), ir.Imm(el.const_offset)])
+        offset = emit("mad", ("lo", "u32"), [index, ir.Imm(el.scale), ir.Imm(el.const_offset % _U32)])
         base = emit("mov", ("u64",), [ir.Sym(el.var)])
         addr = emit("add", ("u64",), [base, emit("cvt", ("u64", "u32"), [offset])])
         return addr if width == 64 else emit("cvt", (f"u{width}", "u64"), [addr])
