@@ -22,3 +22,4 @@ nvcc -ptx -arch=sm_80 -O3 shared_ranges.cu -o shared_ranges.ptx
 nvcc -ptx -arch=sm_80 -O3 tiers_nomem.cu -o tiers_nomem.ptx
 nvcc -ptx -arch=sm_80 -O3 midbody_decls.cu -o midbody_decls.ptx
 nvcc -ptx -arch=sm_90 -O3 special_registers.cu -o special_registers.ptx
+nvcc -ptx -arch=sm_80 -O3 generic_shared.cu -o generic_shared.ptx

@@ -455,6 +455,10 @@ def _address(x: ir.Addr, ctx: Context, where: str, m: Match | None) -> str | Non
             return f"{where}: state space mismatch: .{space} instruction, but {x.base.name} is a .{vs} variable"
         if space is None and vs == "param" and has_space:
             return f"{where}: {x.base.name} is a .param variable; a generic access cannot reach it (use ld.param)"
+        if space is None and vs == "const" and has_space:
+            # ptxas: state space mismatch (a generic access names .global, .shared and .local variables only)
+            return f"{where}: {x.base.name} is a .const variable; a generic access cannot name it (use ld.const, " \
+                "or cvta.const for its generic address)"
         return None
     return None
 

@@ -248,6 +248,10 @@ class OperandLowering:
                 p = self.var_ptrs[name]
                 return b.gep(p, [const_int(I64, addr.offset)]) if addr.offset else p
             v = self.symbol_value(ir.Sym(name, addr.offset))
+            if space != "shared" and self.cg.symbol(name, self.fn, self.cur)[0] == "shared":
+                # a .shared variable named in a generic access (ld.u32 [smem]): ptxas reads it as the variable's
+                # generic address, as cvta.shared would give (its value as an operand is its shared offset)
+                return b.gep(self.shared_ptr(), [v])
         else:
             if base.name in self.pointer_regs and space != "shared":
                 p = b.load(self.regs[base.name])
