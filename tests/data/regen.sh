@@ -6,6 +6,7 @@ nvcc -ptx -arch=sm_80 -lineinfo -O3 errors.cu -o errors.ptx
 nvcc -ptx -arch=sm_80 -O3 mangled.cu -o mangled.ptx
 nvcc -ptx -arch=sm_80 -O3 noinline_sync.cu -o noinline_sync.ptx
 nvcc -ptx -arch=sm_80 -O3 lockstep.cu -o lockstep.ptx
+nvcc -ptx -arch=sm_80 -O3 legacy_warp_reduce.cu -o legacy_warp_reduce.ptx
 nvcc -ptx -arch=sm_90 -O3 warp_converge.cu -o warp_converge.ptx
 nvcc -ptx -arch=sm_80 -O3 printf_bad.cu -o printf_bad.ptx
 nvcc -ptx -arch=sm_80 -O3 launch_checks.cu -o launch_checks.ptx

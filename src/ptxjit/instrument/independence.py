@@ -45,7 +45,7 @@ from ptxjit.frontend import ir
 from ptxjit.passes.dataflow import CARRY_READERS, PURE
 
 HARMLESS = frozenset({"prefetch", "prefetchu", "nanosleep", "pmevent", "membar", "fence",
-                      "lockstep", "spinpoint"})  # no result, no effect on user data or counts
+                      "lockstep", "spinpoint", "warpstep"})  # no result, no effect on user data or counts
 CONTROL = frozenset({"bra", "brx", "exit", "ret", "trap"})
 COLLECTIVES = frozenset({"shfl", "vote", "match", "redux", "activemask", "elect"})
 BARRIERS = frozenset({"bar", "barrier"})

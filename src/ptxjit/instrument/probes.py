@@ -48,7 +48,7 @@ BARRIER_KINDS = ("cta", "warp")  # a barrier site's kind: CTA barriers; warp bar
 KIND_CTA, KIND_WARP = 0, 1
 WARP_COLLECTIVES = frozenset({"shfl", "vote", "match", "redux", "activemask", "elect"})
 SITE_LIMIT = 1 << 16  # a record's site field is 16 bits
-MARKERS = frozenset({"lockstep", "spinpoint"})  # scheduling pseudo-instructions (no PTX of their own)
+MARKERS = frozenset({"lockstep", "spinpoint", "warpstep"})  # scheduling pseudo-instructions (no PTX of their own)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from ptxjit.lower.types import I1, I8, I32, I64, PTR, VOID, const_int
 from ptxjit.passes.lockstep import lockstep_loops
 from ptxjit.passes.shflsched import group_shuffles
 from ptxjit.passes.unroll import unroll_lockstep
+from ptxjit.passes.warpsync import warp_sync_points
 from ptxjit.runtime import globaltimer as _globaltimer  # noqa: F401  (its symbol, as the heap's)
 from ptxjit.runtime import heap as _heap  # noqa: F401  (its symbol must exist before cached code is loaded)
 
@@ -69,6 +70,8 @@ class ModuleCodegen:
         self.weights_of: dict[int, tuple[int, int]] = {}
         if block is not None:  # region mode can run stride loops in lockstep across the CTA
             self.kernel = lockstep_loops(kernel, self.yields, block)
+            # warp-synchronous volatile code runs its steps in lockstep rounds (passes/warpsync.py)
+            self.kernel = warp_sync_points(self.kernel, self.yields)
             # and suspend threads that spin on a flag, so that the thread setting it runs
             self.kernel = spin_points(self.kernel, self.yields)
             counted_body = self.kernel.body or []

@@ -1,4 +1,5 @@
-"""PTX-level inlining of calls to device functions that contain barriers or warp collectives.
+"""PTX-level inlining of calls to device functions that contain barriers or warp collectives
+(or warp-synchronous volatile steps, which run in lockstep rounds: passes/warpsync.py).
 
 A suspension point must be in the kernel body itself (a thread suspends by returning to the CTA
 scheduler), so calls to such functions -- nvcc keeps `__noinline__` helpers that call
@@ -13,6 +14,7 @@ import dataclasses
 import itertools
 
 from ptxjit.frontend import ir
+from ptxjit.passes.warpsync import warp_sync_points
 
 MAX_DEPTH = 16
 
@@ -25,6 +27,8 @@ def _suspending(module: ir.Module, yields) -> set[str]:
         if f.body is None or f.is_entry:
             continue
         calls[f.name] = set()
+        if warp_sync_points(f, yields) is not f:  # warp-synchronous volatile steps: lockstep rounds
+            direct.add(f.name)
         for ins in f.instructions:
             if yields(ins):
                 direct.add(f.name)

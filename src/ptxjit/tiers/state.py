@@ -85,10 +85,13 @@ def _generic_ok(fn) -> bool:
     the launch hangs, tests/test_interrupts.py intra_spin), nor where a barrier names a thread count
     (bar.sync id, count; bar.red; bar.arrive): the generic code lets the threads pass a barrier whose
     count exceeds the block's threads (tests/data/interrupts.ptx bar_too_many completes where the
-    block-specialized code raises KernelDeadlock), nor for wgmma (below).  Such kernels get the
-    block-specialized code at the low level: the same behaviour and errors as today's translation."""
+    block-specialized code raises KernelDeadlock), nor for wgmma (below), nor for warp-synchronous
+    volatile code (passes/warpsync.py: only region mode runs its steps in lockstep rounds).  Such
+    kernels get the block-specialized code at the low level: the same behaviour and errors as today's
+    translation."""
     from ptxjit.lower.module import ModuleCodegen
     from ptxjit.lower.progress import spin_points
+    from ptxjit.passes.warpsync import warp_sync_points
 
     if any(i.opcode in ("bar", "barrier") and len(i.operands) >= 2 for i in fn.instructions):
         return False
@@ -97,7 +100,10 @@ def _generic_ok(fn) -> bool:
     if any(i.opcode == "wgmma" for i in fn.instructions):
         return False
     # ModuleCodegen.yields reads no state of its codegen (the instruction's rule only)
-    return spin_points(fn, lambda ins: ModuleCodegen.yields(None, ins)) is fn
+    def yields(ins) -> bool:
+        return ModuleCodegen.yields(None, ins)
+
+    return spin_points(fn, yields) is fn and warp_sync_points(fn, yields) is fn
 
 
 class KernelTiers:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 LowerFn = Callable[["FnLowering", "Instr"], None]
 CheckFn = Callable[["Instr"], str | None]
 
-# A rule whose opcode has no InstrSpec is ptxjit-internal (lockstep, spinpoint: inserted by the
+# A rule whose opcode has no InstrSpec is ptxjit-internal (lockstep, spinpoint, warpstep: inserted by the
 # lowering, after validation); such an opcode in the user's PTX is invalid.
 
 

@@ -108,6 +108,13 @@ def lower_lockstep(lw: FnLowering, ins: Instr) -> None:
     lw.yield_point(warp_level=True)
 
 
+@rule("warpstep", family="sync", yields=True)
+def lower_warpstep(lw: FnLowering, ins: Instr) -> None:
+    """warpstep (inserted by passes/warpsync.py, not PTX): a lockstep round boundary between a warp's
+    volatile accesses; a scheduling point that exchanges nothing."""
+    lw.yield_point(warp_level=True)
+
+
 # ---------------------------------------------------------------- warp exchange helpers
 
 
