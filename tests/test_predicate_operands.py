@@ -2,8 +2,9 @@
 
 ptxas takes an integer immediate wherever an instruction reads a predicate source: selp's c, the .and/.or/.xor
 combine operand c of setp and set, vote's a, bar.red's c (and lop3's q, and the .pred logic operations).  Any
-non-zero value is true: ptxas folds `selp.b32 d, a, b, 2` (and -2) to a, `vote.sync.ballot.b32 d, 5, -1` to
-`VOTE.ANY d, PT, PT` and `setp.lt.and.u32 p, a, b, 2` to `ISETP.LT.U32.AND p, PT, a, b, PT` (sm_90).  A float
+non-zero value is true, and `!` of an integer negates it: ptxas folds `selp.b32 d, a, b, 2` (and -2) to a,
+`selp.b32 d, a, b, !2` to b, `vote.sync.ballot.b32 d, 5, -1` to `VOTE.ANY d, PT, PT` and
+`setp.lt.and.u32 p, a, b, 2` to `ISETP.LT.U32.AND p, PT, a, b, PT` (sm_90).  A float
 literal is refused ("Arguments mismatch").  `!%p` negates a predicate register in all of them, and in cp.async's
 fourth operand, which is src-size (a 32-bit integer) or ignore-src (a predicate).
 
@@ -35,6 +36,10 @@ VALID = [
     "selp.b32 %r1, %r2, %r3, -1;",
     "selp.f64 %fd1, %fd2, %fd3, 1;",
     "selp.b32 %r1, %r2, %r3, !%p1;",
+    "selp.b32 %r1, %r2, %r3, !1;",
+    "vote.sync.ballot.b32 %r1, !0, -1;",
+    "setp.lt.and.s32 %p1, %r1, 1, !2;",
+    "bar.red.popc.u32 %r1, 0, !1;",
     "vote.sync.all.pred %p1, 1, 0xffffffff;",
     "vote.sync.any.pred %p1, 0, 0xffffffff;",
     "vote.sync.uni.pred %p1, -1, 0xffffffff;",
@@ -124,7 +129,8 @@ def test_verdicts_agree_with_ptxas(tmp_path):
 
 # ---------------------------------------------------------------- what they compute
 
-IMMS = [0, 1, 2, -1]
+# (immediate, its truth): `!` of an integer is its logical negation (ptxas folds `selp.b32 d, a, b, !2` to b)
+IMMS = [("0", False), ("1", True), ("2", True), ("-1", True), ("!1", False), ("!0", True), ("!2", False)]
 
 
 def _run(body: str, n_words: int, block: int = 64, extra_params=(), args=()) -> np.ndarray:
@@ -142,7 +148,7 @@ def _run(body: str, n_words: int, block: int = 64, extra_params=(), args=()) -> 
 def test_selp_setp_set_with_immediate_predicates():
     """selp's c, setp's and set's combine operand c as immediates: non-zero is true."""
     lines = []
-    for j, imm in enumerate(IMMS):
+    for j, (imm, _) in enumerate(IMMS):
         lines += [f"    selp.b32 %r1, 7, 9, {imm};", f"    st.global.u32 [%rd62+{16 * j}], %r1;",
                   f"    setp.lt.and.u32 %p1, %r60, 5, {imm};", "    selp.u32 %r2, 1, 0, %p1;",
                   f"    st.global.u32 [%rd62+{16 * j + 4}], %r2;",
@@ -151,8 +157,7 @@ def test_selp_setp_set_with_immediate_predicates():
                   f"    st.global.u32 [%rd62+{16 * j + 12}], %r4;"]
     got = _run("\n".join(lines), 4 * len(IMMS))
     tid = np.arange(64)
-    for j, imm in enumerate(IMMS):
-        c = imm != 0
+    for j, (imm, c) in enumerate(IMMS):
         assert np.all(got[:, 4 * j] == (7 if c else 9)), imm
         assert np.array_equal(got[:, 4 * j + 1], ((tid < 5) & c).astype(np.uint32)), imm
         assert np.array_equal(got[:, 4 * j + 2], np.where((tid < 5) | c, 0xFFFFFFFF, 0).astype(np.uint32)), imm
@@ -162,15 +167,14 @@ def test_selp_setp_set_with_immediate_predicates():
 def test_vote_with_immediate_predicates():
     """vote.sync .all/.any/.uni/.ballot of an immediate: every lane votes the same value."""
     lines = []
-    for j, imm in enumerate(IMMS):
+    for j, (imm, _) in enumerate(IMMS):
         lines += [f"    vote.sync.all.pred %p1, {imm}, 0xffffffff;", f"    vote.sync.any.pred %p2, {imm}, -1;",
                   f"    vote.sync.uni.pred %p3, {imm}, -1;", f"    vote.sync.ballot.b32 %r1, {imm}, -1;",
                   "    selp.u32 %r2, 1, 0, %p1;", "    selp.u32 %r3, 2, 0, %p2;", "    selp.u32 %r4, 4, 0, %p3;",
                   "    or.b32 %r2, %r2, %r3;", "    or.b32 %r2, %r2, %r4;",
                   f"    st.global.u32 [%rd62+{8 * j}], %r2;", f"    st.global.u32 [%rd62+{8 * j + 4}], %r1;"]
     got = _run("\n".join(lines), 2 * len(IMMS))
-    for j, imm in enumerate(IMMS):
-        c = imm != 0
+    for j, (imm, c) in enumerate(IMMS):
         assert np.all(got[:, 2 * j] == (1 if c else 0) | (2 if c else 0) | 4), imm
         assert np.all(got[:, 2 * j + 1] == (0xFFFFFFFF if c else 0)), imm
 
@@ -178,14 +182,13 @@ def test_vote_with_immediate_predicates():
 def test_bar_red_with_immediate_predicates():
     """bar.red.popc/.and/.or over a CTA of 64 with an immediate predicate: all threads contribute it."""
     lines = []
-    for j, imm in enumerate(IMMS):
+    for j, (imm, _) in enumerate(IMMS):
         lines += [f"    bar.red.popc.u32 %r1, 0, {imm};", f"    bar.red.and.pred %p1, 1, {imm};",
                   f"    bar.red.or.pred %p2, 2, 64, {imm};", "    selp.u32 %r2, 1, 0, %p1;",
                   "    selp.u32 %r3, 2, 0, %p2;", "    or.b32 %r2, %r2, %r3;",
                   f"    st.global.u32 [%rd62+{8 * j}], %r1;", f"    st.global.u32 [%rd62+{8 * j + 4}], %r2;"]
     got = _run("\n".join(lines), 2 * len(IMMS))
-    for j, imm in enumerate(IMMS):
-        c = imm != 0
+    for j, (imm, c) in enumerate(IMMS):
         assert np.all(got[:, 2 * j] == (64 if c else 0)), imm
         assert np.all(got[:, 2 * j + 1] == (3 if c else 0)), imm
 
