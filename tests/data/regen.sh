@@ -24,3 +24,5 @@ nvcc -ptx -arch=sm_80 -O3 tiers_nomem.cu -o tiers_nomem.ptx
 nvcc -ptx -arch=sm_80 -O3 midbody_decls.cu -o midbody_decls.ptx
 nvcc -ptx -arch=sm_90 -O3 special_registers.cu -o special_registers.ptx
 nvcc -ptx -arch=sm_80 -O3 generic_shared.cu -o generic_shared.ptx
+nvcc -ptx -arch=sm_80 -lineinfo -O3 median_filter.cu -o median_filter.ptx
+nvcc -ptx -arch=sm_80 -G median_filter.cu -o median_filter_G.ptx

@@ -8,7 +8,13 @@ register address, checks that [a, a + size) lies inside a legal range:
   the kernel parameter buffer, the CTA's shared memory, the worker's local memory, and (device
   functions) the function's own local variables.  Where pointer inference proves that the address
   derives from kernel parameter k, only k's array is checked (one compare).
-* shared: [0, shared size of the CTA); local: the thread's local memory.
+* shared: [0, shared size of the CTA); local: the thread's local memory (a kernel: its own slice of the
+  worker's local memory; a device function: that slice, its own `.local` variables, and the native
+  stack frames of the calls it runs under, which hold its callers' `.local` variables -- a caller may
+  pass it a local array by pointer).
+* Where pointer inference proves that a (local or generic) address derives from a `.local` variable
+  (nvcc's `mov.u64 %SPL, __local_depot0`, `cvta.local`, `add`), only that variable is legal: an index
+  past the end of a local array faults, even where it lands in other local memory of the thread.
 
 Addresses given by a symbol plus a constant offset are not checked (they are not data-dependent).
 
@@ -85,6 +91,7 @@ class BoundsChecks:
         self.enabled = cg.checked
         self.table_index: dict[str, int] = {}
         self.prov: dict[str, str] = {}
+        self.local_vars: dict[str, ir.VarDecl] = {}
         self.sites: list[tuple[ll.AllocaInstr, int]] | None = None
         self.can_hoist = self.hoist_mode = False
         self.hoisted: dict[tuple, tuple[ir.Addr, str, int, tuple]] = {}  # (addr, space, size, conditions)
@@ -94,8 +101,9 @@ class BoundsChecks:
         kp = cg.kernel.params
         self.table_index = {kp[i].name: j for j, i in enumerate(range_params(kp))}
         self.nparam_ranges = len(self.table_index)
-        if lw.is_kernel:
-            self.prov = provenance(lw.fn, set(cg.kparams), lw.pointer_regs)
+        self.local_vars = {v.name: v for v in lw.fn.vars if v.space == "local"}
+        self.prov = provenance(lw.fn, set(cg.kparams) if lw.is_kernel else set(), lw.pointer_regs,
+                               frozenset(self.local_vars))
         # kernels lowered as loops over threads record faults per access site (see _record_site):
         # (alloca, packed instruction id/kind) per site; flushed to W_FAULT before every return
         self.sites = (
@@ -137,6 +145,9 @@ class BoundsChecks:
         """len - size + 1 (0 when no access of `size` bytes fits): ok iff (a - lo) <u limit."""
         key = ("lim", id(rng[1]), size)
 
+        if isinstance(rng[1], ll.Constant):  # (a local variable's size) decided now
+            return const_int(I64, max(rng[1].constant + 1 - size, 0))
+
         def make(b):
             n = rng[1]
             fits = b.icmp_unsigned(">=", n, const_int(I64, size))
@@ -152,16 +163,111 @@ class BoundsChecks:
         return b.icmp_unsigned("<", b.sub(a, rng[0]), self._limit(rng, size))
 
     def _local_ranges(self) -> list[tuple[ll.Value, ll.Value]]:
-        """Local memory: the worker's (every thread's slices: kernel), or the function's own allocas."""
+        """The thread's local memory.  A kernel: its slice of the worker's local memory (the current
+        thread's: computed where the access is, as the thread loop and the corner checks set it).  A
+        device function: its own allocas, the calling thread's slice, and the native stack from here up
+        to where the worker began (W_STACK): the frames of the device functions it runs under."""
         lw = self.lw
         if lw.is_kernel:
-            return [self._worker_range(abi.W_LOCAL, abi.W_LOCAL_SIZE)]
+            if not self._has_thread_slice():
+                return []
+            return [(lw.b.ptrtoint(lw.thread_local, I64), const_int(I64, lw.cg.local_stride(lw.fn)))]
         out = []
         for v in lw.fn.vars:
             if v.space == "local" and v.name in lw.var_ptrs:
                 p, n = lw.var_ptrs[v.name], max(v.size, 1)
                 out.append(self._entry(("lv", v.name), lambda b, p=p, n=n: (b.ptrtoint(p, I64), const_int(I64, n))))
+        stride = lw.cg.local_stride(lw.cg.kernel)
+        if stride:
+            def slice_of(b):
+                base = b.load(b.gep(lw.worker, [const_int(I32, abi.W_LOCAL)]))
+                n = const_int(I64, stride)
+                return b.add(base, b.mul(b.zext(lw.tlin, I64), n)), n
+            out.append(self._entry("kernel_local", slice_of))
+
+        def frames(b):
+            sp = b.ptrtoint(b.call(lw.cg.intrinsic("llvm.stacksave.p0", PTR, [], exact=True), []), I64)
+            return sp, b.sub(b.load(b.gep(lw.worker, [const_int(I32, abi.W_STACK)])), sp)
+        out.append(self._entry("call_frames", frames))
         return out
+
+    def _has_thread_slice(self) -> bool:
+        return getattr(self.lw, "thread_local", None) is not None and self.lw.cg.local_stride(self.lw.fn) > 0
+
+    def _local_var(self, addr: ir.Addr) -> ir.VarDecl | None:
+        """The `.local` variable a register address always derives from (pointer provenance), if any."""
+        base = addr.base
+        k = self.prov.get(base.name) if isinstance(base, ir.Reg) else None
+        return self.local_vars.get(k) if k is not None and k in self.lw.var_ptrs else None
+
+    def _local_in_bounds_always(self, addr: ir.Addr, size: int) -> bool:
+        """An access through a register that always holds a `.local` variable's address plus a constant
+        (nvcc's `add.u64 %rd1, %SPL, 0` then `[%rd1+96]`): decided now, as a variable plus a constant."""
+        var = self._local_var(addr)
+        off = self._local_offsets().get(addr.base.name) if var is not None else None
+        return off is not None and 0 <= off + addr.offset and off + addr.offset + size <= var.size
+
+    def _local_offsets(self) -> dict[str, int]:
+        """Register -> the constant it always adds to the `.local` variable it derives from (self.prov):
+        every definition is a mov/cvta of the variable or of such a register, or an add/sub of such a
+        register and an immediate, all with the same constant."""
+        offs = self.__dict__.get("_loffs")
+        if offs is not None:
+            return offs
+        from ptxjit.passes.dataflow import defs_uses
+
+        local_regs = {r for r, k in self.prov.items() if k in self.local_vars}
+        defs: dict[str, list[ir.Instr]] = {}
+        for ins in self.lw.fn.instructions:
+            for r in defs_uses(ins)[0]:
+                if r in local_regs:
+                    defs.setdefault(r, []).append(ins)
+        unknown = object()
+        val: dict[str, object] = dict.fromkeys(defs, unknown)  # unknown (not yet seen), int, or None
+
+        def offset(ins: ir.Instr):
+            src = ins.operands[1:]
+            if ins.opcode in ("mov", "cvta") and len(src) == 1:
+                s = src[0]
+                if isinstance(s, ir.Sym):
+                    return 0
+                return val.get(s.name) if isinstance(s, ir.Reg) and not (s.neg or s.sel or s.minus) else None
+            if ins.opcode in ("add", "sub") and len(src) == 2 and not ins.has("cc", "sat"):
+                a, c = src
+                if ins.opcode == "add" and isinstance(a, ir.Imm):
+                    a, c = c, a
+                if not (isinstance(a, ir.Reg) and isinstance(c, ir.Imm)) or a.neg or a.sel or a.minus:
+                    return None
+                base = val.get(a.name)
+                if base is unknown or base is None:
+                    return base
+                return base + (c.value if ins.opcode == "add" else -c.value)
+            return None
+
+        changed = True
+        while changed:
+            changed = False
+            for r, ds in defs.items():
+                if val[r] is None:
+                    continue
+                new = val[r]
+                for ins in ds:
+                    o = offset(ins)
+                    if o is unknown:
+                        continue
+                    if o is None or (new is not unknown and o != new):
+                        new = None
+                        break
+                    new = o
+                if new is not val[r] and new != val[r]:
+                    val[r] = new
+                    changed = True
+        offs = self._loffs = {r: v for r, v in val.items() if isinstance(v, int)}
+        return offs
+
+    def _var_range(self, v: ir.VarDecl) -> tuple[ll.Value, ll.Value]:
+        # (not cached: in a kernel the variable's address is the current thread's)
+        return self.lw.b.ptrtoint(self.lw.var_ptrs[v.name], I64), const_int(I64, max(v.size, 1))
 
     # ---------------------------------------------------------------- checks
     def ok(self, addr: ir.Addr, space: str, p: ll.Value, size: int) -> tuple[ll.Value, ll.Value, int] | None:
@@ -176,6 +282,8 @@ class BoundsChecks:
                 return const_int(I1, 0), off, kind
             return const_int(I1, 0), self.lw.b.ptrtoint(p, I64), KIND_HOST
         if space == "param":
+            return None
+        if isinstance(addr.base, ir.Reg) and self._local_in_bounds_always(addr, size):
             return None
         if space == "shared" and isinstance(addr.base, ir.Reg) and self._shared_in_bounds_always(addr, size):
             return None
@@ -233,6 +341,9 @@ class BoundsChecks:
                 const_int(I64, 0), b.load(b.gep(lw.worker, [const_int(I32, abi.W_SHARED_SIZE)]))))
             return off, [rng], KIND_SHARED
         a = b.ptrtoint(p, I64)
+        var = self._local_var(addr)
+        if var is not None:
+            return a, [self._var_range(var)], KIND_LOCAL
         if space == "local":
             return a, self._local_ranges(), KIND_LOCAL
         base = addr.base
@@ -505,10 +616,10 @@ class BoundsChecks:
 
     def _site_ranges(self, site) -> list:
         addr, space, _size, *_ = site
-        if space == "shared":
+        if space == "shared" or self._local_var(addr) is not None:
             return [None]
-        if space == "local":
-            return self._local_ranges()
+        if space == "local":  # (counted without emitting the kernel's range values here)
+            return [None] * int(self._has_thread_slice()) if self.lw.is_kernel else self._local_ranges()
         k = self.prov.get(addr.base.name)
         if k is not None and k in self.table_index:
             return [None]

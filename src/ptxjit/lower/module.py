@@ -226,6 +226,13 @@ class ModuleCodegen:
         else:
             cta = self._build_cta_scheduler(body, self.has_yields)
         self._build_worker(cta)
+        if self.checked:
+            # a checked device function's local accesses may reach its callers' frames, which lie between
+            # its stack pointer and the worker's entry (lower/bounds.py _local_ranges): no frame keeps
+            # data below its stack pointer (x86-64's red zone), wherever LLVM inlines the calls
+            for f in self.llmod.functions:
+                if not f.is_declaration:
+                    f.attributes.add("noredzone")
         return self.llmod
 
     # ------------------------------------------------------------------ CTA scheduler
@@ -371,7 +378,9 @@ class ModuleCodegen:
         exit_blk = f.append_basic_block("exit")
         if self.checked:
             self._fault_slots = (b.alloca(I64), b.alloca(I32))
-        if self.recursive:  # where the recursion guard measures the native stack from
+        # where the recursion guard measures the native stack from, and where the frames end whose
+        # .local variables a checked device function may be passed (lower/bounds.py _local_ranges)
+        if self.recursive or self.checked:
             sp = b.call(self.intrinsic("llvm.stacksave.p0", PTR, [], exact=True), [])
             b.store(b.ptrtoint(sp, I64), slot(W, abi.W_STACK))
         if self.probes is not None:

@@ -102,8 +102,11 @@ def is_pointer_mad(ins: ir.Instr) -> bool:
     return (ins.has("wide") and t in ("s32", "u32")) or (ins.has("lo") and t in ("s64", "u64", "b64"))
 
 
-def provenance(fn: ir.Function, kparams: set[str], pointer_regs: set[str]) -> dict[str, str]:
-    """Pointer register -> the kernel parameter its value always derives from (where one does)."""
+def provenance(fn: ir.Function, kparams: set[str], pointer_regs: set[str],
+               local_vars: frozenset[str] = frozenset()) -> dict[str, str]:
+    """Pointer register -> the kernel parameter, or the `.local` variable of `local_vars` (nvcc's
+    `mov.u64 %SPL, __local_depot0`, then `cvta.local`, `add`), its value always derives from (where
+    one does)."""
     defs: dict[str, list[ir.Instr]] = {}
     for ins in fn.instructions:
         d, _ = defs_uses(ins)
@@ -122,6 +125,8 @@ def provenance(fn: ir.Function, kparams: set[str], pointer_regs: set[str]) -> di
             return bottom
         if ins.opcode == "cvta" and any(m.startswith("shared") for m in ins.mods):
             return bottom
+        if ins.opcode in ("mov", "cvta") and len(src) == 1 and isinstance(src[0], ir.Sym):
+            return src[0].name if src[0].name in local_vars else bottom
         for s in src:
             if isinstance(s, ir.Reg) and s.name in pointer_regs:
                 return prov.get(s.name, bottom)
