@@ -144,17 +144,19 @@ extern "C" __global__ void warp_sums_global(const float* in, volatile float* scr
     if (lane == 0) out[g / 32] = scratch[g];
 }
 
-// Volatile stores, then a spin-wait on a flag the block's last thread sets (valid since Volta): the
-// waiting loop holds no lockstep point, so the thread that sets the flag gets to run.
+// Volatile stores, then a spin-wait on a flag the block's last thread sets (valid since Volta) after
+// a volatile load of its own: the waiting loop holds no lockstep point, so the thread that sets the
+// flag gets to run (nvcc places the loop first).
 extern "C" __global__ void flag_wait(volatile int* buf, int* out)
 {
     unsigned int tid = threadIdx.x, n = blockDim.x;
     buf[1 + tid] = 3 * tid;
-    if (tid == n - 1) {
-        __threadfence_block();
-        buf[0] = 1;
-    } else {
+    if (tid + 1 < n) {
         while (buf[0] == 0) { }
+    } else {
+        int v = buf[1 + tid];
+        __threadfence_block();
+        buf[0] = v + 1;
     }
     out[tid] = buf[n] + buf[1 + tid];
 }
