@@ -111,10 +111,22 @@ static int ptxjit_started_python = 0;
 __attribute__((constructor)) static void ptxjit_ctor(void) { ptxjit_started_python = !Py_IsInitialized(); }
 static void ptxjit_exit_handler(void) { ptxjit_shutdown(); }
 int ptxjit_started_interpreter(void) { return ptxjit_started_python; }
+static int ptxjit_python_up = 0;  /* ptxjit's Python side has run (install() calls ptxjit_register_atexit) */
 void ptxjit_register_atexit(void) {
     static int done = 0;
+    ptxjit_python_up = 1;
     if (ptxjit_started_python && !done) { done = 1; atexit(ptxjit_exit_handler); }
 }
+
+/* A call that arrives once the interpreter is finalized (a C++ thread-local destructor run by exit(), as
+   cuda.core's context handles do with cuDevicePrimaryCtxRelease) cannot enter Python: it returns
+   CUDA_ERROR_DEINITIALIZED, as a driver that is shutting down does.  Every entry point cffi generates below
+   calls Python through this guard (each returns a CUresult, written where cffi reads its result). */
+static void ptxjit_guarded_call_python(struct _cffi_externpy_s *externpy, char *args) {
+    if (ptxjit_python_up && !Py_IsInitialized()) { *(int *)args = 4; return; }
+    _cffi_call_python(externpy, args);
+}
+#define _cffi_call_python ptxjit_guarded_call_python
 
 static void *ptxjit_lookup(const char *name) {
     for (const ptxjit_entry *e = ptxjit_entries; e->name; e++)

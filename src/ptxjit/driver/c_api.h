@@ -30,6 +30,16 @@ typedef struct {
     size_t dstPitch;
     size_t WidthInBytes, Height;
 } ptxjit_memcpy2d;
+/* CUmemLocation and CUmemAccessDesc, field for field */
+typedef struct {
+    int type;
+    int id;
+} ptxjit_mem_location;
+typedef struct {
+    ptxjit_mem_location location;
+    int flags;
+} ptxjit_mem_access_desc;
+
 
 CUresult cuInit(unsigned int Flags);
 CUresult cuDriverGetVersion(int *driverVersion);
@@ -80,6 +90,15 @@ CUresult cuMemFree_v2(CUdeviceptr dptr);
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
 CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUhandle hStream);
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUhandle hStream);
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUhandle pool, CUhandle hStream);
+CUresult cuDeviceGetDefaultMemPool(CUhandle *pool_out, CUdevice dev);
+CUresult cuDeviceGetMemPool(CUhandle *pool, CUdevice dev);
+CUresult cuDeviceSetMemPool(CUdevice dev, CUhandle pool);
+CUresult cuMemPoolGetAttribute(CUhandle pool, int attr, void *value);
+CUresult cuMemPoolSetAttribute(CUhandle pool, int attr, void *value);
+CUresult cuMemPoolGetAccess(int *flags, CUhandle memPool, ptxjit_mem_location *location);
+CUresult cuMemPoolSetAccess(CUhandle pool, const ptxjit_mem_access_desc *map, size_t count);
+CUresult cuMemPoolTrimTo(CUhandle pool, size_t minBytesToKeep);
 CUresult cuMemAllocHost_v2(void **pp, size_t bytesize);
 CUresult cuMemFreeHost(void *p);
 CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
@@ -141,6 +160,7 @@ CUresult cuKernelGetName(const char **name, CUhandle hfunc);
 CUresult cuFuncGetAttribute(int *pi, int attrib, CUhandle hfunc);
 CUresult cuFuncSetAttribute(CUhandle hfunc, int attrib, int value);
 CUresult cuFuncSetCacheConfig(CUhandle hfunc, int config);
+CUresult cuKernelSetCacheConfig(CUhandle kernel, int config, CUdevice dev);
 CUresult cuFuncGetName(const char **name, CUhandle hfunc);
 CUresult cuFuncGetModule(CUhandle *hmod, CUhandle hfunc);
 CUresult cuFuncGetParamInfo(CUhandle func, size_t paramIndex, size_t *paramOffset, size_t *paramSize);
@@ -182,6 +202,9 @@ CUresult cuStreamGetPriority(CUhandle hStream, int *priority);
 CUresult cuStreamGetFlags(CUhandle hStream, unsigned int *flags);
 CUresult cuStreamGetCtx(CUhandle hStream, CUhandle *pctx);
 CUresult cuStreamGetId(CUhandle hStream, unsigned long long *streamId);
+CUresult cuStreamIsCapturing(CUhandle hStream, int *captureStatus);
+CUresult cuProfilerStart(void);
+CUresult cuProfilerStop(void);
 CUresult cuStreamAddCallback(CUhandle hStream, CUstreamCallback callback, void *userData, unsigned int flags);
 CUresult cuEventCreate(CUhandle *phEvent, unsigned int Flags);
 CUresult cuEventDestroy_v2(CUhandle hEvent);

@@ -8,6 +8,7 @@ CUDA_ERROR_UNKNOWN with a traceback in the log: a bug in ptxjit never takes the 
 
 from __future__ import annotations
 
+import ctypes
 import os
 import traceback
 
@@ -15,6 +16,7 @@ from ptxjit.driver import errors as E
 from ptxjit.driver import launch as _launch
 from ptxjit.driver import memory as M
 from ptxjit.driver import modules as _modules
+from ptxjit.driver import pools as _pools
 from ptxjit.driver import streams as _streams
 from ptxjit.driver.abi_tables import CUDA_VERSION, LIMIT, POINTER_ATTRIBUTE
 from ptxjit.driver.context import DRIVER
@@ -423,7 +425,15 @@ def cuMemAllocManaged(out, size, flags):
 @entry
 def cuMemAllocAsync(out, size, stream):
     _streams.resolve(DRIVER, _h(stream))
-    _alloc(out, size, M.POOL)
+    pool = _pools.current_pool(DRIVER, 0)
+    pool.allocated(_alloc(out, size, M.POOL).base)
+
+
+@entry
+def cuMemAllocFromPoolAsync(out, size, pool, stream):
+    p = DRIVER.pools.get(_h(pool))
+    _streams.resolve(DRIVER, _h(stream))
+    p.allocated(_alloc(out, size, M.POOL).base)
 
 
 @entry
@@ -455,6 +465,68 @@ def cuMemFreeAsync(dptr, stream):
     if a is None or a.base != dptr:
         raise CudaError(E.INVALID_VALUE, f"cuMemFreeAsync({dptr:#x}): not a live allocation")
     _streams.enqueue_host(s, lambda _: M.REGISTRY.remove(dptr, (M.DEVICE, M.MANAGED, M.POOL), "cuMemFreeAsync"))
+
+
+@entry
+def cuDeviceGetDefaultMemPool(out, dev):
+    _out(out, "pool_out")[0] = _ptr(_pools.default_pool(DRIVER, dev).handle)
+
+
+@entry
+def cuDeviceGetMemPool(out, dev):
+    _out(out, "pool")[0] = _ptr(_pools.current_pool(DRIVER, dev).handle)
+
+
+@entry
+def cuDeviceSetMemPool(dev, pool):
+    _pools.default_pool(DRIVER, dev)
+    DRIVER.current_pool = DRIVER.pools.get(_h(pool))
+
+
+@entry
+def cuMemPoolGetAttribute(pool, attr, value):
+    p = DRIVER.pools.get(_h(pool))
+    _out(value, "value")
+    v = p.get(attr)
+    ffi.cast("int *" if attr in _pools.INT_ATTRIBUTES else "cuuint64_t *", value)[0] = v
+
+
+@entry
+def cuMemPoolSetAttribute(pool, attr, value):
+    p = DRIVER.pools.get(_h(pool))
+    _out(value, "value")
+    p.set(attr, ffi.cast("int *" if attr in _pools.INT_ATTRIBUTES else "cuuint64_t *", value)[0])
+
+
+@entry
+def cuMemPoolGetAccess(out, pool, location):
+    p = DRIVER.pools.get(_h(pool))
+    _out(out, "flags")
+    _out(location, "location")
+    if location.type != _pools.LOCATION_DEVICE:
+        raise CudaError(E.INVALID_VALUE, f"cuMemPoolGetAccess: location type {location.type} is not a device")
+    DRIVER.device(location.id)
+    out[0] = _pools.ACCESS_READWRITE if location.id == p.device else _pools.ACCESS_NONE
+
+
+@entry
+def cuMemPoolSetAccess(pool, desc, count):
+    p = DRIVER.pools.get(_h(pool))
+    if count and desc == ffi.NULL:
+        raise CudaError(E.INVALID_VALUE, "cuMemPoolSetAccess: map is NULL")
+    for i in range(count):
+        loc = desc[i].location
+        if loc.type != _pools.LOCATION_DEVICE:
+            raise CudaError(E.INVALID_VALUE, f"cuMemPoolSetAccess: location type {loc.type} is not a device")
+        DRIVER.device(loc.id)
+        # the owning device always has read-write access; this driver has no other device to grant it to
+        if loc.id == p.device and desc[i].flags != _pools.ACCESS_READWRITE:
+            raise CudaError(E.INVALID_DEVICE, "cuMemPoolSetAccess: the pool's own device keeps read-write access")
+
+
+@entry
+def cuMemPoolTrimTo(pool, keep):
+    DRIVER.pools.get(_h(pool))  # nothing to trim: freed memory goes back at once
 
 
 @entry
@@ -637,10 +709,29 @@ def cuMemcpyDtoD_v2(dst, src, size):
     _sync_copy(dst, src, size, "cuMemcpyDtoD")
 
 
+def _ordered_copy(stream, what: str, dst: int, dst_extent: int, src: int, src_extent: int, copy) -> None:
+    """An async copy `copy(dst, src)` in stream order, with CUDA's rules for pageable host memory (memory the
+    driver did not allocate or register): a pageable source is staged before the call returns (the caller may
+    reuse or free it at once), and a copy into pageable memory has completed when the call returns."""
+    ctx = _ctx()
+    s = _streams.resolve(DRIVER, _h(stream))
+    pageable_dst = M.REGISTRY.check_range(dst, dst_extent, what + " destination") is None
+    pageable_src = M.REGISTRY.check_range(src, src_extent, what + " source") is None
+    if pageable_src and src_extent:
+        staged = ctypes.create_string_buffer(ctypes.string_at(src, src_extent), src_extent)
+        from_ = ctypes.addressof(staged)
+        _streams.enqueue_host(s, lambda _: (copy(dst, from_), staged))  # the lambda keeps the staging alive
+    else:
+        _streams.enqueue_host(s, lambda _: copy(dst, src))
+    if pageable_dst and dst_extent:
+        _streams.synchronized(ctx, s.synchronize)
+
+
 def _checked_async_copy(dst: int, src: int, size: int, stream, what: str) -> None:
-    M.REGISTRY.check_range(dst, size, what + " destination")
-    M.REGISTRY.check_range(src, size, what + " source")
-    _async(stream, what, lambda: M.memmove(dst, src, size) if size else None)
+    if size == 0:
+        _streams.resolve(DRIVER, _h(stream))
+        return
+    _ordered_copy(stream, what, dst, size, src, size, lambda d, s_: M.memmove(d, s_, size))
 
 
 @entry
@@ -747,8 +838,11 @@ def _memcpy2d(p, stream, what: str) -> None:
         ctx = _ctx()
         _streams.synchronized(ctx, _streams.Stream.null.synchronize)
         M.copy_2d(dst, dp, src, sp, w, h, what)
+    elif w and h:
+        _ordered_copy(stream, what, dst, dp * (h - 1) + w, src, sp * (h - 1) + w,
+                      lambda d, s_: M.copy_2d(d, dp, s_, sp, w, h, what))
     else:
-        _async(stream, what, lambda: M.copy_2d(dst, dp, src, sp, w, h, what))
+        _streams.resolve(DRIVER, _h(stream))
 
 
 @entry
@@ -974,9 +1068,25 @@ def cuFuncSetAttribute(h, attrib, value):
     _set_attribute(DRIVER.functions.get(_h(h)), attrib, value)
 
 
+_FUNC_CACHE_CONFIGS = range(4)  # CU_FUNC_CACHE_PREFER_NONE, _SHARED, _L1, _EQUAL: a preference, no effect on a CPU
+
+
+def _cache_config(config: int, what: str) -> None:
+    if config not in _FUNC_CACHE_CONFIGS:
+        raise CudaError(E.INVALID_VALUE, f"{what}: {config} is not a CUfunc_cache")
+
+
 @entry
 def cuFuncSetCacheConfig(h, config):
     DRIVER.functions.get(_h(h))
+    _cache_config(config, "cuFuncSetCacheConfig")
+
+
+@entry
+def cuKernelSetCacheConfig(k, config, dev):
+    DRIVER.kernels.get(_h(k))
+    DRIVER.device(dev)
+    _cache_config(config, "cuKernelSetCacheConfig")
 
 
 @entry
@@ -1258,6 +1368,24 @@ def cuStreamGetCtx(h, out):
 @entry
 def cuStreamGetId(h, out):
     _out(out, "streamId")[0] = _h(h)
+
+
+@entry
+def cuStreamIsCapturing(h, out):
+    # graphs are not captured by this driver (cuStreamBeginCapture is refused), so no stream is ever capturing
+    _streams.resolve(DRIVER, _h(h))
+    _out(out, "captureStatus")[0] = 0  # CU_STREAM_CAPTURE_STATUS_NONE
+
+
+@entry
+def cuProfilerStart():
+    # cudaProfiler.h's hooks mark a region for an attached profiler; none attaches to this driver
+    _ctx()
+
+
+@entry
+def cuProfilerStop():
+    _ctx()
 
 
 @entry

@@ -125,7 +125,7 @@ def log(message: str) -> None:
             else:
                 sys.stderr.write(text)
                 sys.stderr.flush()
-    except (OSError, ValueError):
+    except Exception:  # noqa: BLE001 - also while the interpreter shuts down (builtins such as open are gone)
         pass
 
 

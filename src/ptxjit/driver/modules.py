@@ -190,7 +190,9 @@ def function_attribute(driver, f: Function, attr: int) -> int:
     table = {
         A["CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK"]: max_threads,
         A["CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES"]: info.shared_size,
-        A["CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES"]: 0,
+        # user __constant__ data: the module's .const variables (ptxas's bank 3, shared by the module's kernels)
+        A["CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES"]: sum(int(v.size) for v in f.module.module.ir.globals
+                                                     if v.space == "const"),
         A["CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES"]: info.local_size,
         A["CU_FUNC_ATTRIBUTE_NUM_REGS"]: min(255, max(16, sum(info.registers.values()))),
         A["CU_FUNC_ATTRIBUTE_PTX_VERSION"]: _ptx_version(f.module.module),
