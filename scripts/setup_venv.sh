@@ -11,5 +11,11 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install -q -e ".[dev]"
     touch "$stamp"
 fi
+# tinygrad's own test/test_tiny.py ships only in its source distribution: kept for tests/test_driver.py
+if [ ! -f .venv/sdist/.done ] && .venv/bin/python -c "import tinygrad" 2>/dev/null; then
+    v=$(.venv/bin/python -c "import importlib.metadata as m; print(m.version('tinygrad'))")
+    .venv/bin/python -m pip download -q --no-binary :all: --no-deps "tinygrad==$v" -d .venv/sdist >/dev/null 2>&1 \
+        && touch .venv/sdist/.done || echo "note: tinygrad's source distribution could not be downloaded"
+fi
 # ptxjit's libcuda.so.1 (the CUDA driver API for unmodified programs): rebuilt when its sources change
 .venv/bin/python -c "from ptxjit.driver.build import ensure_built; ensure_built()"

@@ -118,3 +118,20 @@ def test_numba_cuda_real_target(libdir, tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "numba-cuda OK NVIDIA H100" in r.stdout
+
+
+@pytest.mark.parametrize("dev", ["CUDA", "CUDA:PTX"])
+def test_tinygrad_cuda_backend(libdir, tmp_path, dev):
+    """tinygrad's CUDA backend unchanged: DEV=CUDA renders CUDA C and compiles it with NVRTC, DEV=CUDA:PTX
+    uses tinygrad's own PTX renderer (shared-memory reductions address `local0[0]` elements)."""
+    pytest.importorskip("tinygrad")
+    from ptxjit.cli_driver import _nvrtc_dirs
+
+    env = _env(libdir, tmp_path)
+    env["LD_LIBRARY_PATH"] += "".join(":" + d for d in _nvrtc_dirs())
+    env["DEV"] = dev
+    r = subprocess.run([sys.executable, str(HERE / "tinygrad_app.py")], env=env, capture_output=True, text=True,
+                       timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    renderer = "CUDARenderer" if dev == "CUDA" else "PTXRenderer"
+    assert f"{renderer} tinygrad OK" in r.stdout

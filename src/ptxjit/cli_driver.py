@@ -17,6 +17,21 @@ def _libdir() -> str:
         raise click.ClickException(f"could not build ptxjit's libcuda.so.1: {exc}") from None
 
 
+def _nvrtc_dirs() -> list[str]:
+    """The folders of the NVRTC/NVVM wheels (nvidia-cuda-nvrtc), for clients that look for libnvrtc.so on the
+    library path (tinygrad's DEV=CUDA); absent wheels give nothing."""
+    import glob
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    found = []
+    for root in spec.submodule_search_locations:
+        found += sorted({os.path.dirname(p) for p in glob.glob(os.path.join(root, "*", "lib", "libnvrtc.so*"))})
+    return found
+
+
 def add_commands(main: click.Group) -> None:
     @main.command("exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
     @click.option("--device", default=None, help="The virtual GPU: sm_90 (H100, default) or sm_80 (A100).")
@@ -32,7 +47,8 @@ def add_commands(main: click.Group) -> None:
         """
         env = dict(os.environ)
         lib = _libdir()
-        env["LD_LIBRARY_PATH"] = lib + (os.pathsep + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+        path = [lib, *([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else []), *_nvrtc_dirs()]
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(path)
         # clients that look for the driver by path (numba-cuda, cuda-pathfinder) find it here
         env["NUMBA_CUDA_DRIVER"] = os.path.join(lib, "libcuda.so.1")
         env.setdefault("CUDA_VISIBLE_DEVICES", "0")

@@ -170,6 +170,61 @@ int main(int argc, char **argv) {
         }
     expect("matmul16 from the fatbin", bad == 0);
 
+    /* an explicit graph: copy in, vec_add, copy out; instantiated once, launched twice with new parameters */
+    {
+        CUgraph g;
+        CUgraphNode cin, kn, cout;
+        CHECK(cuGraphCreate(&g, 0));
+        CUDA_MEMCPY3D cp;
+        memset(&cp, 0, sizeof cp);
+        cp.srcMemoryType = CU_MEMORYTYPE_HOST;
+        cp.srcHost = hb;
+        cp.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+        cp.dstDevice = db;
+        cp.WidthInBytes = bytes;
+        cp.Height = 1;
+        cp.Depth = 1;
+        CHECK(cuGraphAddMemcpyNode(&cin, g, NULL, 0, &cp, ctx));
+        CUDA_KERNEL_NODE_PARAMS kp;
+        memset(&kp, 0, sizeof kp);
+        kp.func = vec_add;
+        kp.gridDimX = grid; kp.gridDimY = 1; kp.gridDimZ = 1;
+        kp.blockDimX = 256; kp.blockDimY = 1; kp.blockDimZ = 1;
+        void *gargs[] = {&da, &db, &dc, &nn};
+        kp.kernelParams = gargs;
+        CHECK(cuGraphAddKernelNode(&kn, g, &cin, 1, &kp));
+        CUDA_MEMCPY3D back;
+        memset(&back, 0, sizeof back);
+        back.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+        back.srcDevice = dc;
+        back.dstMemoryType = CU_MEMORYTYPE_HOST;
+        back.dstHost = hc;
+        back.WidthInBytes = bytes;
+        back.Height = 1;
+        back.Depth = 1;
+        CHECK(cuGraphAddMemcpyNode(&cout, g, &kn, 1, &back, ctx));
+        CUgraphExec ge;
+        CHECK(cuGraphInstantiate(&ge, g, 0));
+        for (int i = 0; i < n; i++) hb[i] = (float)(i % 13);
+        memset(hc, 0, bytes);
+        CHECK(cuGraphLaunch(ge, s));
+        CHECK(cuStreamSynchronize(s));
+        bad = 0;
+        for (int i = 0; i < n; i++) bad += hc[i] != ha[i] + (float)(i % 13);
+        expect("graph: copy in, kernel, copy out", bad == 0);
+        void *gargs2[] = {&da, &da, &dc, &nn};  /* c = a + a */
+        kp.kernelParams = gargs2;
+        CHECK(cuGraphExecKernelNodeSetParams(ge, kn, &kp));
+        CHECK(cuGraphLaunch(ge, s));
+        CHECK(cuStreamSynchronize(s));
+        bad = 0;
+        for (int i = 0; i < n; i++) bad += hc[i] != ha[i] + ha[i];
+        expect("graph relaunched with new kernel parameters", bad == 0);
+        CHECK(cuGraphExecDestroy(ge));
+        CHECK(cuGraphDestroy(g));
+        CHECK(cuMemcpyHtoD(db, hb, bytes));
+    }
+
     /* bad input: CUDA's codes, no crash */
     CUdeviceptr dummy;
     expect_code("cuMemAlloc of 0 bytes", cuMemAlloc(&dummy, 0), CUDA_ERROR_INVALID_VALUE);

@@ -40,6 +40,32 @@ typedef struct {
     int flags;
 } ptxjit_mem_access_desc;
 
+typedef struct {
+    CUhandle func;
+    unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+    void **kernelParams;
+    void **extra;
+    CUhandle kern;  /* CUDA_KERNEL_NODE_PARAMS_v2 only */
+    CUhandle ctx;
+} ptxjit_kernel_node_params;
+typedef struct {
+    size_t srcXInBytes, srcY, srcZ, srcLOD;
+    int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    void *srcArray;
+    void *reserved0;
+    size_t srcPitch, srcHeight;
+    size_t dstXInBytes, dstY, dstZ, dstLOD;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    void *dstArray;
+    void *reserved1;
+    size_t dstPitch, dstHeight;
+    size_t WidthInBytes, Height, Depth;
+} ptxjit_memcpy3d;
+typedef struct { CUhostFn fn; void *userData; } ptxjit_host_node_params;
 
 CUresult cuInit(unsigned int Flags);
 CUresult cuDriverGetVersion(int *driverVersion);
@@ -213,3 +239,26 @@ CUresult cuEventRecordWithFlags(CUhandle hEvent, CUhandle hStream, unsigned int 
 CUresult cuEventSynchronize(CUhandle hEvent);
 CUresult cuEventQuery(CUhandle hEvent);
 CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUhandle hStart, CUhandle hEnd);
+
+CUresult cuGraphCreate(CUhandle *phGraph, unsigned int flags);
+CUresult cuGraphDestroy(CUhandle hGraph);
+CUresult cuGraphAddKernelNode(CUhandle *phGraphNode, CUhandle hGraph, const CUhandle *dependencies, size_t numDependencies,
+                              const ptxjit_kernel_node_params *nodeParams);
+CUresult cuGraphAddKernelNode_v2(CUhandle *phGraphNode, CUhandle hGraph, const CUhandle *dependencies,
+                                 size_t numDependencies, const ptxjit_kernel_node_params *nodeParams);
+CUresult cuGraphAddMemcpyNode(CUhandle *phGraphNode, CUhandle hGraph, const CUhandle *dependencies, size_t numDependencies,
+                              const ptxjit_memcpy3d *copyParams, CUhandle ctx);
+CUresult cuGraphAddHostNode(CUhandle *phGraphNode, CUhandle hGraph, const CUhandle *dependencies, size_t numDependencies,
+                            const ptxjit_host_node_params *nodeParams);
+CUresult cuGraphAddEmptyNode(CUhandle *phGraphNode, CUhandle hGraph, const CUhandle *dependencies, size_t numDependencies);
+CUresult cuGraphInstantiateWithFlags(CUhandle *phGraphExec, CUhandle hGraph, unsigned long long flags);
+CUresult cuGraphInstantiate_v2(CUhandle *phGraphExec, CUhandle hGraph, CUhandle *phErrorNode, char *logBuffer,
+                               size_t bufferSize);
+CUresult cuGraphExecKernelNodeSetParams(CUhandle hGraphExec, CUhandle hNode, const ptxjit_kernel_node_params *nodeParams);
+CUresult cuGraphExecKernelNodeSetParams_v2(CUhandle hGraphExec, CUhandle hNode,
+                                           const ptxjit_kernel_node_params *nodeParams);
+CUresult cuGraphExecMemcpyNodeSetParams(CUhandle hGraphExec, CUhandle hNode, const ptxjit_memcpy3d *copyParams,
+                                        CUhandle ctx);
+CUresult cuGraphLaunch(CUhandle hGraphExec, CUhandle hStream);
+CUresult cuGraphExecDestroy(CUhandle hGraphExec);
+CUresult cuGraphGetNodes(CUhandle hGraph, CUhandle *nodes, size_t *numNodes);

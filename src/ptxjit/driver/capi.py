@@ -1305,6 +1305,162 @@ def cuOccupancyAvailableDynamicSMemPerBlock(out, h, nblocks, block):
     _out(out, "dynamicSmemSize")[0] = max(0, min(avail, DRIVER.model.attribute(97) - f.kernel.info.shared_size))
 
 
+# ---------------------------------------------------------------------------- graphs
+def _deps(deps, n) -> list[int]:
+    if n and deps == ffi.NULL:
+        raise CudaError(E.INVALID_VALUE, f"{n} dependencies but the array is NULL")
+    return [_h(deps[i]) for i in range(n)]
+
+
+def _kernel_node(p) -> object:
+    from ptxjit.driver.graphs import KernelNode
+
+    p = _out(p, "nodeParams")
+    h = _h(p.func)
+    f = DRIVER.functions.get(h if h else _h(p.kern))
+    raw = _params(f, p.kernelParams, p.extra)
+    grid, block = (p.gridDimX, p.gridDimY, p.gridDimZ), (p.blockDimX, p.blockDimY, p.blockDimZ)
+    if min(grid) < 1 or min(block) < 1:
+        raise CudaError(E.INVALID_VALUE, f"kernel node '{f.name}': grid {grid} and block {block} must be >= 1")
+    return KernelNode(f, grid, block, p.sharedMemBytes, raw)
+
+
+def _add_node(out, graph, deps, n, work) -> None:
+    _ctx()
+    g = DRIVER.graphs.get(_h(graph))
+    node = g.add(DRIVER, work, _deps(deps, n))
+    _out(out, "phGraphNode")[0] = _ptr(node.handle)
+
+
+@entry
+def cuGraphCreate(out, flags):
+    from ptxjit.driver.graphs import Graph
+
+    _ctx()
+    g = Graph()
+    g.handle = DRIVER.graphs.new(g)
+    _out(out, "phGraph")[0] = _ptr(g.handle)
+
+
+@entry
+def cuGraphDestroy(h):
+    g = DRIVER.graphs.drop(_h(h))
+    for node in g.nodes:
+        DRIVER.graph_nodes.drop(node.handle)
+
+
+@entry
+def cuGraphAddKernelNode(out, graph, deps, n, params):
+    _add_node(out, graph, deps, n, _kernel_node(params))
+
+
+@entry
+def cuGraphAddKernelNode_v2(out, graph, deps, n, params):
+    _add_node(out, graph, deps, n, _kernel_node(params))
+
+
+@entry
+def cuGraphAddMemcpyNode(out, graph, deps, n, copy, ctx):
+    from ptxjit.driver.graphs import copy_3d
+
+    _add_node(out, graph, deps, n, copy_3d(_out(copy, "copyParams"), _h, "cuGraphAddMemcpyNode"))
+
+
+@entry
+def cuGraphAddHostNode(out, graph, deps, n, params):
+    from ptxjit.driver.graphs import HostNode
+
+    p = _out(params, "nodeParams")
+    fn, user = p.fn, p.userData
+    if fn == ffi.NULL:
+        raise CudaError(E.INVALID_VALUE, "cuGraphAddHostNode: fn is NULL")
+    _add_node(out, graph, deps, n, HostNode(lambda: fn(user)))
+
+
+@entry
+def cuGraphAddEmptyNode(out, graph, deps, n):
+    _add_node(out, graph, deps, n, None)
+
+
+def _instantiate(out, graph) -> None:
+    from ptxjit.driver.graphs import instantiate
+
+    _ctx()
+    ex = instantiate(DRIVER, DRIVER.graphs.get(_h(graph)))
+    _out(out, "phGraphExec")[0] = _ptr(ex.handle)
+
+
+@entry
+def cuGraphInstantiateWithFlags(out, graph, flags):
+    _instantiate(out, graph)
+
+
+@entry
+def cuGraphInstantiate_v2(out, graph, error_node, log, size):
+    if error_node != ffi.NULL:
+        error_node[0] = ffi.NULL
+    _instantiate(out, graph)
+
+
+def _exec_set(ex_h, node_h, work) -> None:
+    ex = DRIVER.graph_execs.get(_h(ex_h))
+    h = _h(node_h)
+    if h not in ex.work:
+        raise CudaError(E.INVALID_VALUE, f"node {h:#x} is not in this executable graph")
+    if type(ex.work[h]) is not type(work):
+        raise CudaError(E.INVALID_VALUE, f"node {h:#x} is not a node of that kind")
+    ex.work[h] = work
+
+
+@entry
+def cuGraphExecKernelNodeSetParams(ex, node, params):
+    _exec_set(ex, node, _kernel_node(params))
+
+
+@entry
+def cuGraphExecKernelNodeSetParams_v2(ex, node, params):
+    _exec_set(ex, node, _kernel_node(params))
+
+
+@entry
+def cuGraphExecMemcpyNodeSetParams(ex, node, copy, ctx):
+    from ptxjit.driver.graphs import copy_3d
+
+    _exec_set(ex, node, copy_3d(_out(copy, "copyParams"), _h, "cuGraphExecMemcpyNodeSetParams"))
+
+
+@entry
+def cuGraphLaunch(ex_h, stream):
+    from ptxjit.driver.graphs import Copy3D, HostNode, KernelNode
+
+    ctx = _ctx()
+    ex = DRIVER.graph_execs.get(_h(ex_h))
+    s = _streams.resolve(DRIVER, _h(stream))
+    for node in ex.order:
+        work = ex.work[node.handle]
+        if isinstance(work, KernelNode):
+            _launch.launch(DRIVER, ctx, work.function, work.grid, work.block, work.shared_mem, s, work.params)
+        elif isinstance(work, Copy3D):
+            _streams.enqueue_host(s, lambda _, w=work: w.run())
+        elif isinstance(work, HostNode):
+            _streams.enqueue_host(s, lambda _, w=work: w.call())
+
+
+@entry
+def cuGraphExecDestroy(h):
+    DRIVER.graph_execs.drop(_h(h))
+
+
+@entry
+def cuGraphGetNodes(graph, nodes, count):
+    g = DRIVER.graphs.get(_h(graph))
+    _out(count, "numNodes")
+    if nodes != ffi.NULL:
+        for i, node in enumerate(g.nodes[:count[0]]):
+            nodes[i] = _ptr(node.handle)
+    count[0] = len(g.nodes)
+
+
 # ---------------------------------------------------------------------------- streams and events
 @entry
 def cuStreamCreate(out, flags):

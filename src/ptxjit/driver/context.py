@@ -89,6 +89,7 @@ class Driver:
         self.pools = HandleTable("memory pool")
         self.graphs = HandleTable("graph")
         self.graph_execs = HandleTable("graph exec")
+        self.graph_nodes = HandleTable("graph node")
         self.primary: Context | None = None
         self.primary_refs = 0
         self.primary_flags = 0

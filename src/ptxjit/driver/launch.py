@@ -106,7 +106,7 @@ def python_args(f, raw: bytes) -> list:
 
 
 def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, int], shared_mem: int,
-           stream_handle: int, raw: bytes, cooperative: bool = False, cluster=None) -> None:
+           stream_handle, raw: bytes, cooperative: bool = False, cluster=None) -> None:
     from ptxjit.api import _checked
 
     k = f.kernel
@@ -122,7 +122,7 @@ def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, in
         check_shared_memory(k.name, k._static_shared, shared_mem, k._access)
     except ValueError as exc:
         raise CudaError(E.INVALID_VALUE, str(exc)) from None
-    stream = streams.resolve(driver, stream_handle)
+    stream = stream_handle if isinstance(stream_handle, streams.Stream) else streams.resolve(driver, stream_handle)
     checked = _checked(None, False)
     if cooperative or cluster is not None or k._declared_cluster or k._auto_cooperative:
         try:

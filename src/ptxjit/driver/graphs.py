@@ -1,0 +1,116 @@
+"""Explicit graphs (cuGraph*): nodes recorded with their parameters, instantiated, launched on a stream.
+
+A kernel node keeps a copy of its parameter bytes (CUDA copies `kernelParams` when the node is added or set),
+a memcpy node its 3-D copy.  cuGraphLaunch puts an executable graph's nodes on the stream in an order that
+respects every dependency (a topological order: the stream then runs them one after another, which is one
+of the orders a GPU may choose), so a graph costs what its launches cost, without re-reading parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptxjit.driver import errors as E
+from ptxjit.driver import memory as M
+from ptxjit.driver.errors import CudaError
+
+
+@dataclass
+class KernelNode:
+    function: object
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_mem: int
+    params: bytes
+
+
+@dataclass
+class Copy3D:
+    """A CUDA_MEMCPY3D between host/device memory: `depth` slices of `height` rows of `width` bytes."""
+
+    dst: int
+    dst_pitch: int
+    dst_height: int
+    src: int
+    src_pitch: int
+    src_height: int
+    width: int
+    height: int
+    depth: int
+
+    def run(self) -> None:
+        for z in range(self.depth):
+            for y in range(self.height):
+                M.memmove(self.dst + (z * self.dst_height + y) * self.dst_pitch,
+                          self.src + (z * self.src_height + y) * self.src_pitch, self.width)
+
+
+@dataclass
+class HostNode:
+    call: object  # () -> None
+
+
+@dataclass
+class Node:
+    handle: int
+    graph: Graph
+    work: object  # KernelNode, Copy3D, HostNode or None (an empty node)
+    deps: list[Node] = field(default_factory=list)
+
+
+@dataclass
+class Graph:
+    handle: int = 0
+    nodes: list[Node] = field(default_factory=list)
+
+    def add(self, driver, work, deps: list[int]) -> Node:
+        parents = []
+        for h in deps:
+            n = driver.graph_nodes.get(h)
+            if n.graph is not self:
+                raise CudaError(E.INVALID_VALUE, f"dependency {h:#x} is a node of another graph")
+            parents.append(n)
+        node = Node(0, self, work, parents)
+        node.handle = driver.graph_nodes.new(node)
+        self.nodes.append(node)
+        return node
+
+
+@dataclass
+class GraphExec:
+    handle: int
+    order: list[Node]  # topological
+    work: dict[int, object]  # node handle -> its (settable) work in this instance
+
+
+def instantiate(driver, graph: Graph) -> GraphExec:
+    # nodes are added after their dependencies exist, so the order of addition is already topological
+    ex = GraphExec(0, list(graph.nodes), {n.handle: n.work for n in graph.nodes})
+    ex.handle = driver.graph_execs.new(ex)
+    return ex
+
+
+def copy_3d(p, host_address, what: str) -> Copy3D:
+    """A Copy3D from a CUDA_MEMCPY3D (cffi struct); CUDA arrays are refused."""
+    def end(kind: int, host: int, dev: int, x: int, y: int, z: int, pitch: int, height: int, side: str) -> int:
+        if kind == M.MEMORYTYPE_HOST:
+            base = host
+        elif kind in (M.MEMORYTYPE_DEVICE, M.MEMORYTYPE_UNIFIED):
+            base = dev
+        else:
+            raise CudaError(E.NOT_SUPPORTED if kind == M.MEMORYTYPE_ARRAY else E.INVALID_VALUE,
+                            f"{what}: {side}MemoryType {kind} (CUDA arrays are not supported)")
+        return base + (z * height + y) * pitch + x
+
+    w, h, d = p.WidthInBytes, max(1, p.Height), max(1, p.Depth)
+    sp, dp = p.srcPitch or w, p.dstPitch or w
+    sh, dh = p.srcHeight or h, p.dstHeight or h
+    src = end(p.srcMemoryType, host_address(p.srcHost), p.srcDevice, p.srcXInBytes, p.srcY, p.srcZ, sp, sh, "src")
+    dst = end(p.dstMemoryType, host_address(p.dstHost), p.dstDevice, p.dstXInBytes, p.dstY, p.dstZ, dp, dh, "dst")
+    if w and (sp < w or dp < w):
+        raise CudaError(E.INVALID_VALUE, f"{what}: a pitch ({sp}, {dp}) is smaller than the width {w}")
+    span_s = ((d - 1) * sh + (h - 1)) * sp + w
+    span_d = ((d - 1) * dh + (h - 1)) * dp + w
+    M.REGISTRY.check_range(src, span_s, what + " source")
+    M.REGISTRY.check_range(dst, span_d, what + " destination")
+    return Copy3D(dst, dp, dh, src, sp, sh, w, h, d)
