@@ -52,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         from ptxbench import triton as triton_section
 
         triton_section.add_to(run, log=run.log)
+    if "driver" not in skip:  # the CUDA driver API's C ABI (libcuda.so.1) against the Python launch
+        from ptxbench import driver_launch
+
+        driver_launch.add_to(run, log=run.log)
     if "tiers" not in skip:  # ptxjit/tiers (PTXJIT_TIERS=1): first launch and steady state vs today
         from ptxbench import tiers
 

@@ -1,0 +1,102 @@
+"""Launch overhead through the CUDA driver API's C ABI (ptxjit's libcuda.so.1) against ptxjit's Python launch.
+
+The empty kernel (kernels/empty.cu) launched N times, each followed by a synchronization, four ways: a C
+program calling cuLaunchKernel + cuCtxSynchronize; the same program launching a one-node graph
+(cuGraphLaunch); N C launches then one synchronize (throughput); and, in this process, `kernel(1, 32, ())`
+of ptxjit's Python API (synchronous).  Reported in microseconds per launch and as the ratio C ABI / Python
+(the driver path adds the C-to-Python call, the parameter gathering and the stream).
+Run alone: python bench/ptxbench/driver_launch.py [--launches N]; bench/run.py adds it as a section.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+EMPTY_PTX = HERE / "kernels" / "ptx" / "empty.ptx"
+SOURCE = HERE / "native" / "driver_launch.c"
+
+
+def _cuda_include() -> str | None:
+    for d in (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"):
+        if d and (Path(d) / "include" / "cuda.h").is_file():
+            return str(Path(d) / "include")
+    try:
+        import nvidia.cu13  # the nvidia-cuda-runtime wheel ships cuda.h
+
+        inc = Path(list(nvidia.cu13.__path__)[0]) / "include"
+        return str(inc) if (inc / "cuda.h").is_file() else None
+    except ImportError:
+        return None
+
+
+def measure(launches: int = 2000) -> dict:
+    import ptxjit
+    from ptxjit.driver.build import ensure_built
+
+    lib = ensure_built().parent
+    inc = _cuda_include()
+    cc = shutil.which("gcc") or shutil.which("cc")
+    out: dict = {"launches": launches}
+    if inc is None or cc is None:
+        out["note"] = "no cuda.h or C compiler: the C-ABI side was not measured"
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            exe = Path(tmp) / "driver_launch"
+            subprocess.run([cc, "-O2", f"-I{inc}", str(SOURCE), "-o", str(exe), f"-L{lib}", "-lcuda"], check=True)
+            env = dict(os.environ, LD_LIBRARY_PATH=str(lib))
+            r = subprocess.run([str(exe), str(EMPTY_PTX), str(launches)], env=env, capture_output=True, text=True,
+                               timeout=900)
+            out.update(json.loads(r.stdout.strip().splitlines()[-1]))
+    k = ptxjit.Module.from_file(EMPTY_PTX).get_function("empty_kernel")
+    for _ in range(50):
+        k(1, 32, ())
+    t0 = time.perf_counter()
+    for _ in range(launches):
+        k(1, 32, ())
+    out["python_sync_us"] = round((time.perf_counter() - t0) / launches * 1e6, 2)
+    if "launch_sync_us" in out:
+        out["c_abi_over_python"] = round(out["launch_sync_us"] / out["python_sync_us"], 2)
+        out["graph_over_python"] = round(out["graph_us"] / out["python_sync_us"], 2)
+    return out
+
+
+def markdown(sec: dict) -> str:
+    if "launch_sync_us" not in sec:
+        return f"### Driver API launch overhead\n\n{sec.get('note', 'not measured')}\n"
+    return ("### Driver API launch overhead (empty kernel, µs per launch)\n\n"
+            "| cuLaunchKernel + sync (C ABI) | cuGraphLaunch + sync | C launches, one sync | Python `kernel()` |"
+            " C ABI / Python |\n|---|---|---|---|---|\n"
+            f"| {sec['launch_sync_us']} | {sec['graph_us']} | {sec['launch_async_us']} | {sec['python_sync_us']} |"
+            f" {sec['c_abi_over_python']}× |\n")
+
+
+def add_to(run, log=print) -> None:
+    """bench/run.py: measure into run.res["driver_launch"] and add the section to results.md."""
+    log("driver API launch overhead (libcuda.so.1)")
+    sec = run.guard("driver_launch", measure, 500 if run.mode == "quick" else 2000)
+    if sec:
+        run.add_section("driver_launch", sec, markdown(sec))
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--launches", type=int, default=2000)
+    a = ap.parse_args(argv)
+    sec = measure(a.launches)
+    print(json.dumps(sec))
+    print(markdown(sec))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
