@@ -469,7 +469,7 @@ def _worker(case: SoakCase, kernel, launches: int, seed: int, deadline: float, r
 def _tier_stats(kernel) -> dict:
     """The kernel's tiers, summed over its block shapes (and checked / unchecked)."""
     out = {"tier": 0, "launches": [0, 0], "guard_failures": 0, "reoptimizations": 0, "counted": 0,
-           "recounts_moved": 0, "swaps": 0, "builds": 0, "errors": []}
+           "recounts_moved": 0, "swaps": 0, "builds": 0, "errors": [], "notes": []}
     for st in kernel.__dict__.get("_tiers", {}).values():
         s = st.stats
         out["tier"] = max(out["tier"], 1 if st.t1 is not None else 0)
@@ -479,6 +479,9 @@ def _tier_stats(kernel) -> dict:
                      ("builds", len(s.builds))):
             out[k] += v
         out["errors"] += list(s.errors)
+        # a counting code that could not be built is no error (the kernel keeps tier 1 without counts),
+        # but its recounts never run: a note
+        out["notes"] += [f"counters: {b['error']}" for b in s.builds if b.get("level") == "counters" and "error" in b]
     return out
 
 
@@ -590,6 +593,9 @@ def markdown(rep: dict) -> str:
                          "second half)")
     if rep["not_run"]:
         lines += ["", f"Not run (budget): {', '.join(rep['not_run'])}"]
+    notes = [f"{r['name']}: {n}" for r in rep["kernels"] for n in r["tiers"].get("notes", [])]
+    if notes:
+        lines += ["", "## Notes", ""] + [f"* {n}" for n in notes]
     lines += ["", "## Errors", ""]
     lines += [f"* {e}" for e in rep["errors"][:200]] or ["none"]
     return "\n".join(lines) + "\n"
