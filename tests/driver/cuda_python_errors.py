@@ -62,6 +62,16 @@ expect("cuLaunchKernel without parameters", cu.cuLaunchKernel(fn, 1, 1, 1, 32, 1
        R.CUDA_ERROR_INVALID_VALUE)
 expect("cuLaunchKernel with a zero grid", cu.cuLaunchKernel(fn, 0, 1, 1, 32, 1, 1, 0, 0, 0, 0),
        R.CUDA_ERROR_INVALID_VALUE)
+# a packed buffer that ends at the last parameter (28 bytes), without the layout's trailing padding (32): accepted
+da_ = expect("cuMemAlloc for vec_add", cu.cuMemAlloc(4096), R.CUDA_SUCCESS)
+packed = np.zeros(4, np.uint64)
+packed[:3] = int(da_)
+packed.view(np.int32)[6] = 1024
+size28 = ctypes.c_size_t(28)
+extra28 = (ctypes.c_void_p * 5)(1, packed.ctypes.data, 2, ctypes.addressof(size28), 0)
+expect("cuLaunchKernel with a buffer ending at the last parameter",
+       cu.cuLaunchKernel(fn, 4, 1, 1, 256, 1, 1, 0, 0, 0, ctypes.addressof(extra28)), R.CUDA_SUCCESS)
+expect("cuCtxSynchronize after it", cu.cuCtxSynchronize(), R.CUDA_SUCCESS)
 s = expect("cuStreamCreate", cu.cuStreamCreate(0), R.CUDA_SUCCESS)
 expect("cuStreamDestroy", cu.cuStreamDestroy(s), R.CUDA_SUCCESS)
 expect("cuStreamSynchronize of a destroyed stream", cu.cuStreamSynchronize(s), R.CUDA_ERROR_INVALID_HANDLE)

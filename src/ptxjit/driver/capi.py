@@ -1183,10 +1183,12 @@ def _params(f, kernel_params, extra) -> bytes:
         if buf is None or size is None:
             raise CudaError(E.INVALID_VALUE, "cuLaunchKernel: extra needs CU_LAUNCH_PARAM_BUFFER_POINTER and "
                                              "CU_LAUNCH_PARAM_BUFFER_SIZE")
-        if size < f.param_size:
+        # the buffer must reach the last parameter's end; the layout's trailing alignment padding may be left out
+        end = max((o + n for o, n in zip(f.param_offsets, f.param_sizes, strict=True)), default=0)
+        if size < end:
             raise CudaError(E.INVALID_VALUE, f"cuLaunchKernel '{f.name}': the parameter buffer has {size} bytes, "
-                                             f"the kernel's parameters take {f.param_size}")
-        return _bytes_at(buf, f.param_size) if f.param_size else b""
+                                             f"the kernel's parameters take {end}")
+        return _bytes_at(buf, end).ljust(f.param_size, b"\0") if end else b""
     if f.param_size:
         raise CudaError(E.INVALID_VALUE, f"cuLaunchKernel '{f.name}': the kernel takes {len(f.param_offsets)} "
                                          f"parameters, but kernelParams and extra are both NULL")
