@@ -1112,12 +1112,18 @@ def cuFuncGetParamInfo(h, index, offset, size):
 
 
 # ---------------------------------------------------------------------------- the JIT linker (PTX inputs)
+_JIT_MAX_REGISTERS = 0  # CUjit_option
+
+
 @entry
 def cuLinkCreate_v2(n, options, values, out):
     DRIVER.require_init()
     from ptxjit.driver.link import LinkState
 
     st = LinkState()
+    for i in range(n):
+        if options[i] == _JIT_MAX_REGISTERS:  # an unsigned int carried in the value pointer itself
+            st.max_registers = _h(values[i]) & 0xFFFFFFFF
     st.handle = DRIVER.links.new(st)
     _out(out, "stateOut")[0] = _ptr(st.handle)
 

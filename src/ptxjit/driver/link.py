@@ -21,6 +21,7 @@ INPUT_CUBIN, INPUT_PTX, INPUT_FATBINARY, INPUT_OBJECT, INPUT_LIBRARY, INPUT_NVVM
 _HEADER = re.compile(r"^\s*\.(version|target|address_size)\b[^\n]*\n?", re.M)
 _DEFINED = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)\s*\(?[^;]*?\{",
                       re.M | re.S)
+_ENTRY_HEAD = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+[\w$]+\s*\([^)]*\)[^{;]*\{", re.M | re.S)
 _EXTERN = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)[^;]*;\s*\n?", re.M | re.S)
 
 
@@ -29,6 +30,7 @@ class LinkState:
     handle: int = 0
     inputs: list[tuple[str, str]] = field(default_factory=list)  # (name, PTX text)
     buffer: object = None
+    max_registers: int = 0  # CU_JIT_MAX_REGISTERS, 0 when not given
 
     def add(self, kind: int, data: bytes, name: str) -> None:
         from ptxjit.driver.context import DRIVER
@@ -49,7 +51,7 @@ class LinkState:
         if not self.inputs:
             raise CudaError(E.INVALID_VALUE, "cuLinkComplete: nothing was added")
         if len(self.inputs) == 1:
-            return self.inputs[0][1].encode() + b"\0"
+            return self._limit_registers(self.inputs[0][1]).encode() + b"\0"
         defined = set()
         for _, text in self.inputs:
             defined |= set(_DEFINED.findall(text))
@@ -58,4 +60,18 @@ class LinkState:
             body = text if k == 0 else _HEADER.sub("", text)
             body = _EXTERN.sub(lambda m: "" if m.group(1) in defined else m.group(0), body)
             parts.append(body)
-        return "\n".join(parts).encode() + b"\0"
+        return self._limit_registers("\n".join(parts)).encode() + b"\0"
+
+    def _limit_registers(self, text: str) -> str:
+        """CU_JIT_MAX_REGISTERS as PTX says it: `.maxnreg N` on each kernel that does not set its own (the
+        linked image is PTX text, so the option travels with it to the module load)."""
+        if not self.max_registers:
+            return text
+
+        def add(m: re.Match) -> str:
+            head = m.group(0)
+            if ".maxnreg" in head:
+                return head
+            return head[:-1].rstrip() + f"\n.maxnreg {self.max_registers}\n{{"
+
+        return _ENTRY_HEAD.sub(add, text)

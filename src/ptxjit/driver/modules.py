@@ -194,7 +194,9 @@ def function_attribute(driver, f: Function, attr: int) -> int:
         A["CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES"]: sum(int(v.size) for v in f.module.module.ir.globals
                                                      if v.space == "const"),
         A["CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES"]: info.local_size,
-        A["CU_FUNC_ATTRIBUTE_NUM_REGS"]: min(255, max(16, sum(info.registers.values()))),
+        # an estimate (ptxjit allocates no registers), within the kernel's .maxnreg as ptxas keeps it
+        A["CU_FUNC_ATTRIBUTE_NUM_REGS"]: min(255, max(16, sum(info.registers.values())),
+                                             int((perf.get("maxnreg") or (255,))[0])),
         A["CU_FUNC_ATTRIBUTE_PTX_VERSION"]: _ptx_version(f.module.module),
         A["CU_FUNC_ATTRIBUTE_BINARY_VERSION"]: sm,
         A["CU_FUNC_ATTRIBUTE_CACHE_MODE_CA"]: 0,
