@@ -11,6 +11,10 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install -q -e ".[dev]"
     touch "$stamp"
 fi
+# tinygrad folds constants on its CPU device, which compiles with clang (Debian's package; root installs it)
+if ! command -v clang >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && apt-get install -y -qq clang) >/dev/null 2>&1 || echo "note: clang could not be installed"
+fi
 # tinygrad's own test/test_tiny.py ships only in its source distribution: kept for tests/test_driver.py
 if [ ! -f .venv/sdist/.done ] && .venv/bin/python -c "import tinygrad" 2>/dev/null; then
     v=$(.venv/bin/python -c "import importlib.metadata as m; print(m.version('tinygrad'))")

@@ -135,3 +135,45 @@ def test_tinygrad_cuda_backend(libdir, tmp_path, dev):
     assert r.returncode == 0, r.stdout + r.stderr
     renderer = "CUDARenderer" if dev == "CUDA" else "PTXRenderer"
     assert f"{renderer} tinygrad OK" in r.stdout
+
+
+def _tinygrad_sdist_test() -> Path | None:
+    """tinygrad's test/test_tiny.py from its source distribution (scripts/setup_venv.sh downloads it)."""
+    import glob
+    import tarfile
+
+    tars = sorted(glob.glob(os.path.join(sys.prefix, "sdist", "tinygrad-*.tar.gz")))
+    if not tars:
+        return None
+    with tarfile.open(tars[-1]) as tf:
+        member = next((m for m in tf.getmembers() if m.name.endswith("/test/test_tiny.py")), None)
+        if member is None:
+            return None
+        data = tf.extractfile(member).read()
+    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"ptxjit-tinygrad-{os.getpid()}" / "test_tiny.py"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    return out
+
+
+@pytest.mark.parametrize("dev", ["CUDA:PTX", "CUDA"])
+def test_tinygrad_test_tiny(libdir, tmp_path, dev):
+    """tinygrad's own test/test_tiny.py, unchanged, on its CUDA backend.  PARALLEL=0: tinygrad's BEAM search
+    otherwise compiles candidates in a pool of forked workers, which on 2 cores only slows it down.  DEV=CUDA
+    (NVRTC) with PTXJIT_TEST_SLOW=1: the two renderers share every driver path, and the suite's time is bounded."""
+    pytest.importorskip("tinygrad")
+    if dev == "CUDA" and not os.environ.get("PTXJIT_TEST_SLOW"):
+        pytest.skip("DEV=CUDA's test_tiny.py runs with PTXJIT_TEST_SLOW=1 (DEV=CUDA:PTX covers the driver)")
+    test = _tinygrad_sdist_test()
+    if test is None:
+        pytest.skip("tinygrad's source distribution is not in .venv/sdist (scripts/setup_venv.sh downloads it)")
+    from ptxjit.cli_driver import _nvrtc_dirs
+
+    env = _env(libdir, tmp_path)
+    env["LD_LIBRARY_PATH"] += "".join(":" + d for d in _nvrtc_dirs())
+    env.update(DEV=dev, PARALLEL="0")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)], env=env,
+                       capture_output=True, text=True, timeout=1800, cwd=test.parent)
+    tail = r.stdout[-3000:]
+    assert r.returncode == 0, tail + r.stderr[-2000:]
+    assert " passed" in tail and "failed" not in tail
