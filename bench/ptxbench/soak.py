@@ -579,7 +579,8 @@ def markdown(rep: dict) -> str:
             f"{r['seconds']:.1f} | {r['launches'] / max(r['seconds'], 1e-9):.0f} | {r['checks']} | "
             f"{t.get('guard_failures', 0)} | {t.get('reoptimizations', 0)} | {t.get('counted', 0)} | "
             + " / ".join(f"{rss.get(k, 0) / 1024:.0f}" for k in ("first", "last", "max"))
-            + f" | {rss.get('per_1000_launches', 0):.1f} / {rss.get('steady_per_1000', 0):.1f} | "
+            + f" | {rss.get('per_1000_launches', 0):.1f} / "
+            + (f"{rss['steady_per_1000']:.1f}" if "steady_per_1000" in rss else "-") + " | "
             + " / ".join(str(fds.get(k, 0)) for k in ("first", "last", "max")) + " | "
             + " / ".join(str(thr.get(k, 0)) for k in ("first", "last", "max"))
             + f" | {len(r['errors']) + len(t.get('errors', []))} |")
@@ -588,9 +589,10 @@ def markdown(rep: dict) -> str:
     for key, label in (("rss_kib", "RSS (KiB)"), ("fds", "open file descriptors"), ("threads", "OS threads")):
         v = mem.get(key)
         if v:
+            steady = v.get("steady_per_1000")  # optional in a report read back from soak.json
             lines.append(f"* {label}: first {v['first']:,}, last {v['last']:,}, max {v['max']:,}; slope "
-                         f"{v['per_1000_launches']:.2f} per 1,000 launches ({v['steady_per_1000']:.2f} over the "
-                         "second half)")
+                         f"{v['per_1000_launches']:.2f} per 1,000 launches"
+                         + (f" ({steady:.2f} over the second half)" if steady is not None else ""))
     if rep["not_run"]:
         lines += ["", f"Not run (budget): {', '.join(rep['not_run'])}"]
     notes = [f"{r['name']}: {n}" for r in rep["kernels"] for n in r["tiers"].get("notes", [])]
