@@ -4,7 +4,7 @@ an array in local memory runs and matches NumPy, and an index past the end of on
 Real input: nvcc's PTX for tests/data/median_filter.cu (regen.sh) at -O3 (ld.local/st.local through
 `%SPL + offset`; a `__noinline__` callee reaching its caller's array through `cvta.to.local` of a generic
 pointer) and with -G (generic ld/st through `%SP = cvta.local %SPL`).  The references are NumPy's: medians
-of edge-clamped sliding windows, bincount, a stable argsort."""
+of edge-clamped sliding windows, bincount, a stable argsort; and CUDA's meaning of __isLocal."""
 
 from __future__ import annotations
 
@@ -93,6 +93,16 @@ def test_array_of_structs(mod_o3):
     out = np.full((N, 8), -1, np.int32)
     mod_o3.get_function("local_struct_sort")(1, 128, (keys, out, np.int32(N)), checked=True)
     assert np.array_equal(out, np.argsort(keys, axis=1, kind="stable"))
+
+
+@pytest.mark.parametrize("checked", [True, False])
+def test_callee_sees_local_space(mod, checked):
+    """__isLocal/__isGlobal (isspacep) in a `__noinline__` callee: its caller's window is local, the input
+    global, with the checks on and off."""
+    x = np.zeros(N * 4, np.float32)
+    out = np.full(2 * N, -1, np.int32)
+    mod.get_function("local_spaces")(1, 128, (x, out, np.int32(N)), checked=checked)
+    assert np.array_equal(out, np.tile(np.int32([1, 2]), N))
 
 
 def _line(text: str) -> int:

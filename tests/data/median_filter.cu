@@ -158,3 +158,19 @@ extern "C" __global__ void local_oob(const float* in, float* out, int n, int pos
     for (int i = 0; i < 9; ++i) s += win[(i * 5 + pos) % 9];
     out[t] = s;
 }
+
+// Which state space a callee sees a pointer in: 1 local (the caller's window), 2 global, 0 neither.
+__device__ __noinline__ int space_of(const float* p)
+{
+    return __isLocal(p) ? 1 : (__isGlobal(p) ? 2 : 0);
+}
+
+extern "C" __global__ void local_spaces(const float* in, int* out, int n)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    float win[4];
+    for (int i = 0; i < 4; ++i) win[i] = in[t * 4 + i];
+    out[2 * t] = space_of(win + (t & 3));
+    out[2 * t + 1] = space_of(in + t);
+}

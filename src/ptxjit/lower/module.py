@@ -226,13 +226,12 @@ class ModuleCodegen:
         else:
             cta = self._build_cta_scheduler(body, self.has_yields)
         self._build_worker(cta)
-        if self.checked:
-            # a checked device function's local accesses may reach its callers' frames, which lie between
-            # its stack pointer and the worker's entry (lower/bounds.py _local_ranges): no frame keeps
-            # data below its stack pointer (x86-64's red zone), wherever LLVM inlines the calls
-            for f in self.llmod.functions:
-                if not f.is_declaration:
-                    f.attributes.add("noredzone")
+        # a device function's local accesses may reach its callers' frames, which lie between its stack
+        # pointer and the worker's entry (lower/bounds.py _local_ranges): no frame keeps data below its
+        # stack pointer (x86-64's red zone), wherever LLVM inlines the calls
+        for f in self.llmod.functions:
+            if not f.is_declaration:
+                f.attributes.add("noredzone")
         return self.llmod
 
     # ------------------------------------------------------------------ CTA scheduler
@@ -379,10 +378,10 @@ class ModuleCodegen:
         if self.checked:
             self._fault_slots = (b.alloca(I64), b.alloca(I32))
         # where the recursion guard measures the native stack from, and where the frames end whose
-        # .local variables a checked device function may be passed (lower/bounds.py _local_ranges)
-        if self.recursive or self.checked:
-            sp = b.call(self.intrinsic("llvm.stacksave.p0", PTR, [], exact=True), [])
-            b.store(b.ptrtoint(sp, I64), slot(W, abi.W_STACK))
+        # .local variables a device function may be passed (lower/bounds.py _local_ranges: its bounds
+        # checks and isspacep.local)
+        sp = b.call(self.intrinsic("llvm.stacksave.p0", PTR, [], exact=True), [])
+        b.store(b.ptrtoint(sp, I64), slot(W, abi.W_STACK))
         if self.probes is not None:
             self.probes.worker_prologue(b, L, W)
         b.branch(loop)

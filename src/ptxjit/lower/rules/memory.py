@@ -218,6 +218,9 @@ def lower_isspacep(lw: FnLowering, ins: Instr) -> None:
         in_local = b.icmp_unsigned("<", loff, const_int(I64, lw.cg.local_stride(lw.fn)))
     else:
         in_local = const_int(ll.IntType(1), 0)
+        if not lw.is_kernel:  # its own locals, the calling thread's, its callers' (lower/bounds.py)
+            for lo, n in lw.bounds._local_ranges():
+                in_local = b.or_(in_local, b.icmp_unsigned("<", b.sub(a, lo), n))
     if sp == "shared":
         r = in_shared
     elif sp == "local":
