@@ -225,6 +225,36 @@ int main(int argc, char **argv) {
         CHECK(cuMemcpyHtoD(db, hb, bytes));
     }
 
+    /* stream capture: a memset, a launch and a copy recorded into a graph instead of running */
+    {
+        CUgraph g;
+        CUgraphExec ge;
+        CHECK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CUstreamCaptureStatus st;
+        CHECK(cuStreamIsCapturing(s, &st));
+        expect("the stream is capturing", st == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+        CHECK(cuMemsetD32Async(dc, 0, n, s));
+        void *cargs[] = {&da, &db, &dc, &nn};
+        CHECK(cuLaunchKernel(vec_add, grid, 1, 1, 256, 1, 1, 0, s, cargs, NULL));
+        CHECK(cuMemcpyDtoHAsync(hc, dc, bytes, s));
+        memset(hc, 0, bytes);
+        CHECK(cuStreamEndCapture(s, &g));
+        CHECK(cuStreamSynchronize(s));
+        bad = 0;
+        for (int i = 0; i < n; i++) bad += hc[i] != 0.0f;
+        expect("captured work did not run during capture", bad == 0);
+        CHECK(cuGraphInstantiate(&ge, g, 0));
+        CHECK(cuGraphLaunch(ge, s));
+        CHECK(cuStreamSynchronize(s));
+        bad = 0;
+        for (int i = 0; i < n; i++) bad += hc[i] != ha[i] + hb[i];
+        expect("the captured graph replays the work", bad == 0);
+        CHECK(cuGraphExecDestroy(ge));
+        CHECK(cuGraphDestroy(g));
+        expect_code("capturing the legacy stream", cuStreamBeginCapture(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    }
+
     /* bad input: CUDA's codes, no crash */
     CUdeviceptr dummy;
     expect_code("cuMemAlloc of 0 bytes", cuMemAlloc(&dummy, 0), CUDA_ERROR_INVALID_VALUE);

@@ -262,3 +262,9 @@ CUresult cuGraphExecMemcpyNodeSetParams(CUhandle hGraphExec, CUhandle hNode, con
 CUresult cuGraphLaunch(CUhandle hGraphExec, CUhandle hStream);
 CUresult cuGraphExecDestroy(CUhandle hGraphExec);
 CUresult cuGraphGetNodes(CUhandle hGraph, CUhandle *nodes, size_t *numNodes);
+CUresult cuStreamBeginCapture_v2(CUhandle hStream, int mode);
+CUresult cuStreamEndCapture(CUhandle hStream, CUhandle *phGraph);
+CUresult cuStreamGetCaptureInfo_v3(CUhandle hStream, int *captureStatus_out, unsigned long long *id_out,
+                                   CUhandle *graph_out, const CUhandle **dependencies_out, const void **edgeData_out,
+                                   size_t *numDependencies_out);
+CUresult cuThreadExchangeStreamCaptureMode(int *mode);

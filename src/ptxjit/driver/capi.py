@@ -683,9 +683,14 @@ def _sync_copy(dst: int, src: int, size: int, what: str) -> None:
 
 
 def _async(stream, what: str, fn) -> None:
-    ctx = _ctx()
+    _ctx()
+    cap = _streams.capturing(DRIVER, _h(stream))
+    if cap is not None:  # stream capture: host work (a copy, a memset) becomes a host node
+        from ptxjit.driver.graphs import HostNode
+
+        _streams.record(DRIVER, cap, HostNode(fn))
+        return
     s = _streams.resolve(DRIVER, _h(stream))
-    del ctx
     _streams.enqueue_host(s, lambda _: fn())
 
 
@@ -714,6 +719,14 @@ def _ordered_copy(stream, what: str, dst: int, dst_extent: int, src: int, src_ex
     driver did not allocate or register): a pageable source is staged before the call returns (the caller may
     reuse or free it at once), and a copy into pageable memory has completed when the call returns."""
     ctx = _ctx()
+    cap = _streams.capturing(DRIVER, _h(stream))
+    if cap is not None:  # stream capture: a copy node, reading its source when the graph runs
+        from ptxjit.driver.graphs import HostNode
+
+        M.REGISTRY.check_range(dst, dst_extent, what + " destination")
+        M.REGISTRY.check_range(src, src_extent, what + " source")
+        _streams.record(DRIVER, cap, HostNode(lambda: copy(dst, src)))
+        return
     s = _streams.resolve(DRIVER, _h(stream))
     pageable_dst = M.REGISTRY.check_range(dst, dst_extent, what + " destination") is None
     pageable_src = M.REGISTRY.check_range(src, src_extent, what + " source") is None
@@ -1245,10 +1258,9 @@ def cuLaunchKernelEx(config, h, kernel_params, extra):
 @entry
 def cuLaunchHostFunc(stream, fn, user):
     _ctx()
-    s = _streams.resolve(DRIVER, _h(stream))
     if fn == ffi.NULL:
         raise CudaError(E.INVALID_VALUE, "cuLaunchHostFunc: fn is NULL")
-    _streams.enqueue_host(s, lambda _: fn(user))
+    _async(stream, "cuLaunchHostFunc", lambda: fn(user))
 
 
 @entry
@@ -1536,9 +1548,66 @@ def cuStreamGetId(h, out):
 
 @entry
 def cuStreamIsCapturing(h, out):
-    # graphs are not captured by this driver (cuStreamBeginCapture is refused), so no stream is ever capturing
-    _streams.resolve(DRIVER, _h(h))
-    _out(out, "captureStatus")[0] = 0  # CU_STREAM_CAPTURE_STATUS_NONE
+    v = _h(h)
+    _streams.resolve(DRIVER, v)
+    _out(out, "captureStatus")[0] = 1 if _streams.capturing(DRIVER, v) is not None else 0  # ACTIVE / NONE
+
+
+_capture_ids = iter(range(1, 1 << 62))
+
+
+@entry
+def cuStreamBeginCapture_v2(h, mode):
+    from ptxjit.driver.graphs import Graph
+
+    _ctx()
+    v = _h(h)
+    if v in (0, _streams.CU_STREAM_LEGACY, _streams.CU_STREAM_PER_THREAD):
+        raise CudaError(E.STREAM_CAPTURE_UNSUPPORTED, "cuStreamBeginCapture: the legacy default stream cannot be "
+                                                      "captured; capture a stream made with cuStreamCreate")
+    ds = DRIVER.streams.get(v)
+    if ds.capture is not None:
+        raise CudaError(E.CODES["CUDA_ERROR_ILLEGAL_STATE"], "cuStreamBeginCapture: the stream is capturing already")
+    _streams.synchronized(DRIVER.top(), ds.stream.synchronize)  # work enqueued before runs, as it would
+    g = Graph()
+    g.handle = DRIVER.graphs.new(g)
+    ds.capture, ds.capture_tail, ds.capture_id = g, [], next(_capture_ids)
+
+
+@entry
+def cuStreamEndCapture(h, out):
+    _ctx()
+    ds = DRIVER.streams.get(_h(h))
+    if ds.capture is None:
+        raise CudaError(E.CODES["CUDA_ERROR_ILLEGAL_STATE"], "cuStreamEndCapture: the stream is not capturing")
+    g, ds.capture, ds.capture_tail = ds.capture, None, []
+    _out(out, "phGraph")[0] = _ptr(g.handle)
+
+
+@entry
+def cuStreamGetCaptureInfo_v3(h, status, ident, graph, deps, edges, ndeps):
+    v = _h(h)
+    _streams.resolve(DRIVER, v)
+    ds = _streams.capturing(DRIVER, v)
+    if status != ffi.NULL:
+        status[0] = 1 if ds is not None else 0
+    if ds is None:
+        return
+    if ident != ffi.NULL:
+        ident[0] = ds.capture_id
+    if graph != ffi.NULL:
+        graph[0] = _ptr(ds.capture.handle)
+    if deps != ffi.NULL:
+        deps[0] = ffi.NULL
+    if edges != ffi.NULL:
+        edges[0] = ffi.NULL
+    if ndeps != ffi.NULL:
+        ndeps[0] = 0
+
+
+@entry
+def cuThreadExchangeStreamCaptureMode(mode):
+    _out(mode, "mode")[0] = 0  # CU_STREAM_CAPTURE_MODE_GLOBAL; ptxjit has only the one
 
 
 @entry

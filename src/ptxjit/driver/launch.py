@@ -122,6 +122,12 @@ def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, in
         check_shared_memory(k.name, k._static_shared, shared_mem, k._access)
     except ValueError as exc:
         raise CudaError(E.INVALID_VALUE, str(exc)) from None
+    cap = streams.capturing(driver, stream_handle)
+    if cap is not None:  # stream capture: the launch becomes a kernel node of the graph
+        from ptxjit.driver.graphs import KernelNode
+
+        streams.record(driver, cap, KernelNode(f, grid, block, shared_mem, raw))
+        return
     stream = stream_handle if isinstance(stream_handle, streams.Stream) else streams.resolve(driver, stream_handle)
     checked = _checked(None, False)
     if cooperative or cluster is not None or k._declared_cluster or k._auto_cooperative:

@@ -7,7 +7,7 @@ A kernel's error surfaces at the next synchronization point, as on a GPU, and th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ptxjit.driver import errors as E
 from ptxjit.driver.errors import CudaError
@@ -27,6 +27,23 @@ class DriverStream:
     context: object
     flags: int
     priority: int
+    capture: object = None  # the graph (driver/graphs.py) its work is recorded into, while capturing
+    capture_id: int = 0
+    capture_tail: list = field(default_factory=list)  # the nodes the next captured node depends on
+
+
+def capturing(driver, handle) -> DriverStream | None:
+    """The stream `handle` names if it is capturing (its work becomes graph nodes instead of running)."""
+    if not isinstance(handle, int) or handle in (0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD):
+        return None
+    ds = driver.streams.get(handle)
+    return ds if ds.capture is not None else None
+
+
+def record(driver, ds: DriverStream, work) -> None:
+    """Add captured work as a node after the stream's previous captured node."""
+    node = ds.capture.add(driver, work, [n.handle for n in ds.capture_tail])
+    ds.capture_tail = [node]
 
 
 @dataclass
