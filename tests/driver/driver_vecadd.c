@@ -135,6 +135,30 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n; i++) bad += fabsf(hc[i] - (2.0f * ha[i] + ha[i] + hb[i])) > 1e-3f * (1 + fabsf(hc[i]));
     expect("saxpy through a struct parameter", bad == 0);
 
+    /* a table of device pointers: the kernel loads them (no launch range of its own covers them) */
+    {
+        CUfunction gather;
+        CHECK(cuModuleGetFunction(&gather, mod, "gather_ptrs"));
+        CUdeviceptr parts[4], table, dout;
+        for (int k = 0; k < 4; k++) {
+            CHECK(cuMemAlloc(&parts[k], bytes));
+            for (int i = 0; i < n; i++) hc[i] = (float)(k * 1000 + i % 100);
+            CHECK(cuMemcpyHtoD(parts[k], hc, bytes));
+        }
+        CHECK(cuMemAlloc(&table, sizeof parts));
+        CHECK(cuMemcpyHtoD(table, parts, sizeof parts));
+        CHECK(cuMemAlloc(&dout, bytes));
+        void *gargs[] = {&table, &dout, &nn};
+        CHECK(cuLaunchKernel(gather, grid, 1, 1, 256, 1, 1, 0, NULL, gargs, NULL));
+        CHECK(cuMemcpyDtoH(hc, dout, bytes));
+        bad = 0;
+        for (int i = 0; i < n; i++) bad += hc[i] != (float)((i % 4) * 1000 + i % 100);
+        expect("pointers loaded from a table in device memory", bad == 0);
+        for (int k = 0; k < 4; k++) CHECK(cuMemFree(parts[k]));
+        CHECK(cuMemFree(table));
+        CHECK(cuMemFree(dout));
+    }
+
     /* the fatbin: matmul16 with a __constant__ set through cuModuleGetGlobal */
     size_t fsize;
     void *fat = read_file(argv[2], &fsize);

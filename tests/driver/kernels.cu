@@ -36,3 +36,9 @@ extern "C" __global__ void saxpy_struct(Saxpy p) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < p.n) p.y[i] = p.a * p.x[i] + p.y[i];
 }
+
+// pointers loaded from device memory (a table of allocations the kernel is not given directly)
+extern "C" __global__ void gather_ptrs(float *const *ptrs, float *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = ptrs[i % 4][i];
+}

@@ -35,12 +35,58 @@ class _Plan:
         self.size = f.param_size
         self.patches = [(off, f.param_sizes[i]) for (kind, i, *_rest, off, _ph) in packer.slots if kind == _PAD]
         self.ranges = [f.param_offsets[i] for i in k._range_params]
-        # a by-value struct may carry device pointers, which have no range entry of their own: such kernels
-        # run without the bounds checks rather than be refused a correct access
-        self.checkable = not any(p.dims for p in k.fn.params)
-        if not self.checkable:
-            E.log(f"ptxjit driver: kernel '{f.name}' takes a by-value struct parameter (which may hold device "
-                  f"pointers): its launches run without memory-safety checks")
+        # a pointer the kernel did not get as a parameter (in a by-value struct, loaded from memory, computed
+        # in a device function) has no range of its own, and a correct access through it would be refused:
+        # such kernels run without the bounds checks
+        why = unranged_pointers(f.module.module.ir, k.fn)
+        self.checkable = why is None
+        if why is not None:
+            E.log(f"ptxjit driver: kernel '{f.name}' {why}: its launches run without memory-safety checks")
+
+
+_MEMORY_OPS = frozenset({"ld", "st", "atom", "red", "ldu"})
+_OTHER_SPACES = ("shared", "local", "const", "param")
+
+
+def unranged_pointers(module, fn) -> str | None:
+    """Why some global or generic access of kernel `fn` may go through a pointer that is not one of its
+    64-bit parameters (so no launch range covers it), or None when every one derives from a parameter."""
+    from ptxjit.passes.pointers import pointer_registers, provenance
+
+    if any(p.dims for p in fn.params):
+        return "takes a by-value struct parameter (which may hold device pointers)"
+    kparams = {p.name for p in fn.params}
+    ptrs = pointer_registers(fn, kparams)
+    prov = provenance(fn, kparams, ptrs)
+    for ins in fn.instructions:
+        if ins.opcode == "call":
+            callee = next((o.name for o in ins.operands if getattr(o, "name", None) in module.functions), None)
+            if callee is not None and _touches_memory(module, callee, set()):
+                return f"calls the device function '{callee}', which accesses memory through its arguments"
+            continue
+        if ins.opcode not in _MEMORY_OPS or ins.has(*_OTHER_SPACES):  # only global and generic accesses
+            continue
+        for op in ins.operands:
+            base = getattr(op, "base", None)
+            if base is not None and getattr(base, "name", "").startswith("%") and prov.get(base.name) not in kparams:
+                return f"accesses memory through a pointer it loads or computes ({ins.opcode} at {ins.pos})"
+    return None
+
+
+def _touches_memory(module, name: str, seen: set[str]) -> bool:
+    """Whether device function `name` (or one it calls) has a global or generic access."""
+    if name in seen:
+        return False
+    seen.add(name)
+    fn = module.functions[name]
+    for ins in fn.instructions if fn.body is not None else ():
+        if ins.opcode in _MEMORY_OPS and not ins.has(*_OTHER_SPACES):
+            return True
+        if ins.opcode == "call":
+            callee = next((o.name for o in ins.operands if getattr(o, "name", None) in module.functions), None)
+            if callee is not None and _touches_memory(module, callee, seen):
+                return True
+    return False
 
 
 class RawArgs(Sequence):
