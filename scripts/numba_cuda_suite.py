@@ -351,7 +351,6 @@ TRIAGED: tuple[tuple[str, str, str], ...] = (
     (r"test_set_registers", "driver",
      "CU_FUNC_ATTRIBUTE_NUM_REGS ignores CU_JIT_MAX_REGISTERS: ptxjit allocates no registers and reports an "
      "estimate from the PTX"),
-    (r"cuStreamBeginCapture|graph_builder", "driver", "stream capture (cuStreamBeginCapture) is not implemented"),
     (r"test_nrt_detect_linked_ptx_file", "linker",
      "two linked PTX inputs both define a weak (linkonce) variable of libcu++ (integral_constant<bool>::value); "
      "ptxjit's PTX-level linker keeps both and the load refuses the duplicate"),
