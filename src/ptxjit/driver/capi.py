@@ -136,24 +136,22 @@ def cuDriverGetVersion(out):
     _out(out, "driverVersion")[0] = CUDA_VERSION
 
 
+def _error_text(code: int, out, text: str | None, what: str) -> None:
+    _out(out, "pStr")
+    if text is None:
+        out[0] = ffi.NULL
+        raise CudaError(E.INVALID_VALUE, f"{what}: {code} is not a CUresult")
+    out[0] = _cstr(text)
+
+
 @entry
 def cuGetErrorName(code, out):
-    name = E.error_name(code)
-    _out(out, "pStr")
-    if name is None:
-        out[0] = ffi.NULL
-        raise CudaError(E.INVALID_VALUE, f"cuGetErrorName: {code} is not a CUresult")
-    out[0] = _cstr(name)
+    _error_text(code, out, E.error_name(code), "cuGetErrorName")
 
 
 @entry
 def cuGetErrorString(code, out):
-    text = E.error_string(code)
-    _out(out, "pStr")
-    if text is None:
-        out[0] = ffi.NULL
-        raise CudaError(E.INVALID_VALUE, f"cuGetErrorString: {code} is not a CUresult")
-    out[0] = _cstr(text)
+    _error_text(code, out, E.error_string(code), "cuGetErrorString")
 
 
 @entry
