@@ -17,6 +17,7 @@ from ptxjit.driver import errors as E
 from ptxjit.driver import streams
 from ptxjit.driver.errors import CudaError
 from ptxjit.driver.memory import REGISTRY
+from ptxjit.errors import KernelError
 from ptxjit.runtime.args import check_launch_shape, check_shared_memory
 from ptxjit.runtime.memory import Pointer
 
@@ -199,4 +200,13 @@ def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, in
                 ranges += (0, 0)  # no allocation: any access through it is illegal, as on a GPU
             else:
                 ranges += (a.base, a.size)
+    if stream is streams.Stream.null:
+        # the legacy stream: run now, on the synchronous path (it waits for the blocking streams first, and
+        # takes the tiers), which costs a third of a stream round trip; a kernel error then comes back from
+        # this call instead of the next synchronization, which CUDA allows, and sticks to the context
+        try:
+            k.launch_packed(grid, block, RawArgs(f, raw), values, ranges, patches, shared_mem, None, checked, None)
+        except KernelError as exc:
+            raise streams.make_sticky(ctx, exc) from None
+        return
     k.launch_packed(grid, block, RawArgs(f, raw), values, ranges, patches, shared_mem, None, checked, stream)
