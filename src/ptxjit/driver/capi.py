@@ -902,15 +902,18 @@ def _load(out, data: bytes, name: str, library: bool = False):
     return dm
 
 
+def _read_file(path: str, what: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise CudaError(E.FILE_NOT_FOUND, f"{what}: {path}: {exc.strerror}") from None
+
+
 @entry
 def cuModuleLoad(out, fname):
     path = _str(fname, "fname")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise CudaError(E.FILE_NOT_FOUND, f"cuModuleLoad: {path}: {exc.strerror}") from None
-    _load(out, data, path)
+    _load(out, _read_file(path, "cuModuleLoad"), path)
 
 
 @entry
@@ -987,12 +990,7 @@ def cuLibraryLoadData(out, code, jo, jv, njo, lo, lv, nlo):
 @entry
 def cuLibraryLoadFromFile(out, fname, jo, jv, njo, lo, lv, nlo):
     path = _str(fname, "fileName")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise CudaError(E.FILE_NOT_FOUND, f"cuLibraryLoadFromFile: {path}: {exc.strerror}") from None
-    _library(out, data, path)
+    _library(out, _read_file(path, "cuLibraryLoadFromFile"), path)
 
 
 @entry
