@@ -8,6 +8,7 @@ import threading
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
+from llvmlite.binding.common import _is_shutting_down
 
 _lock = threading.Lock()
 _state: dict[str, object] = {}
@@ -54,24 +55,33 @@ def optimize_to_object(ir_text: str, opt_level: int = 3, name: str = "kernel") -
     `opt_level` < 2 (the tiers' quick first version, ptxjit/tiers) also lowers the code generator's
     level: instruction selection and register allocation dominate a low-level build's time."""
     tm = _target_machine(3 if opt_level >= 2 else 0)
-    mod = llvm.parse_assembly(ir_text)
-    mod.triple = tm.triple
-    mod.data_layout = str(tm.target_data)
-    mod.verify()
-    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
-    pb = llvm.create_pass_builder(tm, pto)
-    dump_dir = os.environ.get("PTXJIT_DUMP_DIR")
-    if dump_dir:  # for looking at what the translation became: IR before and after, assembly, object
-        _dump(dump_dir, name, ".ll", ir_text)
-    pb.getModulePassManager().run(mod, pb)
-    obj = tm.emit_object(mod)
-    if dump_dir:
-        _dump(dump_dir, name, ".opt.ll", str(mod))
-        _dump(dump_dir, name, ".s", tm.emit_assembly(mod))
-        _dump(dump_dir, name, ".o", obj)
-    return obj
+    # Each build parses into an LLVMContext of its own: LLVM's global context is not thread-safe, and
+    # builds run in several threads at once (a kernel's first version next to another's tier-1 link)
+    ctx = llvm.create_context()
+    mod = None
+    try:
+        mod = llvm.parse_assembly(ir_text, context=ctx)
+        mod.triple = tm.triple
+        mod.data_layout = str(tm.target_data)
+        mod.verify()
+        pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pb = llvm.create_pass_builder(tm, pto)
+        dump_dir = os.environ.get("PTXJIT_DUMP_DIR")
+        if dump_dir:  # for looking at what the translation became: IR before and after, assembly, object
+            _dump(dump_dir, name, ".ll", ir_text)
+        pb.getModulePassManager().run(mod, pb)
+        obj = tm.emit_object(mod)
+        if dump_dir:
+            _dump(dump_dir, name, ".opt.ll", str(mod))
+            _dump(dump_dir, name, ".s", tm.emit_assembly(mod))
+            _dump(dump_dir, name, ".o", obj)
+        return obj
+    finally:
+        if mod is not None:
+            mod.close()  # before its context
+        ctx.close()
 
 
 def _dump(directory: str, name: str, suffix: str, data: str | bytes) -> None:
@@ -85,9 +95,11 @@ def load_object(obj: bytes, entry: str, name: str = "") -> NativeCode:
     (the kernel's) labels the code for profilers: with PTXJIT_PERF_MAP=1 its address range goes to
     /tmp/perf-<pid>.map, the file `perf report` reads to name JIT code (`ptxjit:<kernel>`)."""
     tm = _target_machine()
-    holder = llvm.parse_assembly("")
+    ctx = llvm.create_context()  # the engine's own (see optimize_to_object); freed after the engine
+    holder = llvm.parse_assembly("", context=ctx)
     holder.triple = tm.triple
-    engine = llvm.create_mcjit_compiler(holder, tm)
+    owner = _OwnedEngine(llvm.create_mcjit_compiler(holder, tm), ctx)
+    engine = owner.engine
     engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
     engine.finalize_object()
     addr = engine.get_function_address(entry)
@@ -97,7 +109,24 @@ def load_object(obj: bytes, entry: str, name: str = "") -> NativeCode:
         print(f"ptxjit: {entry} loaded at {addr:#x}", flush=True)
     if os.environ.get("PTXJIT_PERF_MAP", "") not in ("", "0"):
         _perf_map(llvm.ObjectFileRef.from_data(obj), addr, name or entry)  # (the engine owns the first)
-    return NativeCode(engine, WorkerFn(addr), addr)
+    return NativeCode(owner, WorkerFn(addr), addr)
+
+
+class _OwnedEngine:
+    """An MCJIT engine and the LLVMContext of the module it owns.  The engine goes first: its module
+    leaves the context as it is destroyed.  The context is detached from llvmlite's own finalizer, which
+    the garbage collector could run before the engine's."""
+
+    def __init__(self, engine, ctx) -> None:
+        self.engine = engine
+        self._ctx = ctx._ptr
+        ctx.detach()
+
+    def __del__(self, _is_shutting_down=_is_shutting_down) -> None:
+        if _is_shutting_down():  # as llvmlite's own objects: nothing of LLVM is freed at interpreter exit
+            return
+        self.engine.close()
+        llvm.ffi.lib.LLVMPY_ContextDispose(self._ctx)
 
 
 def _perf_map(objref, entry_addr: int, name: str) -> None:
