@@ -56,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         from ptxbench import driver_launch
 
         driver_launch.add_to(run, log=run.log)
+    if "first_launch" not in skip:  # translation time and throughput over the repository's kernels
+        from ptxbench import first_launch
+
+        first_launch.add_to(run, log=run.log)
     if "tiers" not in skip:  # ptxjit/tiers (PTXJIT_TIERS=1): first launch and steady state vs today
         from ptxbench import tiers
 

@@ -101,6 +101,7 @@ _TIERED_CHILD = """
 import json, numpy as np, ptxjit
 from ptxjit import tiers
 tiers.HOOKS["synchronous"] = True  # tier 1 (and the plain code) built before the launch returns
+tiers.POLICY.hot_run_ratio = 0.0  # hot at once: tier 1 at the second launch, however short the launches
 mod = ptxjit.Module.from_file({path!r})
 A = np.random.default_rng(0).random((64, 64), dtype=np.float32)
 ok = True

@@ -95,8 +95,8 @@ def test_mid_launch_swap_is_bit_identical(monkeypatch):
 
 
 def test_kernel_launched_once_builds_no_tier1(monkeypatch):
-    """The default policy builds tier 1 at a kernel's second launch: a short launch made once costs no
-    O3 build (only tier 0's); a first launch long enough to run batched starts the build at once."""
+    """The default warm-up: no tier-1 build before a kernel's second launch (a short launch made once
+    costs no O3 build, only tier 0's); a first launch long enough to run batched starts the build at once."""
     monkeypatch.setattr(tiers.POLICY, "warmup", tiers.Policy().warmup)
     monkeypatch.setenv("PTXJIT_WORKERS", "2")
     rng = np.random.default_rng(3)
@@ -114,6 +114,35 @@ def test_kernel_launched_once_builds_no_tier1(monkeypatch):
     k2 = _kernel("saxpy")
     np.testing.assert_allclose(_saxpy(k2, 0.5, x, y), np.float32(0.5) * x + y, rtol=1e-6)
     assert 1 in [b["level"] for b in k2._tiers[((256, 1, 1), False)].stats.builds]
+
+
+def test_tier1_waits_until_the_kernel_is_hot(monkeypatch):
+    """The default policy (policy.py first_build): a kernel whose launches are short next to tier 0's
+    build stays on tier 0 until its `hot_launches`th launch; one whose launches on tier 0 ran for
+    `hot_run_ratio` times tier 0's build gets tier 1 at its next launch."""
+    default = tiers.Policy()
+    monkeypatch.setattr(tiers.POLICY, "warmup", default.warmup)
+    monkeypatch.setattr(tiers.POLICY, "hot_run_ratio", default.hot_run_ratio)
+    monkeypatch.setattr(tiers.POLICY, "hot_launches", 6)
+    rng = np.random.default_rng(5)
+    x, y = rng.random(512, dtype=np.float32), rng.random(512, dtype=np.float32)
+    want = np.float32(2.5) * x + y
+    k = _kernel("saxpy")
+    for _ in range(5):
+        np.testing.assert_allclose(_saxpy(k, 2.5, x, y), want, rtol=1e-6)
+        st = k._tiers[((256, 1, 1), False)]
+        assert st.t1 is None and [b["level"] for b in st.stats.builds] == [0]
+    assert st.t0_run_seconds < default.hot_run_ratio * st.t0.seconds  # (2 CTAs of 256 threads: short)
+    np.testing.assert_allclose(_saxpy(k, 2.5, x, y), want, rtol=1e-6)
+    assert st.t1 is not None  # the 6th launch
+    k2 = _kernel("saxpy")
+    np.testing.assert_allclose(_saxpy(k2, 2.5, x, y), want, rtol=1e-6)
+    st2 = k2._tiers[((256, 1, 1), False)]
+    assert st2.t1 is None and st2.t0_run_seconds > 0
+    # as hot as a kernel whose launch ran for half its build: the second launch builds
+    monkeypatch.setattr(tiers.POLICY, "hot_run_ratio", 0.5 * st2.t0_run_seconds / st2.t0.seconds)
+    np.testing.assert_allclose(_saxpy(k2, 2.5, x, y), want, rtol=1e-6)
+    assert st2.t1 is not None
 
 
 def test_swap_spare_worker_joins_with_tier1(monkeypatch):
@@ -309,6 +338,7 @@ _CHILD = """
 import json, sys, numpy as np, ptxjit
 from ptxjit import tiers
 tiers.HOOKS["synchronous"] = True
+tiers.POLICY.hot_run_ratio = 0.0  # hot at once: tier 1 at the second launch
 k = ptxjit.Module.from_file(sys.argv[1]).get_function("saxpy")
 x = np.arange(1000, dtype=np.float32); y = np.ones(1000, np.float32)
 for _ in range(2):
@@ -501,10 +531,11 @@ import sys, time
 import numpy as np
 import ptxjit
 from ptxjit.tiers import state
+state.POLICY.hot_run_ratio = 0.0  # hot at once: the second launch builds tier 1
 k = ptxjit.Module.from_file(sys.argv[1]).get_function("bitonic")
 src = np.arange(4096, dtype=np.uint32)[::-1].copy()
 dst = np.zeros_like(src)
-for _ in range(2):  # the second launch starts the tier-1 build (policy.py warmup)
+for _ in range(2):  # the second launch starts the tier-1 build (policy.py warmup, hot_run_ratio 0)
     k(4, 512, (src, dst))
 assert (dst == np.sort(src.reshape(-1, 1024), axis=1).ravel()).all()
 for _ in range(3000):  # until the background tier-1 build is inside LLVM, then exit at once

@@ -18,6 +18,7 @@ def deterministic_tiers(monkeypatch, counted_launches: int) -> Iterator[None]:
     tiers.HOOKS["synchronous"] = True
     monkeypatch.setattr(tiers.POLICY, "trial_launches", 0)
     monkeypatch.setattr(tiers.POLICY, "warmup", 1)
+    monkeypatch.setattr(tiers.POLICY, "hot_run_ratio", 0.0)  # hot from the first launch, however short
     monkeypatch.setattr(tiers.POLICY, "counted_launches", counted_launches)
     gc.collect()  # the kernels of earlier tests (and their tiers' statistics) go
     yield

@@ -107,6 +107,7 @@ def steady(name: str, mode: str, reps: int) -> dict:
     expected = case.reference(inputs)
     runs, problems = {}, {}
     tiers.HOOKS["synchronous"] = True
+    tiers.POLICY.hot_run_ratio = 0.0  # tier 1 from the first profile: the steady state is what is measured here
     from ptxjit.tiers import counters
 
     counted: list[float] = []  # seconds of tier 0's counted launch (block counters; patterns in 8 CTAs)

@@ -16,7 +16,7 @@ import llvmlite.binding as llvm
 
 from ptxjit.frontend import ir
 from ptxjit.jit import cache
-from ptxjit.jit.engine import NativeCode, host_description, load_object, optimize_to_object
+from ptxjit.jit.engine import BASELINE, NativeCode, host_description, load_object, optimize_to_object
 from ptxjit.lower.layout import GlobalsLayout, SharedLayout
 from ptxjit.lower.layout import local_size as fn_local_size
 from ptxjit.lower.module import WORKER_SYMBOL, ModuleCodegen
@@ -40,6 +40,10 @@ class Translation:
     xbuf_points: int = 0  # region mode: exchange-buffer row pairs (0: nyields + 1; lower/function.py)
     checked: bool = False  # bounds-checked code: the launch must give it a range table (L_RANGES)
     probes: str = ""  # instrumented code (ptxjit/instrument): its probe key; the launch must give a probe table
+    # where a fresh translation's time went (seconds): analysis (the passes over the PTX), ir_build (the
+    # lowering's LLVM IR), ir_text (its text), llvm_passes and codegen (or llvm: both, in a child process), link
+    phases: dict[str, float] | None = None
+    llvm_lines: int = 0  # the LLVM IR's size, in lines
 
 
 _stats = {"translations": 0, "memory_hits": 0, "disk_hits": 0}
@@ -128,17 +132,31 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
                 if hit_tr is not None:
                     _count("disk_hits")
                     return hit_tr
+    phases: dict[str, float] = {}
     with lock if lock is not None else contextlib.nullcontext():
-        cg = ModuleCodegen(module, kernel, glay, block, checked=checked, probes=probes, spec=spec)
-        llvm_ir = str(cg.build())
-    obj = (optimizer or optimize_to_object)(llvm_ir, opt_level=opt_level, name=kernel.name)
+        t_lower = time.perf_counter()
+        cg = ModuleCodegen(module, kernel, glay, block, checked=checked, probes=probes, spec=spec,
+                           baseline=opt_level == BASELINE)
+        llmod = cg.build()
+        t_text = time.perf_counter()
+        llvm_ir = str(llmod)
+        phases.update(analysis=cg.analysis_seconds, ir_build=t_text - t_lower - cg.analysis_seconds,
+                      ir_text=time.perf_counter() - t_text)
+    t_opt = time.perf_counter()
+    if optimizer is None:
+        obj = optimize_to_object(llvm_ir, opt_level=opt_level, name=kernel.name, timings=phases)
+    else:
+        obj = optimizer(llvm_ir, opt_level=opt_level, name=kernel.name)
+        phases["llvm"] = time.perf_counter() - t_opt
+    t_link = time.perf_counter()
     native = load_object(obj, WORKER_SYMBOL, kernel.name)
+    phases["link"] = time.perf_counter() - t_link
     _count("translations")
     locations = [(str(i.pos), i.text) for i in cg.locations]  # CUDA line first where .loc gives one
     tr = Translation(kernel.name, block, native, cg.body_save_stride, fn_local_size(kernel), cg.shared,
                      cg.has_yields, locations, time.perf_counter() - t0, nyields=cg.nyields, checked=checked,
                      xbuf_points=getattr(cg, "xbuf_points", 0),
-                     probes=pkey)
+                     probes=pkey, phases=phases, llvm_lines=llvm_ir.count("\n"))
     if key is not None:
         cache.store(key, {
             "kernel": kernel.name, "save_stride": tr.save_stride, "local_stride": tr.local_stride,

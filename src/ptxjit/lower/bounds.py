@@ -111,8 +111,10 @@ class BoundsChecks:
         self._flush_groups: list[tuple[ll.Instruction, list]] = []
         # hoisting (see precheck): while a fast copy of a thread loop is lowered, accesses whose address
         # is a pure function of %tid/%ctaid/parameters go unchecked and are collected here
-        self.can_hoist = self.sites is not None
+        self.can_hoist = self.sites is not None and not cg.baseline
         self.in_inner_loop = (inner_loop_instructions(lw.fn, cg.yields) if self.sites is not None else set())
+        if cg.baseline:  # every access checked where it runs (ModuleCodegen baseline)
+            return
         from ptxjit.lower.bounds_loops import LoopHoisting
 
         self.loops = LoopHoisting(self)

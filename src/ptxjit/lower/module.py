@@ -7,6 +7,8 @@ as a loop over the CTA's threads between suspension points (barriers, warp colle
 
 from __future__ import annotations
 
+import time
+
 from llvmlite import ir as ll
 
 from ptxjit.errors import PTXValidationError, UnsupportedInstructionError
@@ -32,10 +34,14 @@ EXTERN_FUNCS = {"vprintf", "__assertfail", "malloc", "free", "__nv_assertfail"}
 class ModuleCodegen:
     def __init__(self, module: ir.Module, kernel: ir.Function, globals_layout: GlobalsLayout,
                  block: tuple[int, int, int] | None = None, checked: bool = False, probes=None,
-                 spec=None, instrumented: bool = False) -> None:
+                 spec=None, instrumented: bool = False, baseline: bool = False) -> None:
         """`instrumented`: lower as for `probes` (set when only the kernel as lowered is wanted: the probe
-        plan's view, ptxjit/instrument/trace.py lowered_kernel)."""
+        plan's view, ptxjit/instrument/trace.py lowered_kernel).  `baseline`: for the baseline build
+        (jit/engine.py BASELINE), one copy of each thread loop: no fast copies whose accesses are checked
+        once per CTA before the loop, no copy without the kernel's entry guard, no counted loops checked
+        on entry (each saves run time only after LLVM's optimizations, and costs its IR every time)."""
         self.module = module
+        self.analysis_seconds = 0.0  # build(): the time of the passes over the PTX (FnLowering's analyses)
         from ptxjit.passes.recursion import recursive_functions
 
         self.recursive = recursive_functions(module)  # device functions that get a stack guard
@@ -51,6 +57,7 @@ class ModuleCodegen:
         self.probes = probes
         # memory safety (lower/bounds.py); kernels calling device malloc also accept the heap's live blocks
         self.checked = checked
+        self.baseline = baseline
         self.fault_scan = False  # lower/bounds.py: faults recorded per thread outside thread loops (scan W_FAULT)
         # (a module that declares malloc or free: its kernels may reach blocks another launch allocated)
         self.uses_heap = checked and any(
@@ -208,7 +215,9 @@ class ModuleCodegen:
         body = ll.Function(self.llmod, body_ty, name="body")
         body.linkage = "internal"
         _noalias_records(body)
+        t0 = time.perf_counter()
         lw = FnLowering(self, self.kernel, body, is_kernel=True)
+        self.analysis_seconds = time.perf_counter() - t0
         lw.lower()
         lw.bounds.flush_sites()
         if lw.probes is not None:

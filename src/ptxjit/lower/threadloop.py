@@ -32,7 +32,7 @@ class ThreadLoopLowering:
         thread; when no thread takes the branch, a copy of the body without it runs, so its stores
         are plain vector stores instead of masked ones (slow on many x86 cores)."""
         b = self.b
-        guard = self._entry_guard() if self.cg.block is not None else None
+        guard = self._entry_guard() if self.cg.block is not None and not self.cg.baseline else None
         copies = [None] if guard is None else [guard, None]
         # bounds-checked kernels: these copies are fast ones (accesses at pure addresses checked once per
         # CTA by a precheck loop, lower/bounds.py), and a fully checked copy runs when that fails

@@ -1,10 +1,14 @@
 """When to build (and rebuild) tier 1, from the profile and the guards' record.
 
-* First build: at the kernel's second launch (`warmup` 2): a kernel launched once (test suites, the
-  breadth corpus, scripts) never pays tier 1's two O3 builds in the background (with tier 1 built at
-  the first launch, tests/test_breadth.py took over 15 minutes with tiers on: each of its ~1000
-  kernels is launched once).  A first launch long enough to run batched (`min_batches_for_swap`)
-  starts the build at once instead: it moves to tier 1 while it runs (runner.py).
+* First build: once the kernel is hot, as a baseline compiler's counters decide: from its second
+  launch (`warmup` 2) on, when its launches on tier 0 have run for as long as `hot_run_ratio` times
+  tier 0's build took (the past predicts the future: a kernel that ran that long will run that long
+  again, and tier 1's code is several times faster than the baseline build's), or at its
+  `hot_launches`th launch.  A kernel launched a few times for little work (test suites, the breadth
+  corpus, scripts, a framework's one-off kernels) never pays tier 1's two O3 builds in the background,
+  each several times tier 0's build.  A first launch long enough to run batched
+  (`min_batches_for_swap`) starts the build at once instead: it moves to tier 1 while it runs
+  (runner.py).
 * Sampling: after the first `dense` launches, one launch in `sample_every` is recorded into the
   profile (recording costs about a microsecond; guards still check every launch).
 * Re-optimization, only when the profile has moved past a threshold since the last build:
@@ -39,6 +43,8 @@ from ptxjit.tiers.specialize import Specialization
 @dataclass
 class Policy:
     warmup: int = 2  # launches profiled before tier 1 is built (a long first launch: at once)
+    hot_run_ratio: float = 1.0  # ... and tier 0's run time over its build time that makes a kernel hot
+    hot_launches: int = 32  # ... or this many launches
     dense: int = 16
     sample_every: int = 8
     window: int = 8
@@ -73,8 +79,12 @@ class Policy:
         """Is launch number `launch_index` (0-based) recorded into the profile?"""
         return launch_index < self.dense or launch_index % self.sample_every == 0
 
-    def first_build(self, prof: Profile) -> bool:
-        return prof.launches >= self.warmup
+    def first_build(self, prof: Profile, run_seconds: float = 0.0, build_seconds: float = 0.0) -> bool:
+        """Build tier 1 now?  `run_seconds`: the kernel's launches on tier 0 so far; `build_seconds`:
+        tier 0's build (milliseconds when it came from the disk cache, where tier 1's usually is too)."""
+        if prof.launches < self.warmup:
+            return False
+        return prof.launches >= self.hot_launches or run_seconds >= self.hot_run_ratio * build_seconds
 
     def reoptimize(self, since_build: Profile, current: Specialization, recent_failures: int,
                    cands: tuple[Candidate, ...], versions: int) -> str | None:

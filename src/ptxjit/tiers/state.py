@@ -31,6 +31,7 @@ import weakref
 from dataclasses import dataclass, field
 
 from ptxjit.jit import translate as _tr
+from ptxjit.jit.engine import BASELINE
 from ptxjit.jit.translate import Translation
 from ptxjit.runtime import launch as _launch
 from ptxjit.streams import stream as _streams
@@ -132,6 +133,7 @@ class KernelTiers:
         self.trial: tuple[list[float], list[float]] | None = None  # seconds: specialized, plain
         self.rejected: set[str] = set()  # specializations that lost their trial against the plain code
         self.nlaunches = 0
+        self.t0_run_seconds = 0.0  # the launches' time on tier 0 (or on the generic code before tier 1)
         self.count_spec = None  # the counting code's probe set once its translation is built (counters.py)
         self.ncounted = 0
         # what the last count gave tier 1 (branch weights, unrolled loops): a recount compares against it
@@ -169,10 +171,9 @@ class KernelTiers:
         if v is None:
             k = self.kernel
             before = _tr.cache_stats()["disk_hits"]
-            # LLVM level 2, not 1: at level 1 (code generator at level 0) the NaN payload of an f64 atomic add
-            # in shared memory changed (tests/unit/test_atomics.py test_atom_add_f64_nan[shared] against the
-            # H100's bits: the other operand's NaN); level 2 keeps it and costs bitonic 5.4 s, not 4.1 s
-            t = k.module.translation(k.fn, None if _generic_ok(k.fn) else self.block, self.checked, opt_level=2)
+            # the baseline build (jit/engine.py): compile speed first, tier 1 takes over when the kernel is hot
+            t = k.module.translation(k.fn, None if _generic_ok(k.fn) else self.block, self.checked,
+                                     opt_level=BASELINE)
             v = self.t0 = Version(0, t, None, t.seconds, _tr.cache_stats()["disk_hits"] > before)
             self.stats.builds.append({"level": 0, "seconds": t.seconds, "from_disk": v.from_disk, "spec": {}})
         return v
@@ -361,7 +362,8 @@ class KernelTiers:
             return
         if self.t1 is None:
             prof = self.merged(self.profiles)
-            if POLICY.first_build(prof) or (long_launch and prof.launches):
+            built = self.t0.seconds if self.t0 is not None else 0.0
+            if POLICY.first_build(prof, self.t0_run_seconds, built) or (long_launch and prof.launches):
                 self.start_build(from_profile(prof, self.cands, self.excluded), "first profile")
             return
         cur = self.t1.spec
@@ -494,8 +496,13 @@ class KernelTiers:
             else:
                 t = v1.tr if ok else (self.plain or t0.tr)  # a guard failed: the generic code
                 self.stats.launches[1 if ok else 0] += 1
-                _launch.run_packed(t, k.name, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem,
-                                   timeout, k._range_names, args, (args, gb))
+                start = time.perf_counter()
+                try:
+                    _launch.run_packed(t, k.name, g, b, plan, values, ranges, patches, gaddr, gsize, shared_mem,
+                                       timeout, k._range_names, args, (args, gb))
+                finally:
+                    if v1 is None:  # how hot the kernel is (policy.py first_build)
+                        self.t0_run_seconds += time.perf_counter() - start
         if v1 is not None and (sampled or not ok):  # the policy looks at sampled launches and failures only
             self._maybe_rebuild()
 
