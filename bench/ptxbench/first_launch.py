@@ -4,7 +4,8 @@ Every entry of every PTX file in corpus/, bench/kernels/, examples/ and tests/da
 nvcc output; the one-instruction breadth kernels sampled every `--breadth-every`th), translated cold (a
 fresh Module, an empty PTXJIT_CACHE_DIR) as a first launch translates it: bounds-checked, tier 0's
 baseline build (jit/engine.py BASELINE), the generic code where tier 0 uses it.  Optionally also at
-LLVM O3 (`--levels baseline,O3`: tier 1's unspecialized build, today's PTXJIT_TIERS=0 translation).
+LLVM O2 (the level tier 0 had before the baseline build) or O3 (`--levels baseline,O3`: tier 1's unspecialized build,
+the PTXJIT_TIERS=0 translation).
 
 Reported per level: the distribution of the translation time per kernel (p50/p90/max; and again in a
 new process that finds every translation in the disk cache the first one filled), PTX
@@ -31,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("corpus", "bench/kernels", "examples", "tests/data")
 PHASES = ("parse", "analysis", "ir_build", "ir_text", "llvm_passes", "codegen", "link")
-LEVELS = {"baseline": 0, "O3": 3}
+LEVELS = {"baseline": 0, "O2": 2, "O3": 3}
 
 
 def ptx_files(breadth_every: int = 10) -> list[Path]:
@@ -76,10 +77,11 @@ def measure_level(files: list[Path], level: str, limit: int | None = None) -> di
                 refused.append(f"{path.relative_to(ROOT)}:{fn.name}: {type(e).__name__}")
                 continue
             seconds = time.perf_counter() - t1 + parse_s / len(entries)
-            ph = dict(tr.phases or {})
+            ph = dict(getattr(tr, "phases", None) or {})  # (getattr: also measures older checkouts)
             ph["parse"] = parse_s / len(entries)
             kernels.append({"file": str(path.relative_to(ROOT)), "kernel": fn.name, "seconds": seconds,
-                            "instructions": len(fn.instructions), "llvm_lines": tr.llvm_lines, "phases": ph})
+                            "instructions": len(fn.instructions), "llvm_lines": getattr(tr, "llvm_lines", 0),
+                            "phases": ph})
             if limit and len(kernels) >= limit:
                 break
         if limit and len(kernels) >= limit:
