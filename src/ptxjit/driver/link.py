@@ -9,6 +9,7 @@ libraries (libcudadevrt) add nothing ptxjit needs and are accepted and skipped.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -22,6 +23,13 @@ _HEADER = re.compile(r"^\s*\.(version|target|address_size)\b[^\n]*\n?", re.M)
 _DEFINED = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)\s*\(?[^;]*?\{",
                       re.M | re.S)
 _ENTRY_HEAD = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+[\w$]+\s*\([^)]*\)[^{;]*\{", re.M | re.S)
+# a function definition's head: its return parameters (group 1, absent for a void function) and its name
+_FUNC_HEAD = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.func\s+(\([^)]*\)\s*)?([\w$]+)\s*\(", re.M)
+# a call that receives a return value: `call.uni (retval0), name, (args)` (NVVM writes it across lines)
+_CALL_WITH_RETURN = re.compile(r"(call(?:\.uni)?)\s+\(\s*[\w$]+\s*\)\s*,(\s*)([\w$]+)(\s*[,;])", re.S)
+# a weak variable (a C++ inline variable or template static: libcu++'s integral_constant<bool>::value) and its name
+_WEAK_VAR = re.compile(r"^[ \t]*\.weak\s+\.(?:global|const)\b[^;{]*?([\w$]+)\s*(?:\[[^\]]*\]\s*)*(?:=[^;]*)?;[ \t]*\n?",
+                       re.M)
 _EXTERN = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)[^;]*;\s*\n?", re.M | re.S)
 
 
@@ -50,17 +58,38 @@ class LinkState:
     def complete(self) -> bytes:
         if not self.inputs:
             raise CudaError(E.INVALID_VALUE, "cuLinkComplete: nothing was added")
+        text = self._limit_registers(self._merged())
+        dump_dir = os.environ.get("PTXJIT_DUMP_DIR")
+        if dump_dir:  # the linked image, for looking at what the module load gets
+            os.makedirs(dump_dir, exist_ok=True)
+            with open(os.path.join(dump_dir, f"linked-{self.handle:x}.ptx"), "w") as f:
+                f.write(text)
+        return text.encode() + b"\0"
+
+    def _merged(self) -> str:
         if len(self.inputs) == 1:
-            return self._limit_registers(self.inputs[0][1]).encode() + b"\0"
+            return self.inputs[0][1]
         defined = set()
+        void_in: list[set[str]] = []  # per input: the void functions it defines
         for _, text in self.inputs:
             defined |= set(_DEFINED.findall(text))
+            void_in.append({name for rets, name in _FUNC_HEAD.findall(text) if not rets})
         parts = []
+        weak_seen: set[str] = set()
         for k, (_, text) in enumerate(self.inputs):
             body = text if k == 0 else _HEADER.sub("", text)
             body = _EXTERN.sub(lambda m: "" if m.group(1) in defined else m.group(0), body)
+            # Separately compiled inputs are linked by symbol, without comparing prototypes: a call that
+            # expects a return value from a void function of another input (numba's C-ABI declarations
+            # of a void function do) links, and the value it reads is undefined.  Calls within one input
+            # keep their check (ptxas refuses a mismatch there).
+            void_elsewhere = set().union(*(v for j, v in enumerate(void_in) if j != k)) - void_in[k]
+            if void_elsewhere:
+                body = _CALL_WITH_RETURN.sub(lambda m, void=void_elsewhere: _without_return(m, void), body)
+            # a weak variable defined by several inputs is one variable: the first definition stays
+            body = _WEAK_VAR.sub(lambda m: m.group(0) if _first(m.group(1), weak_seen) else "", body)
             parts.append(body)
-        return self._limit_registers("\n".join(parts)).encode() + b"\0"
+        return "\n".join(parts)
 
     def _limit_registers(self, text: str) -> str:
         """CU_JIT_MAX_REGISTERS as PTX says it: `.maxnreg N` on each kernel that does not set its own (the
@@ -75,3 +104,16 @@ class LinkState:
             return head[:-1].rstrip() + f"\n.maxnreg {self.max_registers}\n{{"
 
         return _ENTRY_HEAD.sub(add, text)
+
+
+def _first(name: str, seen: set[str]) -> bool:
+    """Is this the first time `name` is seen (then remember it)?"""
+    if name in seen:
+        return False
+    seen.add(name)
+    return True
+
+
+def _without_return(m: re.Match, void: set[str]) -> str:
+    """The call of _CALL_WITH_RETURN `m` without its return operand when its callee is in `void`."""
+    return f"{m.group(1)}{m.group(2)}{m.group(3)}{m.group(4)}" if m.group(3) in void else m.group(0)

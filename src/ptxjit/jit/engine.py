@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import threading
 import time
@@ -107,6 +108,8 @@ def optimize_to_object(ir_text: str, opt_level: int = 3, name: str = "kernel",
 
 def _dump(directory: str, name: str, suffix: str, data: str | bytes) -> None:
     os.makedirs(directory, exist_ok=True)
+    if len(name) > 120:  # mangled names (numba's run to hundreds of characters) within a file name's limit
+        name = f"{name[:100]}-{hashlib.sha256(name.encode()).hexdigest()[:12]}"
     with open(os.path.join(directory, name + suffix), "wb" if isinstance(data, bytes) else "w") as f:
         f.write(data)
 
