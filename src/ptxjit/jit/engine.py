@@ -23,21 +23,20 @@ def _target_machine(opt: int = 3) -> llvm.TargetMachine:
         if not _state.get("initialized"):
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
+            # the host's name and features, asked once (half a millisecond a time, twice per build)
+            _state["host"] = (llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten())
             _state["initialized"] = True
+    cpu, features = _state["host"]
     target = llvm.Target.from_default_triple()
-    return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(),
-        features=llvm.get_host_cpu_features().flatten(),
-        opt=opt,
-        reloc="default",
-        codemodel="jitdefault",
-    )
+    return target.create_target_machine(cpu=cpu, features=features, opt=opt, reloc="default",
+                                        codemodel="jitdefault")
 
 
 def host_description() -> str:
     """CPU name and features: part of every translation-cache key."""
     _target_machine()
-    return f"{llvm.get_host_cpu_name()}|{llvm.get_host_cpu_features().flatten()}|llvm{llvm.llvm_version_info}"
+    cpu, features = _state["host"]
+    return f"{cpu}|{features}|llvm{llvm.llvm_version_info}"
 
 
 WorkerFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
