@@ -23,3 +23,4 @@ if [ ! -f .venv/sdist/.done ] && .venv/bin/python -c "import tinygrad" 2>/dev/nu
 fi
 # ptxjit's libcuda.so.1 (the CUDA driver API for unmodified programs): rebuilt when its sources change
 .venv/bin/python -c "from ptxjit.driver.build import ensure_built; ensure_built()"
+.venv/bin/python -c "from ptxjit.cudart.build import ensure_built; ensure_built()"  # and libcudart.so.13 beside it

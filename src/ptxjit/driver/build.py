@@ -101,14 +101,29 @@ def _c_source(impl: list[str]) -> str:
     return "\n".join(lines)
 
 
-_PROC_ADDRESS = r"""
+# The C side every embedded ptxjit library (libcuda.so.1, the runtime's libcudart.so.13) starts with: exit
+# handling for a C program that started the interpreter, and the guard on calls after finalization.
+C_PROLOGUE = r"""
 /* A C program that exits while ptxjit's threads run (streams, tier-1 builds) must first let Python's exit
    handlers stop them: LLVM's static destructors would otherwise run under a compiling thread.  Registered
    once ptxjit is imported (after LLVM's destructors, so it runs before them), and only when this library
    started the interpreter; in a Python process the interpreter's own exit does it. */
 void ptxjit_shutdown(void);
 static int ptxjit_started_python = 0;
-__attribute__((constructor)) static void ptxjit_ctor(void) { ptxjit_started_python = !Py_IsInitialized(); }
+/* A C program may load this library with dlopen (RTLD_LOCAL, as the CUDA runtime linked statically into a
+   program loads libcuda.so.1): libpython then is not in the global scope, and the extension modules Python
+   imports (cffi's backend, numpy) could not resolve its symbols.  When this library starts the interpreter,
+   libpython is made global first. */
+#include <dlfcn.h>
+static void ptxjit_promote_libpython(void) {
+    Dl_info info;
+    if (dladdr((void *)Py_IsInitialized, &info) && info.dli_fname)
+        (void)dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_GLOBAL);
+}
+__attribute__((constructor)) static void ptxjit_ctor(void) {
+    ptxjit_started_python = !Py_IsInitialized();
+    if (ptxjit_started_python) ptxjit_promote_libpython();
+}
 static void ptxjit_exit_handler(void) { ptxjit_shutdown(); }
 int ptxjit_started_interpreter(void) { return ptxjit_started_python; }
 static int ptxjit_python_up = 0;  /* ptxjit's Python side has run (install() calls ptxjit_register_atexit) */
@@ -127,7 +142,9 @@ static void ptxjit_guarded_call_python(struct _cffi_externpy_s *externpy, char *
     _cffi_call_python(externpy, args);
 }
 #define _cffi_call_python ptxjit_guarded_call_python
+"""
 
+_PROC_ADDRESS = C_PROLOGUE + r"""
 static void *ptxjit_lookup(const char *name) {
     for (const ptxjit_entry *e = ptxjit_entries; e->name; e++)
         if (strcmp(e->name, name) == 0) return e->fn;
@@ -181,12 +198,12 @@ def _ptxjit_paths():
     extra = os.environ.get("PTXJIT_DRIVER_PYTHONPATH", "")
     return [p for p in extra.split(os.pathsep) if p] + %(paths)r
 try:
-    import ptxjit.driver.capi as _capi
+    import %(capi)s as _capi
 except ImportError:
     import site
     for _p in _ptxjit_paths():
         site.addsitedir(_p)
-    import ptxjit.driver.capi as _capi
+    import %(capi)s as _capi
 from %(module)s import ffi, lib
 if lib.ptxjit_started_interpreter():
     # the interpreter runs inside a C program: its executable is the program, not Python (ptxjit starts
@@ -196,6 +213,13 @@ if lib.ptxjit_started_interpreter():
         sys.argv = [""]
 _capi.install(ffi, lib)
 """
+
+
+def init_code(capi: str, module: str) -> str:
+    """The Python an embedded ptxjit library runs when loaded: find ptxjit (the build's site folders, a source
+    checkout, PTXJIT_DRIVER_PYTHONPATH), fix sys.executable/argv in a C program, install `capi`'s entry points."""
+    src_root = str(HERE.parent.parent)  # a source checkout without an install
+    return _INIT % {"paths": [*_site_dirs(), src_root], "module": module, "python": sys.executable, "capi": capi}
 
 
 def fingerprint() -> str:
@@ -228,10 +252,7 @@ def build(verbose: bool = False) -> Path:
     libpython = sysconfig.get_config_var("LIBDIR") or ""
     link_args = ["-Wl,-soname,libcuda.so.1"] + ([f"-Wl,-rpath,{libpython}"] if libpython else [])
     ffi.set_source(MODULE, _c_source(impl), extra_link_args=link_args, extra_compile_args=["-Wno-attribute-alias"])
-    paths = _site_dirs()
-    src_root = str(HERE.parent.parent)  # a source checkout without an install
-    ffi.embedding_init_code(_INIT % {"paths": [*paths, src_root], "module": MODULE,
-                                   "python": sys.executable})
+    ffi.embedding_init_code(init_code("ptxjit.driver.capi", MODULE))
     out = libdir()
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ptxjit-libcuda-") as tmp:

@@ -76,9 +76,28 @@ def install(ffi_, lib) -> None:
     @ffi.def_extern(name="ptxjit_unsupported")
     def _unsupported(cname):
         try:
-            return E.log_unsupported(ffi.string(cname).decode())
+            name = ffi.string(cname).decode()
+            if name == "cuGetExportTable":
+                return _export_table_refused()
+            return E.log_unsupported(name)
         except BaseException:  # noqa: BLE001
             return E.NOT_SUPPORTED
+
+
+_export_table_named = False
+
+
+def _export_table_refused() -> int:
+    """cuGetExportTable: the CUDA runtime's private tables, which only NVIDIA's runtime asks for; a program
+    asking links that runtime statically (nvcc's default), and runs on ptxjit rebuilt against the shared one,
+    which ptxjit provides (libcudart.so.13)."""
+    global _export_table_named
+    if not _export_table_named:
+        _export_table_named = True
+        E.log("ptxjit driver: cuGetExportTable: the program links the CUDA runtime statically (nvcc's default "
+              "-cudart static); rebuild it with `nvcc -cudart shared` to run it on ptxjit (its libcudart.so.13). "
+              "It returns CUDA_ERROR_NOT_SUPPORTED")
+    return E.NOT_SUPPORTED
 
 
 # ---------------------------------------------------------------------------- helpers

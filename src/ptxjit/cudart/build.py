@@ -1,0 +1,248 @@
+"""Build ptxjit's libcudart.so.13: the CUDA runtime API's C ABI over cudart/capi.py, with cffi's embedding mode.
+
+It lands next to libcuda.so.1 (ptxjit.driver.build.libdir()), so `ptxjit exec` puts both on the library path.
+Like libcuda.so.1 it starts Python when a plain C++ program loads it and joins the running interpreter
+otherwise (both libraries in one process share one interpreter and one DRIVER); the C prologue and the
+Python start-up code are the driver library's (driver/build.py).
+
+What is C here: nvcc's call configuration (`<<<...>>>` pushes it, the stub pops it: a thread-local stack),
+the entry points taking dim3 by value (they hand plain integers to Python), `__cudaGetKernel` and
+`__cudaInitModule`.  Every other name of CUDA 13's runtime API (cuda_runtime_api.h) is a function returning
+cudaErrorNotSupported and naming itself once in the log.  Only the runtime's names are exported (a version
+script, node libcudart.so.13 as nvcc-built programs ask for); ptxjit's helpers stay local, so they never
+bind to libcuda.so.1's namesakes.
+
+`python -m ptxjit.cudart.build` (run by the install, scripts/setup_venv.sh) writes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+from ptxjit.cudart.abi_tables import DEVICE_PROP_FIELDS, FUNC_ATTRIBUTES_FIELDS, RUNTIME_FUNCTIONS
+from ptxjit.driver import build as _driver_build
+
+HERE = Path(__file__).resolve().parent
+MODULE = "_ptxjit_libcudart"
+SONAME = "libcudart.so.13"
+
+TYPES = f"""
+typedef int cudaError_t;
+typedef struct {{ char bytes[16]; }} ptxjit_cuda_uuid;
+typedef struct cudaDeviceProp {{
+{DEVICE_PROP_FIELDS}
+}} cudaDeviceProp;
+struct cudaFuncAttributes {{
+{FUNC_ATTRIBUTES_FIELDS}
+}};
+"""
+
+# the functions Python implements (cudart/capi.py), in their C signatures (pointers to opaque CUDA types as void *)
+API = """
+void **__cudaRegisterFatBinary(void *fatCubin);
+void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
+void __cudaUnregisterFatBinary(void **fatCubinHandle);
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
+                            int thread_limit, void *tid, void *bid, void *bDim, void *gDim, int *wSize);
+void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName, int ext,
+                       size_t size, int constant, int global);
+void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
+                              const char *deviceName, int ext, size_t size, int constant, int global);
+cudaError_t ptxjit_rt_launch(const void *func, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                             unsigned int by, unsigned int bz, void **args, size_t sharedMem, void *stream);
+cudaError_t ptxjit_rt_missing_configuration(void);
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func);
+cudaError_t cudaMalloc(void **devPtr, size_t size);
+cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags);
+cudaError_t cudaMallocHost(void **ptr, size_t size);
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags);
+cudaError_t cudaFree(void *devPtr);
+cudaError_t cudaFreeHost(void *ptr);
+cudaError_t cudaMemGetInfo(size_t *free, size_t *total);
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, int kind);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, int kind, void *stream);
+cudaError_t cudaMemset(void *devPtr, int value, size_t count);
+cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, void *stream);
+cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, int kind);
+cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, int kind);
+cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol);
+cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol);
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaDeviceReset(void);
+cudaError_t cudaGetLastError(void);
+cudaError_t cudaPeekAtLastError(void);
+const char *cudaGetErrorString(cudaError_t error);
+const char *cudaGetErrorName(cudaError_t error);
+cudaError_t cudaGetDeviceCount(int *count);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDevice(int *device);
+cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device);
+cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device);
+cudaError_t cudaRuntimeGetVersion(int *runtimeVersion);
+cudaError_t cudaDriverGetVersion(int *driverVersion);
+cudaError_t cudaStreamCreate(void **pStream);
+cudaError_t cudaStreamCreateWithFlags(void **pStream, unsigned int flags);
+cudaError_t cudaStreamDestroy(void *stream);
+cudaError_t cudaStreamSynchronize(void *stream);
+cudaError_t cudaStreamQuery(void *stream);
+cudaError_t cudaStreamWaitEvent(void *stream, void *event, unsigned int flags);
+cudaError_t cudaEventCreate(void **event);
+cudaError_t cudaEventCreateWithFlags(void **event, unsigned int flags);
+cudaError_t cudaEventRecord(void *event, void *stream);
+cudaError_t cudaEventSynchronize(void *event);
+cudaError_t cudaEventQuery(void *event);
+cudaError_t cudaEventElapsedTime(float *ms, void *start, void *end);
+cudaError_t cudaEventDestroy(void *event);
+cudaError_t ptxjit_unsupported(const char *name);
+void ptxjit_shutdown(void);
+"""
+
+# the entry points written in C below
+C_ENTRIES = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "__cudaLaunchKernel", "__cudaLaunchKernel_ptsz",
+             "__cudaGetKernel", "__cudaInitModule", "__cudaPushCallConfiguration", "__cudaPopCallConfiguration")
+# nvcc's other registration hooks: accepted, named once in the log (they return nothing)
+VOID_HOOKS = ("__cudaRegisterHostVar", "__cudaRegisterUnifiedTable", "__cudaRegisterTexture",
+              "__cudaRegisterSurface")
+
+_C_CODE = r"""
+typedef struct { unsigned int x, y, z; } ptxjit_dim3;
+
+/* <<<grid, block, shared, stream>>>: nvcc's host code pushes the configuration, the kernel's stub pops it
+   and launches; a stack per thread (a kernel's arguments may themselves launch kernels). */
+typedef struct { ptxjit_dim3 grid, block; size_t shared; void *stream; } ptxjit_config;
+static __thread ptxjit_config ptxjit_configs[32];
+static __thread int ptxjit_config_depth = 0;
+
+__attribute__((visibility("default")))
+unsigned __cudaPushCallConfiguration(ptxjit_dim3 gridDim, ptxjit_dim3 blockDim, size_t sharedMem, void *stream) {
+    if (ptxjit_config_depth >= 32) return 1;
+    ptxjit_config *c = &ptxjit_configs[ptxjit_config_depth++];
+    c->grid = gridDim; c->block = blockDim; c->shared = sharedMem; c->stream = stream;
+    return 0;
+}
+
+__attribute__((visibility("default")))
+cudaError_t __cudaPopCallConfiguration(ptxjit_dim3 *gridDim, ptxjit_dim3 *blockDim, size_t *sharedMem,
+                                       void *stream) {
+    if (ptxjit_config_depth <= 0) return ptxjit_rt_missing_configuration();
+    ptxjit_config *c = &ptxjit_configs[--ptxjit_config_depth];
+    if (gridDim) *gridDim = c->grid;
+    if (blockDim) *blockDim = c->block;
+    if (sharedMem) *sharedMem = c->shared;
+    if (stream) *(void **)stream = c->stream;
+    return 0;
+}
+
+/* a kernel handle is its host stub's address: the registry knows kernels by it */
+__attribute__((visibility("default")))
+cudaError_t __cudaGetKernel(void **kernel, const void *hostFun) {
+    if (!kernel) return 1;
+    *kernel = (void *)hostFun;
+    return 0;
+}
+
+__attribute__((visibility("default")))
+char __cudaInitModule(void **fatCubinHandle) { (void)fatCubinHandle; return 1; }
+
+__attribute__((visibility("default")))
+cudaError_t cudaLaunchKernel(const void *func, ptxjit_dim3 gridDim, ptxjit_dim3 blockDim, void **args,
+                             size_t sharedMem, void *stream) {
+    return ptxjit_rt_launch(func, gridDim.x, gridDim.y, gridDim.z, blockDim.x, blockDim.y, blockDim.z, args,
+                            sharedMem, stream);
+}
+
+cudaError_t cudaLaunchKernel_ptsz(const void *, ptxjit_dim3, ptxjit_dim3, void **, size_t, void *)
+    __attribute__((alias("cudaLaunchKernel"), visibility("default")));
+cudaError_t __cudaLaunchKernel(const void *, ptxjit_dim3, ptxjit_dim3, void **, size_t, void *)
+    __attribute__((alias("cudaLaunchKernel"), visibility("default")));
+cudaError_t __cudaLaunchKernel_ptsz(const void *, ptxjit_dim3, ptxjit_dim3, void **, size_t, void *)
+    __attribute__((alias("cudaLaunchKernel"), visibility("default")));
+"""
+
+_VERSION_SCRIPT = f"{SONAME} {{\n  global: cuda*; __cuda*; PyInit_{MODULE};\n  local: *;\n}};\n"
+
+
+def implemented() -> list[str]:
+    """The entry points Python implements (the API declarations, less ptxjit's own helpers)."""
+    return [n for n in re.findall(r"\b(\w+)\s*\(", API) if n.startswith(("cuda", "__cuda"))]
+
+
+def _c_source() -> str:
+    done = set(implemented()) | set(C_ENTRIES)
+    lines = ["#include <string.h>", "#include <stdint.h>", "#include <stdlib.h>", "#include <stddef.h>", TYPES,
+             API, "void ptxjit_register_atexit(void);", "int ptxjit_started_interpreter(void);",
+             _driver_build.C_PROLOGUE, _C_CODE]
+    for n in VOID_HOOKS:
+        lines.append(f'__attribute__((visibility("default"))) void {n}(void) {{ (void)ptxjit_unsupported("{n}"); }}')
+    for n in RUNTIME_FUNCTIONS:
+        if n not in done:
+            lines.append(f'__attribute__((visibility("default"))) cudaError_t {n}(void) '
+                         f'{{ return ptxjit_unsupported("{n}"); }}')
+    return "\n".join(lines)
+
+
+def fingerprint() -> str:
+    """What the built library depends on: this package's build inputs, the driver's prologue, the interpreter."""
+    h = hashlib.sha256()
+    for p in (Path(__file__), HERE / "abi_tables.py", Path(_driver_build.__file__)):
+        h.update(p.read_bytes())
+    h.update(sys.version.encode() + sys.prefix.encode())
+    return h.hexdigest()[:16]
+
+
+def library_path() -> Path:
+    return _driver_build.libdir() / SONAME
+
+
+def is_current() -> bool:
+    stamp = _driver_build.libdir() / "libcudart.stamp"
+    return library_path().is_file() and stamp.is_file() and stamp.read_text().strip() == fingerprint()
+
+
+def build(verbose: bool = False) -> Path:
+    """Compile libcudart.so.13 (and the libcudart.so link) next to libcuda.so.1; returns the library's path."""
+    import cffi
+
+    out = _driver_build.libdir()
+    out.mkdir(parents=True, exist_ok=True)
+    ffi = cffi.FFI()
+    ffi.cdef(TYPES)
+    ffi.embedding_api(API)
+    ffi.cdef("void ptxjit_register_atexit(void); int ptxjit_started_interpreter(void);")
+    libpython = sysconfig.get_config_var("LIBDIR") or ""
+    with tempfile.TemporaryDirectory(prefix="ptxjit-libcudart-") as tmp:
+        script = Path(tmp) / "libcudart.map"
+        script.write_text(_VERSION_SCRIPT)
+        link_args = [f"-Wl,-soname,{SONAME}", f"-Wl,--version-script,{script}"] + (
+            [f"-Wl,-rpath,{libpython}"] if libpython else [])
+        ffi.set_source(MODULE, _c_source(), extra_link_args=link_args,
+                       extra_compile_args=["-Wno-attribute-alias"])
+        ffi.embedding_init_code(_driver_build.init_code("ptxjit.cudart.capi", MODULE))
+        target = ffi.compile(tmpdir=tmp, target=SONAME, verbose=verbose)
+        final = out / SONAME
+        tmp_final = out / f".{SONAME}.{os.getpid()}"
+        Path(target).replace(tmp_final)
+        tmp_final.replace(final)
+    link = out / "libcudart.so"
+    if not link.exists():
+        link.symlink_to(SONAME)
+    (out / "libcudart.stamp").write_text(fingerprint() + "\n")
+    return final
+
+
+def ensure_built() -> Path:
+    """The library, built first if missing or out of date."""
+    if not is_current():
+        build()
+    return library_path()
+
+
+if __name__ == "__main__":
+    print(build(verbose="-v" in sys.argv))

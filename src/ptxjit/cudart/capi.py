@@ -1,0 +1,656 @@
+"""The CUDA runtime API's entry points as the C ABI calls them (libcudart.so.13, cudart/build.py).
+
+Implemented on the driver's Python layer (ptxjit.driver): the primary context of device 0 is made current
+on a thread at its first call that needs one, as cudart does; memory comes from the driver's allocation
+registry, launches take the driver's raw parameter-buffer path, streams and events are the driver's.
+
+`_wrap` turns a driver CudaError into its cudaError_t (with the explanation in the driver log), a kernel
+error into the sticky code of the context, and anything unexpected into cudaErrorUnknown with a traceback in
+the log; it records the last error for cudaGetLastError.  Nothing escapes into the C++ program.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import traceback
+
+from ptxjit.cudart import errors as RE
+from ptxjit.cudart import registry as R
+from ptxjit.cudart.abi_tables import CUDART_VERSION
+from ptxjit.cudart.errors import RuntimeError_
+from ptxjit.driver import errors as DE
+from ptxjit.driver import launch as _launch
+from ptxjit.driver import memory as M
+from ptxjit.driver import modules as _modules
+from ptxjit.driver import streams as _streams
+from ptxjit.driver.abi_tables import CUDA_VERSION, DEVICE_ATTRIBUTE
+from ptxjit.driver.context import DRIVER
+from ptxjit.driver.errors import CudaError
+from ptxjit.errors import KernelError
+
+ffi = None
+_IMPLS: dict[str, object] = {}
+_RAW: dict[str, object] = {}
+_cstrings: dict[str, object] = {}
+_tls = threading.local()
+
+
+def entry(fn):
+    """A function returning cudaError_t."""
+    _IMPLS[fn.__name__] = fn
+    return fn
+
+
+def raw(fn):
+    """A function returning something else (void, a pointer): its own result, never an exception."""
+    _RAW[fn.__name__] = fn
+    return fn
+
+
+def _set_last(code: int) -> None:
+    _tls.last = code
+
+
+_QUIET = ("cudaStreamQuery", "cudaEventQuery")  # cudaErrorNotReady is their normal answer, not an error
+
+
+# the entry point a helper C hands work to is named in the log by the function the program called
+_SHOWN_AS = {"ptxjit_rt_launch": "cudaLaunchKernel", "ptxjit_rt_missing_configuration": "__cudaPopCallConfiguration"}
+
+
+def _wrap(name: str, fn):
+    quiet = name in _QUIET
+    name = _SHOWN_AS.get(name, name)
+
+    def call(*args):
+        try:
+            fn(*args)
+            return 0
+        except RuntimeError_ as exc:
+            RE.log(f"ptxjit runtime: {name}: {exc}")
+            code = exc.code
+        except CudaError as exc:
+            if quiet and exc.code == DE.NOT_READY:
+                return RE.from_curesult(exc.code)
+            RE.log(f"ptxjit runtime: {name}: {exc}")
+            code = RE.from_curesult(exc.code)
+        except KernelError as exc:
+            code = RE.from_curesult(_streams.make_sticky(DRIVER.top(), exc).code)
+        except BaseException as exc:  # noqa: BLE001 - nothing may escape into C
+            RE.log(f"ptxjit runtime: internal error in {name} ({type(exc).__name__}: {exc}); it returns "
+                   f"cudaErrorUnknown\n" + traceback.format_exc())
+            code = RE.UNKNOWN
+        _set_last(code)
+        return code
+
+    call.__name__ = name
+    return call
+
+
+# what a raw function returns when it fails: void ones nothing, the error getters cudaErrorUnknown
+_FAILED = {"__cudaRegisterFatBinaryEnd": None, "__cudaUnregisterFatBinary": None, "__cudaRegisterFunction": None,
+           "__cudaRegisterVar": None, "__cudaRegisterManagedVar": None, "cudaGetLastError": RE.UNKNOWN,
+           "cudaPeekAtLastError": RE.UNKNOWN}
+
+
+def _wrap_raw(name: str, fn):
+    def call(*args):
+        try:
+            return fn(*args)
+        except BaseException as exc:  # noqa: BLE001
+            RE.log(f"ptxjit runtime: internal error in {name} ({type(exc).__name__}: {exc})\n"
+                   + traceback.format_exc())
+            return _FAILED.get(name, ffi.NULL)
+
+    call.__name__ = name
+    return call
+
+
+def install(ffi_, lib) -> None:
+    """Register every entry point with cffi (called by the library's init code)."""
+    global ffi
+    ffi = ffi_
+    for name, fn in _IMPLS.items():
+        ffi.def_extern(name=name)(_wrap(name, fn))
+    for name, fn in _RAW.items():
+        ffi.def_extern(name=name)(_wrap_raw(name, fn))
+
+    @ffi.def_extern(name="ptxjit_shutdown")
+    def _shutdown():
+        import atexit
+
+        try:
+            atexit._run_exitfuncs()
+        except BaseException:  # noqa: BLE001
+            pass
+
+    lib.ptxjit_register_atexit()
+
+    @ffi.def_extern(name="ptxjit_unsupported")
+    def _unsupported(cname):
+        try:
+            code = RE.log_unsupported(ffi.string(cname).decode())
+        except BaseException:  # noqa: BLE001
+            code = RE.NOT_SUPPORTED
+        _set_last(code)
+        return code
+
+
+# ---------------------------------------------------------------------------- helpers
+def _h(p) -> int:
+    return int(ffi.cast("uintptr_t", p))
+
+
+def _out(ptr, what: str):
+    if ptr == ffi.NULL:
+        raise RuntimeError_(RE.INVALID_VALUE, f"{what} is NULL")
+    return ptr
+
+
+def _cstr(text: str):
+    s = _cstrings.get(text)
+    if s is None:
+        s = _cstrings[text] = ffi.new("char[]", text.encode())
+    return s
+
+
+def _ctx():
+    """The calling thread's context: the primary context of device 0, retained and made current at the first
+    call that needs one (cudart's lazy initialization); a sticky error of it is raised here."""
+    if not DRIVER.initialized:
+        DRIVER.init(0)
+    top = DRIVER.top()
+    if top is None or not top.alive:
+        with DRIVER.lock:
+            primary = DRIVER.primary
+            if primary is None or not primary.alive:
+                primary = DRIVER.retain_primary(0)
+        if top is not None:
+            DRIVER.set_current(primary)
+        else:
+            DRIVER.push(primary)
+    return DRIVER.current()
+
+
+_KINDS = range(5)  # cudaMemcpyHostToHost .. cudaMemcpyDefault
+
+
+def _kind(kind: int, what: str) -> None:
+    if kind not in _KINDS:
+        raise RuntimeError_(RE.INVALID_MEMCPY_DIRECTION, f"{what}: {kind} is not a cudaMemcpyKind")
+
+
+# ---------------------------------------------------------------------------- registration (nvcc's host code)
+@raw
+def __cudaRegisterFatBinary(fat_cubin):
+    handle = ffi.new("void *[1]", [fat_cubin])
+    R.register_fatbin(_h(fat_cubin), handle)
+    return handle
+
+
+@raw
+def __cudaRegisterFatBinaryEnd(handle):
+    return None
+
+
+@raw
+def __cudaUnregisterFatBinary(handle):
+    R.unregister(_h(handle))
+
+
+@raw
+def __cudaRegisterFunction(handle, host_fun, device_fun, device_name, thread_limit, tid, bid, bdim, gdim, wsize):
+    fb = R.fatbin_of(_h(handle))
+    name = ffi.string(device_name).decode()
+    R.KERNELS[_h(host_fun)] = R.Kernel(_h(host_fun), fb, name)
+    fb.names.append(name)
+
+
+@raw
+def __cudaRegisterVar(handle, host_var, device_address, device_name, ext, size, constant, global_):
+    fb = R.fatbin_of(_h(handle))
+    name = ffi.string(device_name).decode()
+    R.VARIABLES[_h(host_var)] = R.Variable(_h(host_var), fb, name, size, bool(constant))
+
+
+@raw
+def __cudaRegisterManagedVar(handle, host_var_ptr, device_address, device_name, ext, size, constant, global_):
+    RE.log_unsupported("__cudaRegisterManagedVar")
+
+
+# ---------------------------------------------------------------------------- launches
+@entry
+def ptxjit_rt_launch(func, gx, gy, gz, bx, by, bz, args, shmem, stream):
+    ctx = _ctx()
+    f = R.function_of(_h(func), ctx)
+    if f.param_size and args == ffi.NULL:
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaLaunchKernel '{f.name}': args is NULL")
+    raw_params = _launch.gather(f, lambda i, size: bytes(ffi.buffer(ffi.cast("char *", args[i]), size)))
+    _launch.launch(DRIVER, ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw_params)
+
+
+@entry
+def ptxjit_rt_missing_configuration():
+    raise RuntimeError_(RE.MISSING_CONFIGURATION, "__cudaPopCallConfiguration without a matching push")
+
+
+@entry
+def cudaFuncGetAttributes(attr, func):
+    from ptxjit.driver.abi_tables import FUNCTION_ATTRIBUTE as A
+
+    out = _out(attr, "attr")
+    f = R.function_of(_h(func), _ctx())
+    fa = _modules.function_attribute
+
+    def get(name: str) -> int:
+        return fa(DRIVER, f, A["CU_FUNC_ATTRIBUTE_" + name])
+
+    ffi.memmove(out, b"\0" * ffi.sizeof("struct cudaFuncAttributes"), ffi.sizeof("struct cudaFuncAttributes"))
+    out.sharedSizeBytes = get("SHARED_SIZE_BYTES")
+    out.constSizeBytes = get("CONST_SIZE_BYTES")
+    out.localSizeBytes = get("LOCAL_SIZE_BYTES")
+    out.maxThreadsPerBlock = get("MAX_THREADS_PER_BLOCK")
+    out.numRegs = get("NUM_REGS")
+    out.ptxVersion = get("PTX_VERSION")
+    out.binaryVersion = get("BINARY_VERSION")
+    out.cacheModeCA = get("CACHE_MODE_CA")
+    out.maxDynamicSharedSizeBytes = get("MAX_DYNAMIC_SHARED_SIZE_BYTES")
+    out.preferredShmemCarveout = get("PREFERRED_SHARED_MEMORY_CARVEOUT")
+
+
+# ---------------------------------------------------------------------------- memory
+def _alloc(out, size: int, kind: str, flags: int = 0) -> None:
+    ctx = _ctx()
+    _out(out, "devPtr")
+    if size == 0:  # cudaMalloc(&p, 0) succeeds with a NULL pointer
+        out[0] = ffi.NULL
+        return
+    if size > DRIVER.model.total_mem:
+        raise CudaError(DE.OUT_OF_MEMORY, f"{size} bytes exceed the device's {DRIVER.model.total_mem}")
+    a = M.REGISTRY.allocate(size, kind, ctx, flags)
+    out[0] = ffi.cast("void *", a.base)
+
+
+@entry
+def cudaMalloc(out, size):
+    _alloc(out, size, M.DEVICE)
+
+
+@entry
+def cudaMallocManaged(out, size, flags):
+    _alloc(out, size, M.MANAGED, flags)
+
+
+@entry
+def cudaMallocHost(out, size):
+    _alloc(out, size, M.PINNED)
+
+
+@entry
+def cudaHostAlloc(out, size, flags):
+    _alloc(out, size, M.PINNED, flags)
+
+
+@entry
+def cudaFree(p):
+    _ctx()
+    if p != ffi.NULL:
+        _streams.synchronize_all(DRIVER.current())  # cudaFree synchronizes the device
+        M.REGISTRY.remove(_h(p), (M.DEVICE, M.MANAGED, M.POOL), "cudaFree")
+
+
+@entry
+def cudaFreeHost(p):
+    _ctx()
+    if p != ffi.NULL:
+        M.REGISTRY.remove(_h(p), (M.PINNED,), "cudaFreeHost")
+
+
+@entry
+def cudaMemGetInfo(free, total):
+    _ctx()
+    model = DRIVER.model
+    _out(free, "free")[0] = max(0, model.total_mem - M.REGISTRY.bytes_in_use)
+    _out(total, "total")[0] = model.total_mem
+
+
+def _sync_legacy(ctx) -> None:
+    _streams.synchronized(ctx, _streams.Stream.null.synchronize)
+
+
+@entry
+def cudaMemcpy(dst, src, count, kind):
+    ctx = _ctx()
+    _kind(kind, "cudaMemcpy")
+    _sync_legacy(ctx)
+    M.copy(_h(dst), _h(src), count, "cudaMemcpy")
+
+
+@entry
+def cudaMemcpyAsync(dst, src, count, kind, stream):
+    ctx = _ctx()
+    _kind(kind, "cudaMemcpyAsync")
+    s = _streams.resolve(DRIVER, _h(stream))
+    d, sr = _h(dst), _h(src)
+    if count == 0:
+        return
+    pageable_dst = M.REGISTRY.check_range(d, count, "cudaMemcpyAsync destination") is None
+    pageable_src = M.REGISTRY.check_range(sr, count, "cudaMemcpyAsync source") is None
+    if pageable_src:  # the caller may reuse pageable memory at once: the copy reads it now
+        staged = ctypes.create_string_buffer(ctypes.string_at(sr, count), count)
+        _streams.enqueue_host(s, lambda _: (M.memmove(d, ctypes.addressof(staged), count), staged))
+    else:
+        _streams.enqueue_host(s, lambda _: M.memmove(d, sr, count))
+    if pageable_dst:  # a copy into pageable memory has completed when the call returns
+        _streams.synchronized(ctx, s.synchronize)
+
+
+@entry
+def cudaMemset(p, value, count):
+    ctx = _ctx()
+    _sync_legacy(ctx)
+    M.fill(_h(p), value, 1, count, "cudaMemset")
+
+
+@entry
+def cudaMemsetAsync(p, value, count, stream):
+    _ctx()
+    s = _streams.resolve(DRIVER, _h(stream))
+    d = _h(p)
+    M.REGISTRY.check_range(d, count, "cudaMemsetAsync")
+    _streams.enqueue_host(s, lambda _: M.fill(d, value, 1, count, "cudaMemsetAsync"))
+
+
+def _symbol_range(symbol, count: int, offset: int, what: str) -> int:
+    ctx = _ctx()
+    addr, size = R.symbol_address(_h(symbol), ctx)
+    if offset + count > size:
+        raise RuntimeError_(RE.INVALID_VALUE, f"{what}: {count} bytes at offset {offset} run past the end of the "
+                                              f"{size}-byte variable '{R.variable(_h(symbol)).name}'")
+    _sync_legacy(ctx)
+    return addr + offset
+
+
+@entry
+def cudaMemcpyToSymbol(symbol, src, count, offset, kind):
+    _kind(kind, "cudaMemcpyToSymbol")
+    addr = _symbol_range(symbol, count, offset, "cudaMemcpyToSymbol")
+    M.copy(addr, _h(src), count, "cudaMemcpyToSymbol")
+
+
+@entry
+def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
+    _kind(kind, "cudaMemcpyFromSymbol")
+    addr = _symbol_range(symbol, count, offset, "cudaMemcpyFromSymbol")
+    M.copy(_h(dst), addr, count, "cudaMemcpyFromSymbol")
+
+
+@entry
+def cudaGetSymbolAddress(out, symbol):
+    _out(out, "devPtr")
+    addr, _size = R.symbol_address(_h(symbol), _ctx())
+    out[0] = ffi.cast("void *", addr)
+
+
+@entry
+def cudaGetSymbolSize(out, symbol):
+    _out(out, "size")
+    _addr, size = R.symbol_address(_h(symbol), _ctx())
+    out[0] = size
+
+
+# ---------------------------------------------------------------------------- device
+@entry
+def cudaDeviceSynchronize():
+    _streams.synchronize_all(_ctx())
+
+
+@entry
+def cudaDeviceReset():
+    if not DRIVER.initialized:
+        return
+    DRIVER.reset_primary(0)  # its streams drain, modules unload, allocations go; the next call starts afresh
+    for fb in R.FATBINS.values():
+        fb.module = None
+
+
+@raw
+def cudaGetLastError():
+    code = getattr(_tls, "last", 0)
+    _tls.last = 0
+    ctx = DRIVER.top()
+    if ctx is not None and ctx.sticky:  # a sticky error is not cleared: the context stays unusable
+        return RE.from_curesult(ctx.sticky)
+    return code
+
+
+@raw
+def cudaPeekAtLastError():
+    code = getattr(_tls, "last", 0)
+    ctx = DRIVER.top()
+    if ctx is not None and ctx.sticky:
+        return RE.from_curesult(ctx.sticky)
+    return code
+
+
+@raw
+def cudaGetErrorString(code):
+    return _cstr(RE.error_string(code) or "unrecognized error code")
+
+
+@raw
+def cudaGetErrorName(code):
+    return _cstr(RE.error_name(code) or "unrecognized error code")
+
+
+@entry
+def cudaGetDeviceCount(out):
+    _out(out, "count")
+    DRIVER.init(0)
+    out[0] = 1
+
+
+@entry
+def cudaSetDevice(device):
+    DRIVER.init(0)
+    DRIVER.device(device)
+    _ctx()
+
+
+@entry
+def cudaGetDevice(out):
+    _out(out, "device")[0] = 0
+
+
+@entry
+def cudaInitDevice(device, device_flags, flags):
+    DRIVER.init(0)
+    DRIVER.device(device)
+    _ctx()
+
+
+def _attr(model, name: str) -> int:
+    return model.attribute(DEVICE_ATTRIBUTE["CU_DEVICE_ATTRIBUTE_" + name]) or 0
+
+
+# cudaDeviceProp's scalar fields and the device attribute each one reports
+_PROP_FIELDS = {
+    "regsPerBlock": "MAX_REGISTERS_PER_BLOCK", "warpSize": "WARP_SIZE", "memPitch": "MAX_PITCH",
+    "maxThreadsPerBlock": "MAX_THREADS_PER_BLOCK", "totalConstMem": "TOTAL_CONSTANT_MEMORY",
+    "major": "COMPUTE_CAPABILITY_MAJOR", "minor": "COMPUTE_CAPABILITY_MINOR",
+    "textureAlignment": "TEXTURE_ALIGNMENT", "texturePitchAlignment": "TEXTURE_PITCH_ALIGNMENT",
+    "multiProcessorCount": "MULTIPROCESSOR_COUNT", "integrated": "INTEGRATED",
+    "canMapHostMemory": "CAN_MAP_HOST_MEMORY", "maxTexture1D": "MAXIMUM_TEXTURE1D_WIDTH",
+    "surfaceAlignment": "SURFACE_ALIGNMENT", "concurrentKernels": "CONCURRENT_KERNELS", "ECCEnabled": "ECC_ENABLED",
+    "pciBusID": "PCI_BUS_ID", "pciDeviceID": "PCI_DEVICE_ID", "pciDomainID": "PCI_DOMAIN_ID",
+    "tccDriver": "TCC_DRIVER", "asyncEngineCount": "ASYNC_ENGINE_COUNT", "unifiedAddressing": "UNIFIED_ADDRESSING",
+    "memoryBusWidth": "GLOBAL_MEMORY_BUS_WIDTH", "l2CacheSize": "L2_CACHE_SIZE",
+    "persistingL2CacheMaxSize": "MAX_PERSISTING_L2_CACHE_SIZE",
+    "maxThreadsPerMultiProcessor": "MAX_THREADS_PER_MULTIPROCESSOR",
+    "streamPrioritiesSupported": "STREAM_PRIORITIES_SUPPORTED", "globalL1CacheSupported": "GLOBAL_L1_CACHE_SUPPORTED",
+    "localL1CacheSupported": "LOCAL_L1_CACHE_SUPPORTED",
+    "sharedMemPerMultiprocessor": "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR",
+    "regsPerMultiprocessor": "MAX_REGISTERS_PER_MULTIPROCESSOR", "managedMemory": "MANAGED_MEMORY",
+    "isMultiGpuBoard": "MULTI_GPU_BOARD", "multiGpuBoardGroupID": "MULTI_GPU_BOARD_GROUP_ID",
+    "hostNativeAtomicSupported": "HOST_NATIVE_ATOMIC_SUPPORTED", "pageableMemoryAccess": "PAGEABLE_MEMORY_ACCESS",
+    "concurrentManagedAccess": "CONCURRENT_MANAGED_ACCESS",
+    "computePreemptionSupported": "COMPUTE_PREEMPTION_SUPPORTED",
+    "canUseHostPointerForRegisteredMem": "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM",
+    "cooperativeLaunch": "COOPERATIVE_LAUNCH", "sharedMemPerBlockOptin": "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+    "pageableMemoryAccessUsesHostPageTables": "PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES",
+    "directManagedMemAccessFromHost": "DIRECT_MANAGED_MEM_ACCESS_FROM_HOST",
+    "maxBlocksPerMultiProcessor": "MAX_BLOCKS_PER_MULTIPROCESSOR",
+    "accessPolicyMaxWindowSize": "MAX_ACCESS_POLICY_WINDOW_SIZE",
+    "reservedSharedMemPerBlock": "RESERVED_SHARED_MEMORY_PER_BLOCK", "hostRegisterSupported": "HOST_REGISTER_SUPPORTED",
+    "sparseCudaArraySupported": "SPARSE_CUDA_ARRAY_SUPPORTED",
+    "hostRegisterReadOnlySupported": "READ_ONLY_HOST_REGISTER_SUPPORTED",
+    "timelineSemaphoreInteropSupported": "TIMELINE_SEMAPHORE_INTEROP_SUPPORTED",
+    "memoryPoolsSupported": "MEMORY_POOLS_SUPPORTED", "gpuDirectRDMASupported": "GPU_DIRECT_RDMA_SUPPORTED",
+    "clusterLaunch": "CLUSTER_LAUNCH", "unifiedFunctionPointers": "UNIFIED_FUNCTION_POINTERS",
+    "sharedMemPerBlock": "MAX_SHARED_MEMORY_PER_BLOCK", "maxSurface1D": "MAXIMUM_SURFACE1D_WIDTH",
+    "maxTextureCubemap": "MAXIMUM_TEXTURECUBEMAP_WIDTH", "maxSurfaceCubemap": "MAXIMUM_SURFACECUBEMAP_WIDTH",
+}
+_PROP_ARRAYS = {
+    "maxThreadsDim": ("MAX_BLOCK_DIM_X", "MAX_BLOCK_DIM_Y", "MAX_BLOCK_DIM_Z"),
+    "maxGridSize": ("MAX_GRID_DIM_X", "MAX_GRID_DIM_Y", "MAX_GRID_DIM_Z"),
+    "maxTexture2D": ("MAXIMUM_TEXTURE2D_WIDTH", "MAXIMUM_TEXTURE2D_HEIGHT"),
+    "maxTexture3D": ("MAXIMUM_TEXTURE3D_WIDTH", "MAXIMUM_TEXTURE3D_HEIGHT", "MAXIMUM_TEXTURE3D_DEPTH"),
+}
+
+
+@entry
+def cudaGetDeviceProperties(prop, device):
+    _out(prop, "prop")
+    DRIVER.init(0)
+    model = DRIVER.device(device)
+    size = ffi.sizeof("cudaDeviceProp")
+    ffi.memmove(prop, b"\0" * size, size)
+    name = model.name.encode()[:255]
+    ffi.memmove(prop.name, name, len(name))
+    ffi.memmove(prop.uuid.bytes, b"ptxjit-virt-gpu0", 16)
+    prop.totalGlobalMem = model.total_mem
+    for fld, attr in _PROP_FIELDS.items():
+        setattr(prop, fld, _attr(model, attr))
+    for fld, attrs in _PROP_ARRAYS.items():
+        arr = getattr(prop, fld)
+        for i, a in enumerate(attrs):
+            arr[i] = _attr(model, a)
+
+
+@entry
+def cudaDeviceGetAttribute(out, attr, device):
+    _out(out, "value")
+    DRIVER.init(0)
+    v = DRIVER.device(device).attribute(attr)  # cudaDeviceAttr numbers are CUdevice_attribute's
+    if v is None:
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaDeviceGetAttribute: {attr} is not a cudaDeviceAttr")
+    out[0] = v
+
+
+@entry
+def cudaRuntimeGetVersion(out):
+    _out(out, "runtimeVersion")[0] = CUDART_VERSION
+
+
+@entry
+def cudaDriverGetVersion(out):
+    _out(out, "driverVersion")[0] = CUDA_VERSION
+
+
+# ---------------------------------------------------------------------------- streams and events
+@entry
+def cudaStreamCreate(out):
+    _out(out, "pStream")[0] = ffi.cast("void *", _streams.create(DRIVER, _ctx(), 0).handle)
+
+
+@entry
+def cudaStreamCreateWithFlags(out, flags):
+    _out(out, "pStream")[0] = ffi.cast("void *", _streams.create(DRIVER, _ctx(), flags).handle)
+
+
+@entry
+def cudaStreamDestroy(stream):
+    _ctx()
+    DRIVER.streams.drop(_h(stream))  # its outstanding work still completes
+
+
+@entry
+def cudaStreamSynchronize(stream):
+    ctx = _ctx()
+    _streams.synchronized(ctx, _streams.resolve(DRIVER, _h(stream)).synchronize)
+
+
+@entry
+def cudaStreamQuery(stream):
+    _ctx()
+    if not _streams.resolve(DRIVER, _h(stream)).query():
+        raise CudaError(DE.NOT_READY, "work is outstanding")
+
+
+@entry
+def cudaStreamWaitEvent(stream, event, flags):
+    _ctx()
+    _streams.resolve(DRIVER, _h(stream)).wait_event(DRIVER.events.get(_h(event)).event)
+
+
+def _event(out, flags: int) -> None:
+    ctx = _ctx()
+    _out(out, "event")
+    if flags & ~(1 | 2 | 4):
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaEventCreateWithFlags: unknown flags {flags:#x}")
+    if flags & _streams.CU_EVENT_INTERPROCESS:
+        raise CudaError(DE.NOT_SUPPORTED, "interprocess events are not supported")
+    ev = _streams.DriverEvent(0, _streams.Event(disable_timing=bool(flags & _streams.CU_EVENT_DISABLE_TIMING)),
+                              ctx, flags)
+    ev.handle = DRIVER.events.new(ev)
+    out[0] = ffi.cast("void *", ev.handle)
+
+
+@entry
+def cudaEventCreate(out):
+    _event(out, 0)
+
+
+@entry
+def cudaEventCreateWithFlags(out, flags):
+    _event(out, flags)
+
+
+@entry
+def cudaEventRecord(event, stream):
+    _ctx()
+    DRIVER.events.get(_h(event)).event.record(_streams.resolve(DRIVER, _h(stream)))
+
+
+@entry
+def cudaEventSynchronize(event):
+    ctx = _ctx()
+    _streams.synchronized(ctx, DRIVER.events.get(_h(event)).event.synchronize)
+
+
+@entry
+def cudaEventQuery(event):
+    _ctx()
+    if not DRIVER.events.get(_h(event)).event.query():
+        raise CudaError(DE.NOT_READY, "the event has not completed")
+
+
+@entry
+def cudaEventElapsedTime(out, start, end):
+    _ctx()
+    _out(out, "ms")
+    a, b = DRIVER.events.get(_h(start)).event, DRIVER.events.get(_h(end)).event
+    try:
+        ms = _streams.get_elapsed_time(a, b)
+    except ValueError as exc:
+        raise CudaError(DE.INVALID_HANDLE, f"cudaEventElapsedTime: {exc}") from None
+    except RuntimeError as exc:
+        raise CudaError(DE.NOT_READY, f"cudaEventElapsedTime: {exc}") from None
+    out[0] = ms
+
+
+@entry
+def cudaEventDestroy(event):
+    _ctx()
+    DRIVER.events.drop(_h(event))

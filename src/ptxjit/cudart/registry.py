@@ -1,0 +1,124 @@
+"""What nvcc's host code registers, and the modules loaded from it.
+
+A program built by nvcc registers, from static constructors before main, each translation unit's fatbin
+(`__cudaRegisterFatBinary`), its kernels by the address of their host stubs (`__cudaRegisterFunction`) and
+its `__device__`/`__constant__` variables by the address of their host shadows (`__cudaRegisterVar`).
+Registration only records; the fatbin becomes a driver module (its PTX entry translated) at the first launch
+or symbol access, in the context current then, and again in a fresh primary context after cudaDeviceReset.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from ptxjit.cudart import errors as RE
+from ptxjit.cudart.errors import RuntimeError_
+from ptxjit.driver import fatbin as _fatbin
+from ptxjit.driver import modules as _modules
+from ptxjit.driver.context import DRIVER
+from ptxjit.driver.errors import INVALID_IMAGE, CudaError
+
+
+@dataclass
+class FatBinary:
+    """One registered fatbin (a translation unit's device code)."""
+
+    wrapper: int  # the address of nvcc's __fatBinC_Wrapper_t
+    handle: object = None  # the void ** handed back to the program (kept alive here)
+    module: object = None  # the driver module (modules.DriverModule), once loaded
+    names: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Kernel:
+    host: int
+    fatbin: FatBinary
+    name: str
+
+
+@dataclass
+class Variable:
+    host: int
+    fatbin: FatBinary
+    name: str
+    size: int
+    constant: bool
+
+
+FATBINS: dict[int, FatBinary] = {}  # by handle address
+KERNELS: dict[int, Kernel] = {}  # by host stub address
+VARIABLES: dict[int, Variable] = {}  # by host shadow address
+_lock = threading.RLock()
+
+
+def register_fatbin(wrapper: int, handle) -> FatBinary:
+    fb = FatBinary(wrapper, handle)
+    FATBINS[handle_address(handle)] = fb
+    return fb
+
+
+def handle_address(handle) -> int:
+    from ptxjit.cudart import capi
+
+    return int(capi.ffi.cast("uintptr_t", handle))
+
+
+def fatbin_of(handle: int) -> FatBinary:
+    fb = FATBINS.get(handle)
+    if fb is None:
+        raise RuntimeError_(RE.INVALID_VALUE, f"{handle:#x} is not a handle __cudaRegisterFatBinary returned")
+    return fb
+
+
+def unregister(handle: int) -> None:
+    fb = FATBINS.pop(handle, None)
+    if fb is None:
+        return
+    for table in (KERNELS, VARIABLES):
+        for k in [k for k, v in table.items() if v.fatbin is fb]:
+            del table[k]
+
+
+def module_of(fb: FatBinary, ctx):
+    """The driver module of `fb` in context `ctx`, loaded (translated) on first use."""
+    with _lock:
+        dm = fb.module
+        if dm is not None and dm.context is ctx and ctx.alive:
+            return dm
+        try:
+            data = _fatbin.read_wrapper(fb.wrapper)
+        except _fatbin.FatbinError as exc:
+            raise CudaError(INVALID_IMAGE, f"the fatbin nvcc registered is corrupt: {exc}") from None
+        dm = _modules.load(DRIVER, ctx, data, "the program's embedded fatbin")
+        fb.module = dm
+        return dm
+
+
+def kernel(host: int) -> Kernel:
+    k = KERNELS.get(host)
+    if k is None:
+        raise RuntimeError_(RE.INVALID_DEVICE_FUNCTION,
+                            f"{host:#x} is not a __global__ function registered by the program's host code")
+    return k
+
+
+def function_of(host: int, ctx):
+    """The driver Function (modules.Function) for the kernel whose host stub is at `host`."""
+    k = kernel(host)
+    return _modules.get_function(DRIVER, module_of(k.fatbin, ctx), k.name)
+
+
+def variable(host: int) -> Variable:
+    v = VARIABLES.get(host)
+    if v is None:
+        raise RuntimeError_(RE.INVALID_SYMBOL,
+                            f"{host:#x} is not a __device__ or __constant__ variable registered by the program")
+    return v
+
+
+def symbol_address(host: int, ctx) -> tuple[int, int]:
+    """(device address, size) of the variable whose host shadow is at `host`."""
+    v = variable(host)
+    addr, size = _modules.get_global(module_of(v.fatbin, ctx), v.name)
+    return addr, size or v.size

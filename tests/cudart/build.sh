@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Rebuild the runtime-API test programs (needs nvcc; tests never run this).  They are built as any CUDA
+# program is for ptxjit: against the shared CUDA runtime (-cudart shared), with PTX embedded
+# (code=compute_90) beside the SASS.  At run time they need only a libcudart.so.13 on the library path
+# (ptxjit exec puts ptxjit's there).  Two are built otherwise on purpose: vector_add_static with nvcc's
+# default static runtime (ptxjit refuses it with a rebuild hint) and no_ptx with SASS only.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$(cd ../.. && pwd)
+LIB=$("$ROOT/.venv/bin/python" -c "from ptxjit.driver.build import ensure_built; print(ensure_built().parent)")
+ARCH=(-gencode arch=compute_90,code=compute_90 -gencode arch=compute_90,code=sm_90)
+for p in vector_add matmul_tiled reduce constant_symbol streams_events device_props oob_write; do
+    nvcc -O2 -cudart shared "${ARCH[@]}" "$p.cu" -o "$p"
+done
+nvcc -O2 -cudart shared "${ARCH[@]}" driver_and_runtime.cu -o driver_and_runtime -L"$LIB" -lcuda
+nvcc -O2 -cudart shared -gencode arch=compute_90,code=sm_90 no_ptx.cu -o no_ptx
+nvcc -O2 "${ARCH[@]}" vector_add.cu -o vector_add_static
+strip vector_add_static

@@ -1,0 +1,177 @@
+"""ptxjit's libcudart.so.13 under unmodified CUDA C++ programs built with `nvcc -cudart shared`.
+
+The programs (tests/cudart/, built by tests/cudart/build.sh, committed) check their own results and print
+one result line; each runs in a child process with ptxjit's library folder first on LD_LIBRARY_PATH (as
+`ptxjit exec` puts it), the driver log in a file.  Error paths follow the CUDA Runtime API reference:
+cudaDeviceSynchronize after a faulting kernel returns cudaErrorIllegalAddress and the error is sticky; a
+launch of a kernel with no image for the device returns cudaErrorNoKernelImageForDevice.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptxjit.cudart import errors as RE
+from ptxjit.cudart.abi_tables import CUDA_ERROR, DEVICE_PROP_FIELDS, FUNC_ATTRIBUTES_FIELDS, RUNTIME_FUNCTIONS
+
+HERE = Path(__file__).resolve().parent / "cudart"
+CUDA_INCLUDE = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
+
+if not sys.platform.startswith("linux"):
+    pytest.skip("the test programs are x86-64 Linux executables", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def libdir() -> str:
+    from ptxjit.cudart.build import ensure_built as cudart_built
+    from ptxjit.driver.build import ensure_built as driver_built
+
+    driver_built()
+    return str(cudart_built().parent)
+
+
+def _env(libdir: str, tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = libdir + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    env["PTXJIT_DRIVER_LOG"] = str(tmp_path / "driver.log")
+    return env
+
+
+def _run(name: str, libdir: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess, str]:
+    r = subprocess.run([str(HERE / name)], env=_env(libdir, tmp_path), capture_output=True, text=True, timeout=600)
+    log = tmp_path / "driver.log"
+    return r, log.read_text() if log.exists() else ""
+
+
+PROGRAMS = {
+    "vector_add": r"vector_add: ok 1048576 elements",
+    "matmul_tiled": r"matmul_tiled: ok 192x192, 12x12 blocks",
+    "reduce": r"reduce: ok sum 523764400 over 2048 blocks",
+    "constant_symbol": r"constant_symbol: ok 4096 elements, hits 2048",
+    "streams_events": r"streams_events: ok 2 streams, elapsed \d+\.\d+ ms",
+    "device_props": r"device_props: ok NVIDIA H100 80GB HBM3 \(ptxjit\), compute capability 9\.0, 132 SMs",
+    "oob_write": r"oob_write: ok cudaErrorIllegalAddress \(an illegal memory access was encountered\), sticky",
+    "no_ptx": r"no_ptx: ok cudaErrorNoKernelImageForDevice",
+    "driver_and_runtime": r"driver_and_runtime: ok one context, 1024 elements",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_program(name, libdir, tmp_path):
+    r, log = _run(name, libdir, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr + log
+    assert re.search(PROGRAMS[name], r.stdout), r.stdout
+    if name == "oob_write":  # the fault report names the kernel and the access
+        assert "CUDA_ERROR_ILLEGAL_ADDRESS" in log and "_Z7overrunPii" in log and "out-of-bounds" in log
+    elif name == "no_ptx":  # the driver's message names the kernel and the flag that embeds PTX
+        assert "_Z5touchPi" in log and "code=compute_90" in log
+    else:
+        assert "internal error" not in log, log
+
+
+def test_ptxjit_exec_runs_a_runtime_program(libdir, tmp_path):
+    """`ptxjit exec -- ./vector_add`: the CLI's library folder holds libcudart.so.13 beside libcuda.so.1."""
+    env = _env(libdir, tmp_path)
+    env.pop("LD_LIBRARY_PATH")
+    exe = shutil.which("ptxjit", path=str(Path(sys.executable).parent)) or "ptxjit"
+    r = subprocess.run([exe, "exec", "--", str(HERE / "vector_add")], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "vector_add: ok" in r.stdout
+
+
+def test_static_runtime_is_refused_with_a_rebuild_hint(libdir, tmp_path):
+    """nvcc's default links NVIDIA's runtime statically; it asks libcuda.so.1 for private export tables, which
+    ptxjit refuses: the program gets a CUDA error (no crash) and the log says how to rebuild it."""
+    r, log = _run("vector_add_static", libdir, tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr + log
+    assert "vector_add: FAIL" in r.stdout
+    assert "links the CUDA runtime statically" in log and "nvcc -cudart shared" in log
+    assert log.count("cuGetExportTable") == 1
+
+
+def test_error_table():
+    assert CUDA_ERROR["cudaSuccess"] == 0
+    assert CUDA_ERROR["cudaErrorInvalidValue"] == 1
+    assert CUDA_ERROR["cudaErrorMemoryAllocation"] == 2
+    assert CUDA_ERROR["cudaErrorNoKernelImageForDevice"] == 209
+    assert CUDA_ERROR["cudaErrorIllegalAddress"] == 700
+    assert CUDA_ERROR["cudaErrorLaunchFailure"] == 719
+    assert CUDA_ERROR["cudaErrorNotSupported"] == 801
+    assert CUDA_ERROR["cudaErrorUnknown"] == 999
+    for code in CUDA_ERROR.values():
+        assert RE.error_name(code) and RE.error_string(code)
+    assert RE.error_name(123456) is None
+    from ptxjit.driver.abi_tables import CURESULT
+
+    assert RE.from_curesult(CURESULT["CUDA_ERROR_ILLEGAL_ADDRESS"]) == 700
+    assert RE.from_curesult(CURESULT["CUDA_ERROR_INVALID_CONTEXT"]) == CUDA_ERROR["cudaErrorDeviceUninitialized"]
+    assert RE.from_curesult(CURESULT["CUDA_ERROR_NOT_FOUND"]) == CUDA_ERROR["cudaErrorSymbolNotFound"]
+    assert RE.from_curesult(CURESULT["CUDA_ERROR_OUT_OF_MEMORY"]) == CUDA_ERROR["cudaErrorMemoryAllocation"]
+
+
+_CHILD = r"""
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.cudaGetErrorName.restype = lib.cudaGetErrorString.restype = ctypes.c_char_p
+for code in (0, 1, 209, 700, 801, 424242):
+    print(code, lib.cudaGetErrorName(code).decode(), "|", lib.cudaGetErrorString(code).decode())
+v = ctypes.c_int()
+print("version", lib.cudaRuntimeGetVersion(ctypes.byref(v)), v.value)
+print("graph", lib.cudaGraphCreate(None, 0), lib.cudaGraphCreate(None, 0))
+print("last", lib.cudaGetLastError(), lib.cudaGetLastError())
+missing = [n for n in sys.argv[2:] if not hasattr(lib, n)]
+print("missing", len(missing), " ".join(missing[:5]))
+"""
+
+
+def test_names_strings_and_stubs_through_the_library(libdir, tmp_path):
+    """Loaded by ctypes into a Python process (it joins that interpreter): the error names and strings for the
+    header's numbers, every function cuda_runtime_api.h declares exported, an unimplemented one returning
+    cudaErrorNotSupported (named once in the log), which cudaGetLastError returns and clears."""
+    r = subprocess.run([sys.executable, "-c", _CHILD, str(Path(libdir) / "libcudart.so.13"), *RUNTIME_FUNCTIONS],
+                       env=_env(libdir, tmp_path), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert "0 cudaSuccess | no error" in out
+    assert "1 cudaErrorInvalidValue | invalid argument" in out
+    assert "209 cudaErrorNoKernelImageForDevice | no kernel image is available" in out
+    assert "700 cudaErrorIllegalAddress | an illegal memory access was encountered" in out
+    assert "801 cudaErrorNotSupported | operation not supported" in out
+    assert "424242 unrecognized error code | unrecognized error code" in out
+    assert "version 0 13000" in out
+    assert "graph 801 801" in out and "last 801 0" in out
+    assert "missing 0 " in out
+    log = (tmp_path / "driver.log").read_text()
+    assert log.count("cudaGraphCreate is not supported by ptxjit") == 1
+
+
+def _fields(decls: str) -> list[str]:
+    return [re.sub(r"\[.*", "", d.split()[-1]).rstrip(";") for d in decls.strip().splitlines()]
+
+
+@pytest.mark.skipif(not (CUDA_INCLUDE / "driver_types.h").exists() or shutil.which("gcc") is None,
+                    reason="needs CUDA's headers and gcc")
+def test_struct_layouts_match_the_header(tmp_path):
+    """cudaDeviceProp and cudaFuncAttributes as the library declares them, field by field against CUDA's own
+    header, by the C compiler."""
+    checks = []
+    for ours, theirs, decls in (("struct ptxjit_prop", "struct cudaDeviceProp", DEVICE_PROP_FIELDS),
+                                ("struct ptxjit_func_attributes", "struct cudaFuncAttributes",
+                                 FUNC_ATTRIBUTES_FIELDS)):
+        checks.append(f"{ours} {{\n{decls}}};")
+        checks.append(f'_Static_assert(sizeof({ours}) == sizeof({theirs}), "size of {theirs}");')
+        for f in _fields(decls):
+            checks.append(f'_Static_assert(offsetof({ours}, {f}) == offsetof({theirs}, {f}), "{theirs}.{f}");')
+    src = tmp_path / "layout.c"
+    src.write_text("#include <stddef.h>\n#include <driver_types.h>\n"
+                   "typedef struct { char bytes[16]; } ptxjit_cuda_uuid;\n" + "\n".join(checks) + "\n")
+    r = subprocess.run(["gcc", "-fsyntax-only", f"-I{CUDA_INCLUDE}", str(src)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
