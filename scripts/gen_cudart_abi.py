@@ -45,6 +45,12 @@ def parse_functions(text: str) -> list[str]:
     return sorted(dict.fromkeys(names))
 
 
+def parse_per_thread(raw: str) -> dict[str, str]:
+    """The per-thread default stream variants (--default-stream per-thread): name -> its _ptds/_ptsz name."""
+    found = re.findall(r"#define\s+(cuda\w+)\s+__CUDART_API_PT(DS|SZ)\((\w+)\)", raw)
+    return {name: f"{api}_pt{kind.lower()}" for name, kind, api in found}
+
+
 def parse_struct(text: str, tag: str) -> str:
     m = re.search(r"struct\s+__device_builtin__\s+" + tag + r"\s*\{(.*?)\};", text, flags=re.S)
     if m is None:
@@ -61,7 +67,9 @@ def main() -> None:
     default = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
     inc = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     types = strip_comments((inc / "driver_types.h").read_text())
-    api = strip_comments((inc / "cuda_runtime_api.h").read_text())
+    api_raw = (inc / "cuda_runtime_api.h").read_text()
+    api = strip_comments(api_raw)
+    per_thread = parse_per_thread(api_raw)
     version = int(re.search(r"#define\s+CUDART_VERSION\s+(\d+)", api).group(1))
     errors = parse_errors(types)
     functions = parse_functions(api)
@@ -73,11 +81,14 @@ def main() -> None:
     lines += [f"    {k!r}: {v}," for k, v in errors.items()]
     lines += ["}", "", "# every function cuda_runtime_api.h declares", "RUNTIME_FUNCTIONS: list[str] = ["]
     lines += [f"    {n!r}," for n in functions]
-    lines += ["]", "", "# the fields of struct cudaDeviceProp, in order, as C declarations",
+    lines += ["]", "", "# the per-thread default stream variant of each function that has one (nvcc --default-stream "
+              "per-thread)", "PER_THREAD: dict[str, str] = {"]
+    lines += [f"    {k!r}: {v!r}," for k, v in sorted(per_thread.items())]
+    lines += ["}", "", "# the fields of struct cudaDeviceProp, in order, as C declarations",
               'DEVICE_PROP_FIELDS = """\\', prop, '"""', "",
               "# the fields of struct cudaFuncAttributes", 'FUNC_ATTRIBUTES_FIELDS = """\\', func_attrs, '"""', ""]
     OUT.write_text("\n".join(lines))
-    print(f"{OUT}: {len(errors)} error codes, {len(functions)} functions")
+    print(f"{OUT}: {len(errors)} error codes, {len(functions)} functions, {len(per_thread)} per-thread variants")
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ PROGRAMS = {
     "reduce": r"reduce: ok sum 523764400 over 2048 blocks",
     "constant_symbol": r"constant_symbol: ok 4096 elements, hits 2048",
     "streams_events": r"streams_events: ok 2 streams, elapsed \d+\.\d+ ms",
+    "streams_events_ptds": r"streams_events: ok 2 streams, elapsed \d+\.\d+ ms",  # --default-stream per-thread
     "device_props": r"device_props: ok NVIDIA H100 80GB HBM3 \(ptxjit\), compute capability 9\.0, 132 SMs",
     "oob_write": r"oob_write: ok cudaErrorIllegalAddress \(an illegal memory access was encountered\), sticky",
     "no_ptx": r"no_ptx: ok cudaErrorNoKernelImageForDevice",

@@ -25,7 +25,7 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-from ptxjit.cudart.abi_tables import DEVICE_PROP_FIELDS, FUNC_ATTRIBUTES_FIELDS, RUNTIME_FUNCTIONS
+from ptxjit.cudart.abi_tables import DEVICE_PROP_FIELDS, FUNC_ATTRIBUTES_FIELDS, PER_THREAD, RUNTIME_FUNCTIONS
 from ptxjit.driver import build as _driver_build
 
 HERE = Path(__file__).resolve().parent
@@ -106,7 +106,8 @@ void ptxjit_shutdown(void);
 
 # the entry points written in C below
 C_ENTRIES = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "__cudaLaunchKernel", "__cudaLaunchKernel_ptsz",
-             "__cudaGetKernel", "__cudaInitModule", "__cudaPushCallConfiguration", "__cudaPopCallConfiguration")
+             "__cudaGetKernel", "__cudaInitModule", "__cudaPushCallConfiguration", "__cudaPopCallConfiguration",
+             "cudaProfilerStart", "cudaProfilerStop")
 # nvcc's other registration hooks: accepted, named once in the log (they return nothing)
 VOID_HOOKS = ("__cudaRegisterHostVar", "__cudaRegisterUnifiedTable", "__cudaRegisterTexture",
               "__cudaRegisterSurface")
@@ -148,6 +149,10 @@ cudaError_t __cudaGetKernel(void **kernel, const void *hostFun) {
     return 0;
 }
 
+/* cuda_profiler_api.h: with no profiler attached these do nothing, successfully (as NVIDIA's runtime) */
+__attribute__((visibility("default"))) cudaError_t cudaProfilerStart(void) { return 0; }
+__attribute__((visibility("default"))) cudaError_t cudaProfilerStop(void) { return 0; }
+
 __attribute__((visibility("default")))
 char __cudaInitModule(void **fatCubinHandle) { (void)fatCubinHandle; return 1; }
 
@@ -185,6 +190,11 @@ def _c_source() -> str:
         if n not in done:
             lines.append(f'__attribute__((visibility("default"))) cudaError_t {n}(void) '
                          f'{{ return ptxjit_unsupported("{n}"); }}')
+    # a program built with --default-stream per-thread calls the _ptds/_ptsz names: the same functions (one
+    # device; the per-thread default stream is served by the legacy stream, whose ordering is only stricter)
+    for base, variant in sorted(PER_THREAD.items()):
+        if variant not in done and base in done | set(RUNTIME_FUNCTIONS):
+            lines.append(f'cudaError_t {variant}() __attribute__((alias("{base}"), visibility("default")));')
     return "\n".join(lines)
 
 
