@@ -60,6 +60,7 @@ PROGRAMS = {
     "device_props": r"device_props: ok NVIDIA H100 80GB HBM3 \(ptxjit\), compute capability 9\.0, 132 SMs",
     "oob_write": r"oob_write: ok cudaErrorIllegalAddress \(an illegal memory access was encountered\), sticky",
     "no_ptx": r"no_ptx: ok cudaErrorNoKernelImageForDevice",
+    "api_misc": r"api_misc: ok managed, mapped, async memset, queries, attributes, reset",
     "driver_and_runtime": r"driver_and_runtime: ok one context, 1024 elements",
 }
 
@@ -73,8 +74,10 @@ def test_program(name, libdir, tmp_path):
         assert "CUDA_ERROR_ILLEGAL_ADDRESS" in log and "_Z7overrunPii" in log and "out-of-bounds" in log
     elif name == "no_ptx":  # the driver's message names the kernel and the flag that embeds PTX
         assert "_Z5touchPi" in log and "code=compute_90" in log
-    else:
-        assert "internal error" not in log, log
+    elif name == "api_misc":  # its two deliberate errors, explained
+        assert "cudaErrorInvalidConfiguration" in log and "exceeds CUDA's limit of 1024" in log
+        assert "cudaFree: cudaErrorInvalidValue" in log
+    assert "internal error" not in log, log
 
 
 def test_ptxjit_exec_runs_a_runtime_program(libdir, tmp_path):

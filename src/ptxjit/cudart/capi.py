@@ -71,10 +71,10 @@ def _wrap(name: str, fn):
             RE.log(f"ptxjit runtime: {name}: {exc}")
             code = exc.code
         except CudaError as exc:
-            if quiet and exc.code == DE.NOT_READY:
-                return RE.from_curesult(exc.code)
-            RE.log(f"ptxjit runtime: {name}: {exc}")
             code = RE.from_curesult(exc.code)
+            if quiet and exc.code == DE.NOT_READY:
+                return code
+            RE.log(f"ptxjit runtime: {name}: {RE.NAMES.get(code, code)}: {exc.args[0]}")
         except KernelError as exc:
             code = RE.from_curesult(_streams.make_sticky(DRIVER.top(), exc).code)
         except BaseException as exc:  # noqa: BLE001 - nothing may escape into C
@@ -227,7 +227,12 @@ def ptxjit_rt_launch(func, gx, gy, gz, bx, by, bz, args, shmem, stream):
     if f.param_size and args == ffi.NULL:
         raise RuntimeError_(RE.INVALID_VALUE, f"cudaLaunchKernel '{f.name}': args is NULL")
     raw_params = _launch.gather(f, lambda i, size: bytes(ffi.buffer(ffi.cast("char *", args[i]), size)))
-    _launch.launch(DRIVER, ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw_params)
+    try:
+        _launch.launch(DRIVER, ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw_params)
+    except CudaError as exc:
+        if exc.code == DE.INVALID_VALUE:  # the grid, the block or the shared memory the device cannot give
+            raise RuntimeError_(RE.INVALID_CONFIGURATION, exc.args[0]) from None
+        raise
 
 
 @entry
