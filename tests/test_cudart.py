@@ -131,6 +131,11 @@ v = ctypes.c_int()
 print("version", lib.cudaRuntimeGetVersion(ctypes.byref(v)), v.value)
 print("graph", lib.cudaGraphCreate(None, 0), lib.cudaGraphCreate(None, 0))
 print("last", lib.cudaGetLastError(), lib.cudaGetLastError())
+class Desc(ctypes.Structure):
+    _fields_ = [(c, ctypes.c_int) for c in "xyzwf"]
+lib.cudaCreateChannelDesc.restype = Desc
+d = lib.cudaCreateChannelDesc(32, 32, 0, 0, 2)
+print("desc", d.x, d.y, d.z, d.w, d.f)
 missing = [n for n in sys.argv[2:] if not hasattr(lib, n)]
 print("missing", len(missing), " ".join(missing[:5]))
 """
@@ -152,6 +157,7 @@ def test_names_strings_and_stubs_through_the_library(libdir, tmp_path):
     assert "424242 unrecognized error code | unrecognized error code" in out
     assert "version 0 13000" in out
     assert "graph 801 801" in out and "last 801 0" in out
+    assert "desc 32 32 0 0 2" in out  # the one function returning a structure is a real constructor
     assert "missing 0 " in out
     log = (tmp_path / "driver.log").read_text()
     assert log.count("cudaGraphCreate is not supported by ptxjit") == 1

@@ -107,7 +107,7 @@ void ptxjit_shutdown(void);
 # the entry points written in C below
 C_ENTRIES = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "__cudaLaunchKernel", "__cudaLaunchKernel_ptsz",
              "__cudaGetKernel", "__cudaInitModule", "__cudaPushCallConfiguration", "__cudaPopCallConfiguration",
-             "cudaProfilerStart", "cudaProfilerStop")
+             "cudaProfilerStart", "cudaProfilerStop", "cudaCreateChannelDesc")
 # nvcc's other registration hooks: accepted, named once in the log (they return nothing)
 VOID_HOOKS = ("__cudaRegisterHostVar", "__cudaRegisterUnifiedTable", "__cudaRegisterTexture",
               "__cudaRegisterSurface")
@@ -147,6 +147,15 @@ cudaError_t __cudaGetKernel(void **kernel, const void *hostFun) {
     if (!kernel) return 1;
     *kernel = (void *)hostFun;
     return 0;
+}
+
+/* the one runtime function returning a structure: a plain constructor (a stub's int would not do, the
+   caller reads the structure through the address it passed) */
+struct ptxjit_channel_desc { int x, y, z, w; int f; };
+__attribute__((visibility("default")))
+struct ptxjit_channel_desc cudaCreateChannelDesc(int x, int y, int z, int w, int f) {
+    struct ptxjit_channel_desc d = {x, y, z, w, f};
+    return d;
 }
 
 /* cuda_profiler_api.h: with no profiler attached these do nothing, successfully (as NVIDIA's runtime) */
