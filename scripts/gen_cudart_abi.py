@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Regenerate src/ptxjit/cudart/abi_tables.py from CUDA 13's runtime headers: the cudaError_t numbers
 (driver_types.h, `enum cudaError`), the names of the runtime API's functions (cuda_runtime_api.h) and the
-layout of `struct cudaDeviceProp` and `struct cudaFuncAttributes`
-(driver_types.h) as C declarations.
+layouts of `struct cudaDeviceProp`, `struct cudaFuncAttributes` and
+`struct cudaPointerAttributes` (driver_types.h) as C declarations.
 
 These are facts of the ABI a program is compiled against: ptxjit's libcudart.so.13 must answer with the same
 numbers, export the same names and fill cudaDeviceProp at the offsets the program reads.
@@ -75,6 +75,7 @@ def main() -> None:
     functions = parse_functions(api)
     prop = parse_struct(types, "cudaDeviceProp")
     func_attrs = parse_struct(types, "cudaFuncAttributes")
+    pointer_attrs = parse_struct(types, "cudaPointerAttributes").replace("enum cudaMemoryType", "int")
     lines = ['"""The CUDA runtime API\'s C ABI numbers and function names, generated from CUDA\'s runtime headers',
              f'(CUDART_VERSION {version}) by scripts/gen_cudart_abi.py: do not edit by hand."""', "",
              f"CUDART_VERSION = {version}", "", "CUDA_ERROR: dict[str, int] = {"]
@@ -86,7 +87,9 @@ def main() -> None:
     lines += [f"    {k!r}: {v!r}," for k, v in sorted(per_thread.items())]
     lines += ["}", "", "# the fields of struct cudaDeviceProp, in order, as C declarations",
               'DEVICE_PROP_FIELDS = """\\', prop, '"""', "",
-              "# the fields of struct cudaFuncAttributes", 'FUNC_ATTRIBUTES_FIELDS = """\\', func_attrs, '"""', ""]
+              "# the fields of struct cudaFuncAttributes", 'FUNC_ATTRIBUTES_FIELDS = """\\', func_attrs, '"""', "",
+              "# the fields of struct cudaPointerAttributes (its enum as the int it is)",
+              'POINTER_ATTRIBUTES_FIELDS = """\\', pointer_attrs, '"""', ""]
     OUT.write_text("\n".join(lines))
     print(f"{OUT}: {len(errors)} error codes, {len(functions)} functions, {len(per_thread)} per-thread variants")
 

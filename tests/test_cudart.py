@@ -19,7 +19,13 @@ from pathlib import Path
 import pytest
 
 from ptxjit.cudart import errors as RE
-from ptxjit.cudart.abi_tables import CUDA_ERROR, DEVICE_PROP_FIELDS, FUNC_ATTRIBUTES_FIELDS, RUNTIME_FUNCTIONS
+from ptxjit.cudart.abi_tables import (
+    CUDA_ERROR,
+    DEVICE_PROP_FIELDS,
+    FUNC_ATTRIBUTES_FIELDS,
+    POINTER_ATTRIBUTES_FIELDS,
+    RUNTIME_FUNCTIONS,
+)
 
 HERE = Path(__file__).resolve().parent / "cudart"
 CUDA_INCLUDE = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
@@ -61,6 +67,7 @@ PROGRAMS = {
     "oob_write": r"oob_write: ok cudaErrorIllegalAddress \(an illegal memory access was encountered\), sticky",
     "no_ptx": r"no_ptx: ok cudaErrorNoKernelImageForDevice",
     "api_misc": r"api_misc: ok managed, mapped, async memset, queries, attributes, reset",
+    "api_samples": r"api_samples: ok occupancy \d+ blocks/SM, 80000 bytes of dynamic shared memory, pitch 512",
     "driver_and_runtime": r"driver_and_runtime: ok one context, 1024 elements",
 }
 
@@ -164,18 +171,20 @@ def test_names_strings_and_stubs_through_the_library(libdir, tmp_path):
 
 
 def _fields(decls: str) -> list[str]:
-    return [re.sub(r"\[.*", "", d.split()[-1]).rstrip(";") for d in decls.strip().splitlines()]
+    return [re.sub(r"\[.*", "", d.split()[-1]).rstrip(";").lstrip("*") for d in decls.strip().splitlines()]
 
 
 @pytest.mark.skipif(not (CUDA_INCLUDE / "driver_types.h").exists() or shutil.which("gcc") is None,
                     reason="needs CUDA's headers and gcc")
 def test_struct_layouts_match_the_header(tmp_path):
-    """cudaDeviceProp and cudaFuncAttributes as the library declares them, field by field against CUDA's own
-    header, by the C compiler."""
+    """cudaDeviceProp, cudaFuncAttributes and cudaPointerAttributes as the library declares them, field by
+    field against CUDA's own header, by the C compiler."""
     checks = []
     for ours, theirs, decls in (("struct ptxjit_prop", "struct cudaDeviceProp", DEVICE_PROP_FIELDS),
                                 ("struct ptxjit_func_attributes", "struct cudaFuncAttributes",
-                                 FUNC_ATTRIBUTES_FIELDS)):
+                                 FUNC_ATTRIBUTES_FIELDS),
+                                ("struct ptxjit_pointer_attributes", "struct cudaPointerAttributes",
+                                 POINTER_ATTRIBUTES_FIELDS)):
         checks.append(f"{ours} {{\n{decls}}};")
         checks.append(f'_Static_assert(sizeof({ours}) == sizeof({theirs}), "size of {theirs}");')
         for f in _fields(decls):

@@ -643,3 +643,12 @@ FUNC_ATTRIBUTES_FIELDS = """\
     int nonPortableClusterSizeAllowed;
     int reserved[16];
 """
+
+# the fields of struct cudaPointerAttributes (its enum as the int it is)
+POINTER_ATTRIBUTES_FIELDS = """\
+    int type;
+    int device;
+    void *devicePointer;
+    void *hostPointer;
+    long reserved[8];
+"""

@@ -25,7 +25,13 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-from ptxjit.cudart.abi_tables import DEVICE_PROP_FIELDS, FUNC_ATTRIBUTES_FIELDS, PER_THREAD, RUNTIME_FUNCTIONS
+from ptxjit.cudart.abi_tables import (
+    DEVICE_PROP_FIELDS,
+    FUNC_ATTRIBUTES_FIELDS,
+    PER_THREAD,
+    POINTER_ATTRIBUTES_FIELDS,
+    RUNTIME_FUNCTIONS,
+)
 from ptxjit.driver import build as _driver_build
 
 HERE = Path(__file__).resolve().parent
@@ -40,6 +46,9 @@ typedef struct cudaDeviceProp {{
 }} cudaDeviceProp;
 struct cudaFuncAttributes {{
 {FUNC_ATTRIBUTES_FIELDS}
+}};
+struct cudaPointerAttributes {{
+{POINTER_ATTRIBUTES_FIELDS}
 }};
 """
 
@@ -100,6 +109,39 @@ cudaError_t cudaEventSynchronize(void *event);
 cudaError_t cudaEventQuery(void *event);
 cudaError_t cudaEventElapsedTime(float *ms, void *start, void *end);
 cudaError_t cudaEventDestroy(void *event);
+cudaError_t cudaFuncSetAttribute(const void *func, int attr, int value);
+cudaError_t cudaFuncSetCacheConfig(const void *func, int cacheConfig);
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,
+                                                          size_t dynamicSMemSize);
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize,
+                                                                   size_t dynamicSMemSize, unsigned int flags);
+cudaError_t cudaSetDeviceFlags(unsigned int flags);
+cudaError_t cudaGetDeviceFlags(unsigned int *flags);
+cudaError_t cudaStreamCreateWithPriority(void **pStream, unsigned int flags, int priority);
+cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
+cudaError_t cudaStreamGetPriority(void *hStream, int *priority);
+cudaError_t cudaStreamGetFlags(void *hStream, unsigned int *flags);
+cudaError_t cudaEventRecordWithFlags(void *event, void *stream, unsigned int flags);
+cudaError_t cudaLaunchHostFunc(void *stream, void (*fn)(void *), void *userData);
+cudaError_t cudaStreamAddCallback(void *stream, void (*callback)(void *, cudaError_t, void *), void *userData,
+                                  unsigned int flags);
+cudaError_t cudaMallocAsync(void **devPtr, size_t size, void *hStream);
+cudaError_t cudaFreeAsync(void *devPtr, void *hStream);
+cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags);
+cudaError_t cudaHostUnregister(void *ptr);
+cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags);
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr);
+cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height);
+cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                         int kind);
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                              size_t height, int kind, void *stream);
+cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height);
+cudaError_t cudaDeviceSetLimit(int limit, size_t value);
+cudaError_t cudaDeviceGetLimit(size_t *pValue, int limit);
+cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice);
+cudaError_t cudaDeviceSetCacheConfig(int cacheConfig);
+cudaError_t cudaDeviceGetCacheConfig(int *pCacheConfig);
 cudaError_t ptxjit_unsupported(const char *name);
 void ptxjit_shutdown(void);
 """

@@ -659,3 +659,232 @@ def cudaEventElapsedTime(out, start, end):
 def cudaEventDestroy(event):
     _ctx()
     DRIVER.events.drop(_h(event))
+
+
+# ---------------------------------------------------------------------------- beyond the first set: the calls CUDA
+# samples make around launches (occupancy, attributes, flags, priorities, callbacks, pitched and async memory)
+def _dcapi():
+    from ptxjit.driver import capi
+
+    return capi
+
+
+@entry
+def cudaFuncSetAttribute(func, attr, value):
+    # cudaFuncAttribute numbers are CUfunction_attribute's for every attribute that can be set
+    _dcapi()._set_attribute(R.function_of(_h(func), _ctx()), attr, value)
+
+
+@entry
+def cudaFuncSetCacheConfig(func, config):
+    R.function_of(_h(func), _ctx())
+    if config not in range(4):
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaFuncSetCacheConfig: {config} is not a cudaFuncCache")
+
+
+@entry
+def cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, func, block, smem):
+    _out(out, "numBlocks")[0] = _dcapi()._occupancy(R.function_of(_h(func), _ctx()), block, smem)
+
+
+@entry
+def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(out, func, block, smem, flags):
+    _out(out, "numBlocks")[0] = _dcapi()._occupancy(R.function_of(_h(func), _ctx()), block, smem)
+
+
+_device_flags = [0]
+
+
+@entry
+def cudaSetDeviceFlags(flags):
+    if flags & ~0x1F:  # cudaDeviceScheduleMask | cudaDeviceMapHost | cudaDeviceLmemResizeToMax
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaSetDeviceFlags: unknown flags {flags:#x}")
+    _device_flags[0] = flags
+
+
+@entry
+def cudaGetDeviceFlags(out):
+    _out(out, "flags")[0] = _device_flags[0] | 0x8  # cudaDeviceMapHost: mapped memory is always there
+
+
+@entry
+def cudaStreamCreateWithPriority(out, flags, priority):
+    _out(out, "pStream")[0] = ffi.cast("void *", _streams.create(DRIVER, _ctx(), flags, priority).handle)
+
+
+@entry
+def cudaDeviceGetStreamPriorityRange(least, greatest):
+    _ctx()
+    if least != ffi.NULL:
+        least[0] = 0
+    if greatest != ffi.NULL:
+        greatest[0] = -5  # the H100's range, as the driver's cuCtxGetStreamPriorityRange
+
+
+@entry
+def cudaStreamGetPriority(stream, out):
+    v = _h(stream)
+    _out(out, "priority")[0] = 0 if v in (0, 1, 2) else DRIVER.streams.get(v).priority
+
+
+@entry
+def cudaStreamGetFlags(stream, out):
+    v = _h(stream)
+    _out(out, "flags")[0] = 0 if v in (0, 1, 2) else DRIVER.streams.get(v).flags
+
+
+@entry
+def cudaEventRecordWithFlags(event, stream, flags):
+    cudaEventRecord(event, stream)
+
+
+@entry
+def cudaLaunchHostFunc(stream, fn, user):
+    _ctx()
+    if fn == ffi.NULL:
+        raise RuntimeError_(RE.INVALID_VALUE, "cudaLaunchHostFunc: fn is NULL")
+    _streams.enqueue_host(_streams.resolve(DRIVER, _h(stream)), lambda _: fn(user))
+
+
+@entry
+def cudaStreamAddCallback(stream, callback, user, flags):
+    _ctx()
+    if callback == ffi.NULL or flags != 0:
+        raise RuntimeError_(RE.INVALID_VALUE, "cudaStreamAddCallback: callback is NULL or flags are not 0")
+    _streams.enqueue_host(_streams.resolve(DRIVER, _h(stream)), lambda _: callback(stream, 0, user))
+
+
+@entry
+def cudaMallocAsync(out, size, stream):
+    from ptxjit.driver import pools
+
+    _streams.resolve(DRIVER, _h(stream))
+    _alloc(out, size, M.POOL)
+    if out[0] != ffi.NULL:
+        pools.current_pool(DRIVER, 0).allocated(_h(out[0]))
+
+
+@entry
+def cudaFreeAsync(p, stream):
+    _ctx()
+    s = _streams.resolve(DRIVER, _h(stream))
+    d = _h(p)
+    a = M.REGISTRY.find(d)
+    if a is None or a.base != d:
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaFreeAsync({d:#x}): not a live allocation")
+    _streams.enqueue_host(s, lambda _: M.REGISTRY.remove(d, (M.DEVICE, M.MANAGED, M.POOL), "cudaFreeAsync"))
+
+
+@entry
+def cudaHostRegister(p, size, flags):
+    ctx = _ctx()
+    if p == ffi.NULL or size == 0:
+        raise RuntimeError_(RE.INVALID_VALUE, "cudaHostRegister: NULL pointer or size 0")
+    M.REGISTRY.add(M.Allocation(_h(p), size, M.REGISTERED, ctx, None, flags))
+
+
+@entry
+def cudaHostUnregister(p):
+    _ctx()
+    try:
+        M.REGISTRY.remove(_h(p), (M.REGISTERED,), "cudaHostUnregister")
+    except CudaError:
+        raise CudaError(DE.HOST_MEMORY_NOT_REGISTERED, f"cudaHostUnregister({_h(p):#x}): not registered") from None
+
+
+@entry
+def cudaHostGetDevicePointer(out, host, flags):
+    _ctx()
+    _out(out, "pDevice")
+    a = M.REGISTRY.find(_h(host))
+    if a is None or a.kind not in (M.PINNED, M.REGISTERED):
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaHostGetDevicePointer({_h(host):#x}): not page-locked host "
+                                              "memory of cudaHostAlloc or cudaHostRegister")
+    out[0] = host  # one address space: the device sees host memory where the host does
+
+
+_MEMORY_TYPE = {M.DEVICE: 2, M.POOL: 2, M.MANAGED: 3, M.PINNED: 1, M.REGISTERED: 1}  # cudaMemoryType
+
+
+@entry
+def cudaPointerGetAttributes(attr, p):
+    out = _out(attr, "attributes")
+    _ctx()
+    a = M.REGISTRY.find(_h(p))
+    kind = _MEMORY_TYPE.get(a.kind, 2) if a is not None else 0  # cudaMemoryTypeUnregistered
+    out.type = kind
+    out.device = 0 if kind else -2
+    out.devicePointer = p if kind else ffi.NULL
+    out.hostPointer = p if kind in (0, 1, 3) else ffi.NULL
+
+
+@entry
+def cudaMallocPitch(out, pitch_out, width, height):
+    _out(pitch_out, "pitch")
+    if width == 0 or height == 0:
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaMallocPitch: {width} x {height} bytes")
+    pitch = -(-width // 512) * 512  # the H100's texture pitch alignment, as cuMemAllocPitch
+    _alloc(out, pitch * height, M.DEVICE)
+    pitch_out[0] = pitch
+
+
+@entry
+def cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind):
+    ctx = _ctx()
+    _kind(kind, "cudaMemcpy2D")
+    _sync_legacy(ctx)
+    M.copy_2d(_h(dst), dpitch, _h(src), spitch, width, height, "cudaMemcpy2D")
+
+
+@entry
+def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
+    ctx = _ctx()
+    _kind(kind, "cudaMemcpy2DAsync")
+    s = _streams.resolve(DRIVER, _h(stream))
+    d, sr = _h(dst), _h(src)
+    M.REGISTRY.check_range(d, dpitch * (height - 1) + width if height else 0, "cudaMemcpy2DAsync destination")
+    M.REGISTRY.check_range(sr, spitch * (height - 1) + width if height else 0, "cudaMemcpy2DAsync source")
+    # pageable memory at either end: the copy is done when the call returns (CUDA's rule for such copies)
+    _streams.enqueue_host(s, lambda _: M.copy_2d(d, dpitch, sr, spitch, width, height, "cudaMemcpy2DAsync"))
+    if M.REGISTRY.find(d) is None or M.REGISTRY.find(sr) is None:
+        _streams.synchronized(ctx, s.synchronize)
+
+
+@entry
+def cudaMemset2D(p, pitch, value, width, height):
+    ctx = _ctx()
+    _sync_legacy(ctx)
+    M.fill(_h(p), value, 1, width, "cudaMemset2D", pitch, height)
+
+
+@entry
+def cudaDeviceSetLimit(limit, value):
+    _ctx()
+    _dcapi().cuCtxSetLimit(limit, value)  # cudaLimit numbers are CUlimit's
+
+
+@entry
+def cudaDeviceGetLimit(out, limit):
+    ctx = _ctx()
+    defaults = _dcapi()._LIMIT_DEFAULTS
+    if limit not in defaults:
+        raise RuntimeError_(RE.UNSUPPORTED_LIMIT, f"cudaDeviceGetLimit: limit {limit} is not supported")
+    _out(out, "pValue")[0] = ctx.limits.get(limit, defaults[limit])
+
+
+@entry
+def cudaDeviceCanAccessPeer(out, device, peer):
+    DRIVER.init(0)
+    DRIVER.device(device)
+    DRIVER.device(peer)
+    _out(out, "canAccessPeer")[0] = 0  # one device: no peers
+
+
+@entry
+def cudaDeviceSetCacheConfig(config):
+    _ctx().cache_config = config
+
+
+@entry
+def cudaDeviceGetCacheConfig(out):
+    _out(out, "pCacheConfig")[0] = _ctx().cache_config

@@ -29,6 +29,7 @@ INVALID_CONFIGURATION = CUDA_ERROR["cudaErrorInvalidConfiguration"]
 NO_KERNEL_IMAGE = CUDA_ERROR["cudaErrorNoKernelImageForDevice"]
 ILLEGAL_ADDRESS = CUDA_ERROR["cudaErrorIllegalAddress"]
 NOT_SUPPORTED = CUDA_ERROR["cudaErrorNotSupported"]
+UNSUPPORTED_LIMIT = CUDA_ERROR["cudaErrorUnsupportedLimit"]
 UNKNOWN = CUDA_ERROR["cudaErrorUnknown"]
 
 # CUresult name -> cudaError_t name, for every code the driver layer raises (and the rest of the kernel and
