@@ -79,6 +79,7 @@ def test_program(name, libdir, tmp_path):
     assert re.search(PROGRAMS[name], r.stdout), r.stdout
     if name == "oob_write":  # the fault report names the kernel and the access
         assert "CUDA_ERROR_ILLEGAL_ADDRESS" in log and "_Z7overrunPii" in log and "out-of-bounds" in log
+        assert "oob_write.cu:9" in log  # built with -lineinfo: the line of the write
     elif name == "no_ptx":  # the driver's message names the kernel and the flag that embeds PTX
         assert "_Z5touchPi" in log and "code=compute_90" in log
     elif name == "api_misc":  # its two deliberate errors, explained

@@ -9,6 +9,7 @@ or symbol access, in the context current then, and again in a fresh primary cont
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 
@@ -90,9 +91,17 @@ def module_of(fb: FatBinary, ctx):
             data = _fatbin.read_wrapper(fb.wrapper)
         except _fatbin.FatbinError as exc:
             raise CudaError(INVALID_IMAGE, f"the fatbin nvcc registered is corrupt: {exc}") from None
-        dm = _modules.load(DRIVER, ctx, data, "the program's embedded fatbin")
+        dm = _modules.load(DRIVER, ctx, data, f"{_program()}'s fatbin")
         fb.module = dm
         return dm
+
+
+def _program() -> str:
+    """The running program's name, for the module's name in reports (faults, a fatbin without PTX)."""
+    try:
+        return os.path.basename(os.readlink("/proc/self/exe"))
+    except OSError:
+        return "the program"
 
 
 def kernel(host: int) -> Kernel:
