@@ -18,3 +18,4 @@ nvcc -O2 -cudart shared -gencode arch=compute_90,code=sm_90 no_ptx.cu -o no_ptx
 nvcc -O2 "${ARCH[@]}" vector_add.cu -o vector_add_static
 strip vector_add_static
 nvcc -O2 -cudart shared --default-stream per-thread "${ARCH[@]}" streams_events.cu -o streams_events_ptds
+nvcc -O2 -rdc=true -cudart shared "${ARCH[@]}" rdc_main.cu rdc_lib.cu -o rdc_main

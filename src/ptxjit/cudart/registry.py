@@ -9,6 +9,7 @@ or symbol access, in the context current then, and again in a fresh primary cont
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 from dataclasses import dataclass, field
@@ -88,12 +89,33 @@ def module_of(fb: FatBinary, ctx):
         if dm is not None and dm.context is ctx and ctx.alive:
             return dm
         try:
-            data = _fatbin.read_wrapper(fb.wrapper)
+            data = _image(fb)
         except _fatbin.FatbinError as exc:
             raise CudaError(INVALID_IMAGE, f"the fatbin nvcc registered is corrupt: {exc}") from None
         dm = _modules.load(DRIVER, ctx, data, f"{_program()}'s fatbin")
         fb.module = dm
         return dm
+
+
+def _image(fb: FatBinary) -> bytes:
+    """The image to load for a registered fatbin.  Relocatable device code (nvcc -rdc=true) registers the
+    device-linked fatbin, which holds SASS only, in a version-2 wrapper that also lists the prelinked fatbins
+    of the translation units (a NULL-terminated array): their PTX, linked as the driver's JIT linker links
+    PTX, is the program's device code."""
+    wrapper = _fatbin.parse_wrapper(ctypes.string_at(fb.wrapper, _fatbin.WRAPPER_SIZE))
+    if wrapper.version == 2 and wrapper.filename_or_fatbins:
+        from ptxjit.driver.link import INPUT_FATBINARY, LinkState
+
+        state = LinkState()
+        at = wrapper.filename_or_fatbins
+        while len(state.inputs) < 4096:
+            p = ctypes.c_void_p.from_address(at + 8 * len(state.inputs)).value
+            if not p:
+                break
+            state.add(INPUT_FATBINARY, _fatbin.read_fatbin_at(p), f"{_program()}'s fatbin {len(state.inputs)}")
+        if state.inputs:
+            return state.complete()
+    return _fatbin.read_fatbin_at(wrapper.data)
 
 
 def _program() -> str:
