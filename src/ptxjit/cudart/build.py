@@ -66,6 +66,7 @@ void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, c
 cudaError_t ptxjit_rt_launch(const void *func, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                              unsigned int by, unsigned int bz, void **args, size_t sharedMem, void *stream);
 cudaError_t ptxjit_rt_missing_configuration(void);
+cudaError_t ptxjit_rt_init_module(void **fatCubinHandle);
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func);
 cudaError_t cudaMalloc(void **devPtr, size_t size);
 cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags);
@@ -204,8 +205,9 @@ struct ptxjit_channel_desc cudaCreateChannelDesc(int x, int y, int z, int w, int
 __attribute__((visibility("default"))) cudaError_t cudaProfilerStart(void) { return 0; }
 __attribute__((visibility("default"))) cudaError_t cudaProfilerStop(void) { return 0; }
 
+/* the first host access of a __managed__ variable: its module is loaded, the program's pointer set */
 __attribute__((visibility("default")))
-char __cudaInitModule(void **fatCubinHandle) { (void)fatCubinHandle; return 1; }
+char __cudaInitModule(void **fatCubinHandle) { return ptxjit_rt_init_module(fatCubinHandle) == 0; }
 
 __attribute__((visibility("default")))
 cudaError_t cudaLaunchKernel(const void *func, ptxjit_dim3 gridDim, ptxjit_dim3 blockDim, void **args,

@@ -56,7 +56,8 @@ _QUIET = ("cudaStreamQuery", "cudaEventQuery")  # cudaErrorNotReady is their nor
 
 
 # the entry point a helper C hands work to is named in the log by the function the program called
-_SHOWN_AS = {"ptxjit_rt_launch": "cudaLaunchKernel", "ptxjit_rt_missing_configuration": "__cudaPopCallConfiguration"}
+_SHOWN_AS = {"ptxjit_rt_launch": "cudaLaunchKernel", "ptxjit_rt_missing_configuration": "__cudaPopCallConfiguration",
+             "ptxjit_rt_init_module": "__cudaInitModule"}
 
 
 def _wrap(name: str, fn):
@@ -216,7 +217,23 @@ def __cudaRegisterVar(handle, host_var, device_address, device_name, ext, size, 
 
 @raw
 def __cudaRegisterManagedVar(handle, host_var_ptr, device_address, device_name, ext, size, constant, global_):
-    RE.log_unsupported("__cudaRegisterManagedVar")
+    # a __managed__ variable: host code reaches it through the pointer at host_var_ptr, which
+    # __cudaInitModule sets to the variable's address in the loaded module
+    fb = R.fatbin_of(_h(handle))
+    name = ffi.string(device_name).decode()
+    R.VARIABLES[_h(host_var_ptr)] = R.Variable(_h(host_var_ptr), fb, name, size, bool(constant), managed=True)
+
+
+@entry
+def ptxjit_rt_init_module(handle):
+    """__cudaInitModule (the first host access of a __managed__ variable): load the module, point the
+    program's pointers at its managed variables."""
+    fb = R.fatbin_of(_h(handle))
+    ctx = _ctx()
+    for v in list(R.VARIABLES.values()):
+        if v.fatbin is fb and v.managed:
+            addr, _size = R.symbol_address(v.host, ctx)
+            ffi.cast("void **", v.host)[0] = ffi.cast("void *", addr)
 
 
 # ---------------------------------------------------------------------------- launches

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import threading
 from dataclasses import dataclass, field
 
@@ -46,8 +47,10 @@ class Variable:
     name: str
     size: int
     constant: bool
+    managed: bool = False  # __managed__: `host` is the address of the program's pointer to it
 
 
+_MANAGED = re.compile(r"\.attribute\s*\(\s*\.managed\s*\)\s*")
 FATBINS: dict[int, FatBinary] = {}  # by handle address
 KERNELS: dict[int, Kernel] = {}  # by host stub address
 VARIABLES: dict[int, Variable] = {}  # by host shadow address
@@ -92,7 +95,11 @@ def module_of(fb: FatBinary, ctx):
             data = _image(fb)
         except _fatbin.FatbinError as exc:
             raise CudaError(INVALID_IMAGE, f"the fatbin nvcc registered is corrupt: {exc}") from None
-        dm = _modules.load(DRIVER, ctx, data, f"{_program()}'s fatbin")
+        name = f"{_program()}'s fatbin"
+        text, _origin = _modules.image_to_ptx(data, DRIVER.model.sm, name)
+        if _MANAGED.search(text):  # __managed__ variables: ordinary globals here (device memory is host memory)
+            data = _MANAGED.sub("", text).encode() + b"\0"
+        dm = _modules.load(DRIVER, ctx, data, name)
         fb.module = dm
         return dm
 
@@ -142,6 +149,9 @@ def function_of(host: int, ctx):
 
 def variable(host: int) -> Variable:
     v = VARIABLES.get(host)
+    if v is None:  # a __managed__ variable is named by its own address (the program's pointer's target)
+        v = next((m for m in VARIABLES.values()
+                  if m.managed and ctypes.c_void_p.from_address(m.host).value == host), None)
     if v is None:
         raise RuntimeError_(RE.INVALID_SYMBOL,
                             f"{host:#x} is not a __device__ or __constant__ variable registered by the program")
