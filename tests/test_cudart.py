@@ -68,6 +68,8 @@ PROGRAMS = {
     "no_ptx": r"no_ptx: ok cudaErrorNoKernelImageForDevice",
     "api_misc": r"api_misc: ok managed, mapped, async memset, queries, attributes, reset",
     "managed_var": r"managed_var: ok total 189",
+    "grid_sync": r"grid_sync: ok 8 blocks synchronized \(cooperative launch supported\)",
+    "host_threads": r"host_threads: ok 4 threads",
     "rdc_main": r"rdc_main: ok 2 translation units, 5000 elements",  # -rdc=true: the units' PTX linked
     "api_samples": r"api_samples: ok occupancy \d+ blocks/SM, 80000 bytes of dynamic shared memory, pitch 512",
     "driver_and_runtime": r"driver_and_runtime: ok one context, 1024 elements",

@@ -65,6 +65,9 @@ void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, c
                               const char *deviceName, int ext, size_t size, int constant, int global);
 cudaError_t ptxjit_rt_launch(const void *func, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                              unsigned int by, unsigned int bz, void **args, size_t sharedMem, void *stream);
+cudaError_t ptxjit_rt_launch_cooperative(const void *func, unsigned int gx, unsigned int gy, unsigned int gz,
+                                         unsigned int bx, unsigned int by, unsigned int bz, void **args,
+                                         size_t sharedMem, void *stream);
 cudaError_t ptxjit_rt_missing_configuration(void);
 cudaError_t ptxjit_rt_init_module(void **fatCubinHandle);
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func);
@@ -150,7 +153,8 @@ void ptxjit_shutdown(void);
 # the entry points written in C below
 C_ENTRIES = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "__cudaLaunchKernel", "__cudaLaunchKernel_ptsz",
              "__cudaGetKernel", "__cudaInitModule", "__cudaPushCallConfiguration", "__cudaPopCallConfiguration",
-             "cudaProfilerStart", "cudaProfilerStop", "cudaCreateChannelDesc")
+             "cudaProfilerStart", "cudaProfilerStop", "cudaCreateChannelDesc", "cudaLaunchCooperativeKernel",
+             "cudaLaunchCooperativeKernel_ptsz")
 # nvcc's other registration hooks: accepted, named once in the log (they return nothing)
 VOID_HOOKS = ("__cudaRegisterHostVar", "__cudaRegisterUnifiedTable", "__cudaRegisterTexture",
               "__cudaRegisterSurface")
@@ -215,6 +219,16 @@ cudaError_t cudaLaunchKernel(const void *func, ptxjit_dim3 gridDim, ptxjit_dim3 
     return ptxjit_rt_launch(func, gridDim.x, gridDim.y, gridDim.z, blockDim.x, blockDim.y, blockDim.z, args,
                             sharedMem, stream);
 }
+
+/* a launch whose blocks may synchronize across the grid (cooperative groups' grid.sync()) */
+__attribute__((visibility("default")))
+cudaError_t cudaLaunchCooperativeKernel(const void *func, ptxjit_dim3 gridDim, ptxjit_dim3 blockDim, void **args,
+                                        size_t sharedMem, void *stream) {
+    return ptxjit_rt_launch_cooperative(func, gridDim.x, gridDim.y, gridDim.z, blockDim.x, blockDim.y, blockDim.z,
+                                        args, sharedMem, stream);
+}
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *, ptxjit_dim3, ptxjit_dim3, void **, size_t, void *)
+    __attribute__((alias("cudaLaunchCooperativeKernel"), visibility("default")));
 
 cudaError_t cudaLaunchKernel_ptsz(const void *, ptxjit_dim3, ptxjit_dim3, void **, size_t, void *)
     __attribute__((alias("cudaLaunchKernel"), visibility("default")));

@@ -57,7 +57,7 @@ _QUIET = ("cudaStreamQuery", "cudaEventQuery")  # cudaErrorNotReady is their nor
 
 # the entry point a helper C hands work to is named in the log by the function the program called
 _SHOWN_AS = {"ptxjit_rt_launch": "cudaLaunchKernel", "ptxjit_rt_missing_configuration": "__cudaPopCallConfiguration",
-             "ptxjit_rt_init_module": "__cudaInitModule"}
+             "ptxjit_rt_init_module": "__cudaInitModule", "ptxjit_rt_launch_cooperative": "cudaLaunchCooperativeKernel"}
 
 
 def _wrap(name: str, fn):
@@ -250,6 +250,16 @@ def ptxjit_rt_launch(func, gx, gy, gz, bx, by, bz, args, shmem, stream):
         if exc.code == DE.INVALID_VALUE:  # the grid, the block or the shared memory the device cannot give
             raise RuntimeError_(RE.INVALID_CONFIGURATION, exc.args[0]) from None
         raise
+
+
+@entry
+def ptxjit_rt_launch_cooperative(func, gx, gy, gz, bx, by, bz, args, shmem, stream):
+    ctx = _ctx()
+    f = R.function_of(_h(func), ctx)
+    if f.param_size and args == ffi.NULL:
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaLaunchCooperativeKernel '{f.name}': args is NULL")
+    raw_params = _launch.gather(f, lambda i, size: bytes(ffi.buffer(ffi.cast("char *", args[i]), size)))
+    _launch.launch(DRIVER, ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw_params, cooperative=True)
 
 
 @entry
