@@ -182,8 +182,8 @@ def _fields(decls: str) -> list[str]:
 @pytest.mark.skipif(not (CUDA_INCLUDE / "driver_types.h").exists() or shutil.which("gcc") is None,
                     reason="needs CUDA's headers and gcc")
 def test_struct_layouts_match_the_header(tmp_path):
-    """cudaDeviceProp, cudaFuncAttributes and cudaPointerAttributes as the library declares them, field by
-    field against CUDA's own header, by the C compiler."""
+    """cudaDeviceProp, cudaFuncAttributes, cudaPointerAttributes and cudaLaunchConfig_t as the library declares
+    them, field by field against CUDA's own header, by the C compiler."""
     checks = []
     for ours, theirs, decls in (("struct ptxjit_prop", "struct cudaDeviceProp", DEVICE_PROP_FIELDS),
                                 ("struct ptxjit_func_attributes", "struct cudaFuncAttributes",
@@ -194,6 +194,15 @@ def test_struct_layouts_match_the_header(tmp_path):
         checks.append(f'_Static_assert(sizeof({ours}) == sizeof({theirs}), "size of {theirs}");')
         for f in _fields(decls):
             checks.append(f'_Static_assert(offsetof({ours}, {f}) == offsetof({theirs}, {f}), "{theirs}.{f}");')
+    from ptxjit.cudart.build import TYPES
+
+    checks.append(re.search(r"typedef struct \{[^}]*\} ptxjit_rt_launch_config;", TYPES).group(0))
+    checks.append('_Static_assert(sizeof(ptxjit_rt_launch_config) == sizeof(cudaLaunchConfig_t), "config");')
+    for f in ("dynamicSmemBytes", "stream", "attrs", "numAttrs"):
+        checks.append(f'_Static_assert(offsetof(ptxjit_rt_launch_config, {f}) == offsetof(cudaLaunchConfig_t, {f}), '
+                      f'"cudaLaunchConfig_t.{f}");')
+    checks.append('_Static_assert(sizeof(cudaLaunchAttribute) == 72 && offsetof(cudaLaunchAttribute, val) == 8, '
+                  '"cudaLaunchAttribute");')
     src = tmp_path / "layout.c"
     src.write_text("#include <stddef.h>\n#include <driver_types.h>\n"
                    "typedef struct { char bytes[16]; } ptxjit_cuda_uuid;\n" + "\n".join(checks) + "\n")

@@ -1,5 +1,6 @@
-// A cooperative launch (cudaLaunchCooperativeKernel): every block writes its part, the whole grid
-// synchronizes (cooperative groups' grid.sync()), then every block reads what the others wrote.
+// A cooperative launch (cudaLaunchCooperativeKernel, then cudaLaunchKernelEx with the cooperative launch
+// attribute): every block writes its part, the whole grid synchronizes (cooperative groups' grid.sync()),
+// then every block reads what the others wrote.
 #define PROGRAM "grid_sync"
 #include "check.h"
 #include <cooperative_groups.h>
@@ -28,6 +29,21 @@ int main() {
     for (int i = 0; i < n; i++) {
         int j = (i + block) % n;
         if (h[i] != j * j) { std::printf("grid_sync: FAIL out[%d] = %d, expected %d\n", i, h[i], j * j); return 1; }
+    }
+    CHECK(cudaMemset(out, 0, n * sizeof(int)));
+    cudaLaunchConfig_t config = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeCooperative;
+    attr[0].val.cooperative = 1;
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(block);
+    config.attrs = attr;
+    config.numAttrs = 1;
+    CHECK(cudaLaunchKernelEx(&config, rotate, buf, out, nn));
+    CHECK(cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < n; i++) {
+        int j = (i + block) % n;
+        if (h[i] != j * j) { std::printf("grid_sync: FAIL (Ex) out[%d] = %d, expected %d\n", i, h[i], j * j); return 1; }
     }
     CHECK(cudaFree(buf));
     CHECK(cudaFree(out));

@@ -47,6 +47,14 @@ typedef struct cudaDeviceProp {{
 struct cudaFuncAttributes {{
 {FUNC_ATTRIBUTES_FIELDS}
 }};
+/* cudaLaunchConfig_t with its dim3s spelled out (the layout test checks it against the header) */
+typedef struct {{
+    unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ;
+    size_t dynamicSmemBytes;
+    void *stream;
+    void *attrs;
+    unsigned int numAttrs;
+}} ptxjit_rt_launch_config;
 struct cudaPointerAttributes {{
 {POINTER_ATTRIBUTES_FIELDS}
 }};
@@ -71,6 +79,7 @@ cudaError_t ptxjit_rt_launch_cooperative(const void *func, unsigned int gx, unsi
 cudaError_t ptxjit_rt_missing_configuration(void);
 cudaError_t ptxjit_rt_init_module(void **fatCubinHandle);
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func);
+cudaError_t cudaLaunchKernelExC(const ptxjit_rt_launch_config *config, const void *func, void **args);
 cudaError_t cudaMalloc(void **devPtr, size_t size);
 cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags);
 cudaError_t cudaMallocHost(void **ptr, size_t size);

@@ -252,6 +252,39 @@ def ptxjit_rt_launch(func, gx, gy, gz, bx, by, bz, args, shmem, stream):
         raise
 
 
+_ATTR_COOPERATIVE, _ATTR_CLUSTER_DIMENSION = 2, 4  # cudaLaunchAttributeID (CUlaunchAttributeID's numbers)
+
+
+@entry
+def cudaLaunchKernelExC(config, func, args):
+    c = _out(config, "config")
+    ctx = _ctx()
+    f = R.function_of(_h(func), ctx)
+    if f.param_size and args == ffi.NULL:
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaLaunchKernelExC '{f.name}': args is NULL")
+    cooperative, cluster = False, None
+    if c.numAttrs and c.attrs == ffi.NULL:
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaLaunchKernelExC: {c.numAttrs} attributes but attrs is NULL")
+    attrs = ffi.cast("unsigned char *", c.attrs)
+    for i in range(c.numAttrs):
+        rec = attrs + 72 * i  # cudaLaunchAttribute: id (int), 4 bytes padding, a 64-byte value union
+        ident = ffi.cast("int *", rec)[0]
+        value = ffi.cast("unsigned int *", rec + 8)
+        if ident == _ATTR_COOPERATIVE:
+            cooperative = bool(value[0])
+        elif ident == _ATTR_CLUSTER_DIMENSION:
+            cluster = (value[0], value[1], value[2])
+    raw_params = _launch.gather(f, lambda i, size: bytes(ffi.buffer(ffi.cast("char *", args[i]), size)))
+    grid, block = (c.gridDimX, c.gridDimY, c.gridDimZ), (c.blockDimX, c.blockDimY, c.blockDimZ)
+    try:
+        _launch.launch(DRIVER, ctx, f, grid, block, c.dynamicSmemBytes, _h(c.stream), raw_params,
+                       cooperative=cooperative, cluster=cluster)
+    except CudaError as exc:
+        if exc.code == DE.INVALID_VALUE:
+            raise RuntimeError_(RE.INVALID_CONFIGURATION, exc.args[0]) from None
+        raise
+
+
 @entry
 def ptxjit_rt_launch_cooperative(func, gx, gy, gz, bx, by, bz, args, shmem, stream):
     ctx = _ctx()
