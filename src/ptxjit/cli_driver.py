@@ -1,4 +1,5 @@
-"""`ptxjit exec` and `ptxjit driver`: run unmodified CUDA programs on ptxjit's libcuda.so.1."""
+"""`ptxjit exec` and `ptxjit driver`: run unmodified CUDA programs on ptxjit's libcuda.so.1 and
+libcudart.so.13."""
 
 from __future__ import annotations
 
@@ -9,12 +10,20 @@ import click
 
 
 def _libdir() -> str:
+    """The folder of ptxjit's libcuda.so.1 and libcudart.so.13, both built first when out of date."""
+    from ptxjit.cudart.build import ensure_built as ensure_runtime
     from ptxjit.driver.build import ensure_built
 
     try:
-        return str(ensure_built().parent)
+        folder = ensure_built().parent
     except Exception as exc:  # noqa: BLE001 - a build failure is the user's to see, with its reason
         raise click.ClickException(f"could not build ptxjit's libcuda.so.1: {exc}") from None
+    try:
+        ensure_runtime()
+    except Exception as exc:  # noqa: BLE001 - driver-API programs still run; runtime-API ones are told why not
+        click.echo(f"ptxjit: could not build libcudart.so.13 (CUDA runtime API programs will not find it): {exc}",
+                   err=True)
+    return str(folder)
 
 
 def _nvrtc_dirs() -> list[str]:
