@@ -18,7 +18,6 @@ bind to libcuda.so.1's namesakes.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import sys
 import sysconfig
@@ -312,14 +311,7 @@ def build(verbose: bool = False) -> Path:
                        extra_compile_args=["-Wno-attribute-alias"])
         ffi.embedding_init_code(_driver_build.init_code("ptxjit.cudart.capi", MODULE))
         target = ffi.compile(tmpdir=tmp, target=SONAME, verbose=verbose)
-        final = out / SONAME
-        tmp_final = out / f".{SONAME}.{os.getpid()}"
-        Path(target).replace(tmp_final)
-        tmp_final.replace(final)
-    link = out / "libcudart.so"
-    if not link.exists():
-        link.symlink_to(SONAME)
-    (out / "libcudart.stamp").write_text(fingerprint() + "\n")
+        final = _driver_build.install_library(Path(target), out, SONAME, "libcudart", fingerprint())
     return final
 
 

@@ -25,6 +25,7 @@ from ptxjit.driver import memory as M
 from ptxjit.driver import modules as _modules
 from ptxjit.driver import streams as _streams
 from ptxjit.driver.abi_tables import CUDA_VERSION, DEVICE_ATTRIBUTE
+from ptxjit.driver.capi import install_exit_handler
 from ptxjit.driver.context import DRIVER
 from ptxjit.driver.errors import CudaError
 from ptxjit.errors import KernelError
@@ -116,17 +117,7 @@ def install(ffi_, lib) -> None:
         ffi.def_extern(name=name)(_wrap(name, fn))
     for name, fn in _RAW.items():
         ffi.def_extern(name=name)(_wrap_raw(name, fn))
-
-    @ffi.def_extern(name="ptxjit_shutdown")
-    def _shutdown():
-        import atexit
-
-        try:
-            atexit._run_exitfuncs()
-        except BaseException:  # noqa: BLE001
-            pass
-
-    lib.ptxjit_register_atexit()
+    install_exit_handler(ffi, lib)
 
     @ffi.def_extern(name="ptxjit_unsupported")
     def _unsupported(cname):

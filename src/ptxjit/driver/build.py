@@ -257,14 +257,20 @@ def build(verbose: bool = False) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ptxjit-libcuda-") as tmp:
         target = ffi.compile(tmpdir=tmp, target="libcuda.so.1", verbose=verbose)
-        final = out / "libcuda.so.1"
-        tmp_final = out / f".libcuda.so.1.{os.getpid()}"
-        Path(target).replace(tmp_final)
-        tmp_final.replace(final)
-    link = out / "libcuda.so"
+        return install_library(Path(target), out, "libcuda.so.1", "libcuda", fingerprint())
+
+
+def install_library(built: Path, out: Path, soname: str, stem: str, stamp: str) -> Path:
+    """Move a freshly built `built` into `out` as `soname` (atomically: a process loading the old one meanwhile
+    keeps it), add the `stem`.so link and write the fingerprint stamp the next ensure_built() compares."""
+    final = out / soname
+    tmp_final = out / f".{soname}.{os.getpid()}"
+    built.replace(tmp_final)
+    tmp_final.replace(final)
+    link = out / f"{stem}.so"
     if not link.exists():
-        link.symlink_to("libcuda.so.1")
-    (out / "libcuda.stamp").write_text(fingerprint() + "\n")
+        link.symlink_to(soname)
+    (out / f"{stem}.stamp").write_text(stamp + "\n")
     return final
 
 

@@ -55,14 +55,11 @@ def _wrap(name: str, fn):
     return call
 
 
-def install(ffi_, lib) -> None:
-    """Register every entry point with cffi (called by the library's init code)."""
-    global ffi
-    ffi = ffi_
-    for name, fn in _IMPLS.items():
-        ffi.def_extern(name=name)(_wrap(name, fn))
+def install_exit_handler(ffi_, lib) -> None:
+    """The C prologue's exit handler (driver/build.py C_PROLOGUE): a C program's exit runs Python's exit
+    handlers first, which stop ptxjit's threads before LLVM's static destructors run."""
 
-    @ffi.def_extern(name="ptxjit_shutdown")
+    @ffi_.def_extern(name="ptxjit_shutdown")
     def _shutdown():
         import atexit
 
@@ -72,6 +69,15 @@ def install(ffi_, lib) -> None:
             pass
 
     lib.ptxjit_register_atexit()
+
+
+def install(ffi_, lib) -> None:
+    """Register every entry point with cffi (called by the library's init code)."""
+    global ffi
+    ffi = ffi_
+    for name, fn in _IMPLS.items():
+        ffi.def_extern(name=name)(_wrap(name, fn))
+    install_exit_handler(ffi, lib)
 
     @ffi.def_extern(name="ptxjit_unsupported")
     def _unsupported(cname):
