@@ -73,6 +73,13 @@ PROGRAMS = {
     "rdc_main": r"rdc_main: ok 2 translation units, 5000 elements",  # -rdc=true: the units' PTX linked
     "api_samples": r"api_samples: ok occupancy \d+ blocks/SM, 80000 bytes of dynamic shared memory, pitch 512",
     "driver_and_runtime": r"driver_and_runtime: ok one context, 1024 elements",
+    # in the style of the CUDA samples, each checked against the host
+    "scan": r"scan: ok 65536 elements, 128 blocks, total 557050",
+    "histogram": r"histogram: ok 256 bins, 1048576 bytes counted",
+    "transpose": r"transpose: ok 384x256 naive and tiled",
+    "bitonic_sort": r"bitonic_sort: ok 32768 keys, 21 launches",
+    "nbody": r"nbody: ok 1024 bodies, 2 steps, max error \d\.\de-\d\d",
+    "black_scholes": r"black_scholes: ok 65536 options, max error \d\.\de-\d\d, L1 \d\.\de-\d\d",
 }
 
 
