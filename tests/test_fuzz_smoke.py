@@ -1,6 +1,7 @@
 """A bounded fuzz run (tools/fuzz): ~100 seeded corpus mutants, each loaded and launched in a forked
-child under memory and time limits.  Nothing may kill the child, hang it or escape as an internal
-exception; scripts/fuzz.sh runs the long version."""
+child under memory and time limits, every one built at the baseline (tier 0's build) and every other one
+at the optimizing level too.  Nothing may kill the child, hang it or escape as an internal exception;
+scripts/fuzz.sh runs the long version."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tools.fuzz.child import OPTIMIZING  # noqa: E402
 from tools.fuzz.mutate import load_corpus, make_mutant  # noqa: E402
-from tools.fuzz.runner import Limits, run_many  # noqa: E402
+from tools.fuzz.runner import BASELINE, Limits, run_many  # noqa: E402
 
 SEED = 2024
 COUNT = 100
@@ -29,8 +31,11 @@ def test_fuzz_smoke(monkeypatch):
     cases = [(i, make_mutant(SEED, i, pools)[2]) for i in range(COUNT)]
     # 120 s per case: a module of several warp-shuffle kernels takes tens of seconds to translate (checked
     # translations hold two copies of each thread loop) on a loaded 2-core machine; a hang is not slowness
-    results = run_many(cases, Limits(timeout=120.0, mem_bytes=8 << 30), jobs=2)
+    results = run_many(cases, Limits(timeout=120.0, mem_bytes=8 << 30, opt_every=2), jobs=2)
     assert len(results) == COUNT
+    # both builds met the mutants: the baseline every one, the optimizing level the even indices
+    assert all(r.levels[:1] == [BASELINE] for r in results.values() if r.loaded)
+    assert any(OPTIMIZING in r.levels for r in results.values() if r.outcome == "ok")
     # "fault" too: a kernel touching memory it does not own is stopped by the default bounds checks
     # (KernelFault, a clean outcome) before it can corrupt or crash anything
     bad = {i: r for i, r in results.items() if r.outcome in ("internal", "signal", "hang", "fault")}

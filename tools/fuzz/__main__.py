@@ -1,4 +1,4 @@
-"""CLI: python -m tools.fuzz [-n N] [--seed S] [-j JOBS] [--out DIR] [--no-ptxas] [--minimize K]."""
+"""CLI: python -m tools.fuzz [-n N] [--seed S] [-j JOBS] [--out DIR] [--no-ptxas] [--minimize K] [--opt-every N]."""
 
 from __future__ import annotations
 
@@ -27,15 +27,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-ptxas", action="store_true", help="do not compare with ptxas")
     ap.add_argument("--minimize", type=int, default=1,
                     help="minimize this many reproducers per distinct failure signature (default 1)")
+    ap.add_argument("--opt-every", type=int, default=10, metavar="N",
+                    help="build every mutant at the baseline (tier 0's level) and every N-th also at the "
+                         "optimizing level (default 10; 1: every mutant at both, 0: baseline only)")
     ap.add_argument("--budget", type=float, default=0, help="stop starting new mutants after this many seconds")
     ap.add_argument("-q", "--quiet", action="store_true")
     a = ap.parse_args(argv)
 
     ptxas = None if a.no_ptxas else shutil.which("ptxas")
-    limits = Limits(a.timeout, int(a.mem * (1 << 30)), ptxas)
+    limits = Limits(a.timeout, int(a.mem * (1 << 30)), ptxas, a.opt_every)
     os.environ.setdefault("PTXJIT_CACHE_DIR", tempfile.mkdtemp(prefix="ptxjit-fuzz-cache-"))
     os.environ.setdefault("PTXJIT_WORKERS", "1")  # one thread per child: -j already uses the cores
     import ptxjit  # noqa: F401 - imported once in the parent, inherited by every forked child
+    from ptxjit.jit.engine import host_description
+
+    host_description()  # LLVM's native target initialized (and the host CPU asked) once, not per child
 
     out = Path(a.out)
     (out / "cases").mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ import re
 import resource
 import subprocess
 import tempfile
+import time
 import traceback
 
 import numpy as np
@@ -20,6 +21,7 @@ POINTER_BYTES = 1 << 20  # every 64-bit parameter gets a zeroed 1 MB buffer
 LAUNCH_TIMEOUT = 3.0  # seconds per launch (ptxjit's own watchdog: KernelTimeout is a clean outcome)
 MAX_PTXAS_VERSION = (9, 0)
 MIN_PTXAS_SM = 75  # the oldest architecture CUDA 13's ptxas generates code for
+OPTIMIZING = 3  # opt_level of the optimizing build (tier 1's level, and Module.translation's default)
 _TARGET = re.compile(r"\.target\s+(sm_\d+[af]?)")
 
 
@@ -90,17 +92,23 @@ def is_clean(e: BaseException, phase: str) -> bool:
     return False
 
 
-def run_case(text: str, fd: int, mem_bytes: int, ptxas: str | None) -> None:
-    """Body of the forked child; never returns (os._exit)."""
+def run_case(text: str, fd: int, mem_bytes: int, ptxas: str | None, levels: tuple[int, ...] = (OPTIMIZING,),
+             verdict: tuple[bool | None, str] | None = None) -> None:
+    """Body of the forked child; never returns (os._exit).  Every kernel is translated (bounds-checked, as
+    launched by default) and launched once per opt level in `levels`: the baseline (tier 0's build, what a
+    first launch runs) and/or the optimizing level.  `verdict`: ptxas's, already known for this text."""
     out = os.fdopen(fd, "w", buffering=1)
 
     def emit(**kw) -> None:
         out.write(json.dumps(kw) + "\n")
 
     try:
-        if ptxas:
+        if verdict is not None:
+            emit(ptxas=verdict[0], ptxas_err=verdict[1], ptxas_cached=True)
+        elif ptxas:
+            t = time.perf_counter()
             ok, err = ptxas_verdict(text, ptxas)
-            emit(ptxas=ok, ptxas_err=err)
+            emit(ptxas=ok, ptxas_err=err, t_ptxas=round(time.perf_counter() - t, 4))
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)  # device printf would flood the terminal
         os.dup2(devnull, 2)
@@ -109,32 +117,39 @@ def run_case(text: str, fd: int, mem_bytes: int, ptxas: str | None) -> None:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         import warnings
 
-        # one translation per kernel, the one compiled below: with tiers on (the default) the launch would
-        # build tier 0 as well, doubling the case's compile time (cases then ran past the time limit)
+        # tiers off: the launch runs the translation built below at the level asked for, and builds nothing
+        # else (with tiers on it would add tier 0's counting build, and tier 1's in the background)
         os.environ["PTXJIT_TIERS"] = "0"
         import ptxjit
 
         warnings.simplefilter("ignore")  # width-mismatch warnings: zeroed uint8 buffers for every pointer
-        emit(phase="load")
+        emit(phase="load", levels=list(levels))
+        t = time.perf_counter()
         try:
             mod = ptxjit.Module(text, "fuzz.ptx")
         except BaseException as e:  # noqa: BLE001 - classifying every exception is the point
             emit(outcome="clean" if is_clean(e, "load") else "internal", phase="load", **_exc(e))
             return
-        emit(loaded=True)
+        emit(loaded=True, t_load=round(time.perf_counter() - t, 4))
+        t_max = 0.0  # the longest translation of one kernel at one level
         for f in mod.ir.entries:
-            emit(phase="launch", kernel=f.name, running=False)
-            try:
-                k = mod.get_function(f.name)
-                args = _args_for(k)
-                # compile first, checked as launched (one translation, not two): a crash here is no kernel fault
-                mod.translation(k.fn, (32, 1, 1), True)
-                emit(running=True)
-                k(1, 32, args, shared_mem=1024 if k._access.dynamic_shared else 0, timeout=LAUNCH_TIMEOUT)
-            except BaseException as e:  # noqa: BLE001
-                if not is_clean(e, "launch"):
-                    emit(outcome="internal", phase="launch", kernel=f.name, **_exc(e))
-                    return
+            for level in levels:
+                emit(phase="launch", kernel=f.name, level=level, running=False)
+                try:
+                    k = mod.get_function(f.name)
+                    args = _args_for(k)
+                    # compile first, checked as launched: a crash here is no kernel fault
+                    t = time.perf_counter()
+                    tr = mod.translation(k.fn, (32, 1, 1), True, opt_level=level)
+                    t_max = max(t_max, time.perf_counter() - t)
+                    emit(running=True, t_translate_max=round(t_max, 4))
+                    # the launch takes the translation it finds for its block shape and checking: this one
+                    k._tcache[((32, 1, 1), True)] = tr
+                    k(1, 32, args, shared_mem=1024 if k._access.dynamic_shared else 0, timeout=LAUNCH_TIMEOUT)
+                except BaseException as e:  # noqa: BLE001
+                    if not is_clean(e, "launch"):
+                        emit(outcome="internal", phase="launch", kernel=f.name, level=level, **_exc(e))
+                        return
         emit(outcome="ok")
     finally:
         out.flush()

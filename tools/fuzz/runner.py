@@ -7,6 +7,7 @@ child wrote, combined with how it ended: exit code, signal, or killed at the wal
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import select
@@ -15,7 +16,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from tools.fuzz.child import run_case
+from ptxjit.jit.engine import BASELINE  # tier 0's build, what every first launch of a kernel runs
+from tools.fuzz.child import OPTIMIZING, run_case
 
 NON_CLEAN = ("internal", "signal", "hang", "fault")
 # A SIGSEGV/SIGBUS while a kernel runs is a memory fault of the kernel (a mutated address or bound):
@@ -29,6 +31,16 @@ class Limits:
     timeout: float = 30.0  # wall-clock seconds per case (ptxas, load and launches)
     mem_bytes: int = 8 << 30  # RLIMIT_AS of the child
     ptxas: str | None = None
+    # Every case is translated and launched at the baseline; a case whose index is a multiple of
+    # `opt_every` also at the optimizing level (1: every case, 0: none).  The optimizing build costs
+    # about 6 times the baseline's, so sampling it keeps a long campaign cheap while both code paths
+    # (the baseline's pass list, O3's pipeline and code generator) still see thousands of mutants.
+    opt_every: int = 1
+
+    def levels(self, key: object) -> tuple[int, ...]:
+        """The opt levels case `key` is built at (an int key is the mutant's index)."""
+        sampled = self.opt_every > 0 and (not isinstance(key, int) or key % self.opt_every == 0)
+        return (BASELINE, OPTIMIZING) if sampled else (BASELINE,)
 
 
 @dataclass
@@ -42,6 +54,8 @@ class Result:
     ptxas_err: str = ""
     loaded: bool = False
     seconds: float = 0.0
+    levels: list = field(default_factory=list)  # the opt levels the case was built at
+    t_translate_max: float = 0.0  # its longest translation of one kernel at one level, seconds
     events: list = field(default_factory=list)
 
     @property
@@ -56,17 +70,19 @@ class _Running:
     pid: int
     fd: int
     start: float
+    digest: str = ""
     buf: bytes = b""
 
 
-def _spawn(text: str, limits: Limits) -> tuple[int, int]:
+def _spawn(text: str, limits: Limits, levels: tuple[int, ...],
+           verdict: tuple[bool | None, str] | None) -> tuple[int, int]:
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
         os.close(r)
         try:
             os.setsid()  # its own process group: a timeout kill takes ptxas and threads with it
-            run_case(text, w, limits.mem_bytes, limits.ptxas)
+            run_case(text, w, limits.mem_bytes, limits.ptxas, levels, verdict)
         finally:
             os._exit(70)
     os.close(w)
@@ -81,7 +97,8 @@ def _finish(run: _Running, status: int | None, elapsed: float) -> Result:
     res = Result(outcome=merged.get("outcome", ""), phase=merged.get("phase", "start"),
                  type=merged.get("type", ""), msg=merged.get("msg", ""), where=merged.get("where", ""),
                  ptxas=merged.get("ptxas"), ptxas_err=merged.get("ptxas_err", ""),
-                 loaded=bool(merged.get("loaded")), seconds=round(elapsed, 2), events=events)
+                 loaded=bool(merged.get("loaded")), seconds=round(elapsed, 2), levels=merged.get("levels", []),
+                 t_translate_max=merged.get("t_translate_max", 0.0), events=events)
     if status is None:
         res.outcome, res.type, res.where = "hang", "timeout", merged.get("kernel", "")
     elif os.WIFSIGNALED(status):
@@ -99,6 +116,17 @@ def run_many(cases, limits: Limits, jobs: int, on_result=None) -> dict:
     it = iter(cases)
     running: dict[int, _Running] = {}
     results: dict = {}
+    # ptxas's verdict by mutant text: mutants repeat (a mutation with nothing to act on leaves the corpus
+    # file as it was, deletions and truncations meet), and ptxas's answer depends on the text alone
+    verdicts: dict[str, tuple[bool | None, str]] = {}
+
+    def done(run: _Running, res: Result) -> None:
+        results[run.key] = res
+        if limits.ptxas and res.ptxas is not None:
+            verdicts.setdefault(run.digest, (res.ptxas, res.ptxas_err))
+        if on_result:
+            on_result(run.key, res)
+
     exhausted = False
     while running or not exhausted:
         while not exhausted and len(running) < jobs:
@@ -107,8 +135,9 @@ def run_many(cases, limits: Limits, jobs: int, on_result=None) -> dict:
             except StopIteration:
                 exhausted = True
                 break
-            pid, fd = _spawn(text, limits)
-            running[fd] = _Running(key, pid, fd, time.monotonic())
+            digest = hashlib.sha256(text.encode(errors="surrogatepass")).hexdigest() if limits.ptxas else ""
+            pid, fd = _spawn(text, limits, limits.levels(key), verdicts.get(digest))
+            running[fd] = _Running(key, pid, fd, time.monotonic(), digest)
         if not running:
             break
         ready, _, _ = select.select(list(running), [], [], 0.2)
@@ -120,10 +149,7 @@ def run_many(cases, limits: Limits, jobs: int, on_result=None) -> dict:
             run = running.pop(fd)  # EOF: the child is gone (or closed the pipe while dying)
             os.close(fd)
             _, status = os.waitpid(run.pid, 0)
-            res = _finish(run, status, time.monotonic() - run.start)
-            results[run.key] = res
-            if on_result:
-                on_result(run.key, res)
+            done(run, _finish(run, status, time.monotonic() - run.start))
         now = time.monotonic()
         for fd, run in list(running.items()):
             if now - run.start > limits.timeout:
@@ -139,10 +165,7 @@ def run_many(cases, limits: Limits, jobs: int, on_result=None) -> dict:
                     pass
                 os.close(fd)
                 del running[fd]
-                res = _finish(run, None, now - run.start)
-                results[run.key] = res
-                if on_result:
-                    on_result(run.key, res)
+                done(run, _finish(run, None, now - run.start))
     return results
 
 
@@ -154,7 +177,8 @@ def minimize(text: str, signature: str, limits: Limits, max_tests: int = 150) ->
     """Delta debugging by lines (ddmin): the smallest set of lines that still fails the same way."""
     lines = text.split("\n")
     tests = 0
-    quick = Limits(limits.timeout, limits.mem_bytes, None)  # ptxas plays no part in the signature
+    # ptxas plays no part in the signature; both levels, so that a failure at either one reproduces
+    quick = Limits(limits.timeout, limits.mem_bytes, None, opt_every=1)
 
     def fails(cand: list[str]) -> bool:
         nonlocal tests
@@ -184,9 +208,13 @@ def minimize(text: str, signature: str, limits: Limits, max_tests: int = 150) ->
 def summarize(results: dict, seconds: float, ptxas: bool) -> str:
     counts = Counter(r.outcome for r in results.values())
     total = len(results)
-    rows = [("mutants", str(total)), ("seconds", f"{seconds:.0f}")]
+    rows = [("mutants", str(total)), ("seconds", f"{seconds:.0f}"),
+            ("built at the optimizing level too", str(sum(1 for r in results.values() if OPTIMIZING in r.levels)))]
     for k in ("ok", "clean", "internal", "signal", "hang", "fault"):
         rows.append((k, str(counts.get(k, 0))))
+    slowest = max(results.values(), key=lambda r: r.t_translate_max, default=None)
+    if slowest is not None:
+        rows.append(("longest translation of one kernel, s", f"{slowest.t_translate_max:.2f}"))
     detail = Counter(f"{r.outcome} {r.type} ({r.phase})" for r in results.values() if r.outcome in NON_CLEAN)
     if ptxas:
         judged = [r for r in results.values() if r.ptxas is not None and r.outcome != "hang"]
