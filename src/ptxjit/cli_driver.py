@@ -60,6 +60,10 @@ def add_commands(main: click.Group) -> None:
         env["LD_LIBRARY_PATH"] = os.pathsep.join(path)
         # clients that look for the driver by path (numba-cuda, cuda-pathfinder) find it here
         env["NUMBA_CUDA_DRIVER"] = os.path.join(lib, "libcuda.so.1")
+        # Python extension modules that link the CUDA runtime statically (CuPy's) are pointed at
+        # libcudart.so.13 when imported (cudart/static_runtime.py, through this folder's sitecustomize)
+        site = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cudart", "site")
+        env["PYTHONPATH"] = os.pathsep.join([site, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
         env.setdefault("CUDA_VISIBLE_DEVICES", "0")
         if device:
             env["PTXJIT_DEVICE"] = device

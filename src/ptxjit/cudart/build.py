@@ -157,6 +157,29 @@ cudaError_t cudaDeviceGetCacheConfig(int *pCacheConfig);
 cudaError_t ptxjit_unsupported(const char *name);
 void ptxjit_shutdown(void);
 """
+# what array libraries (CuPy) call around their kernels: memory pools, managed-memory hints,
+# peer copies, PCI bus ids, driver entry points (cudart/capi_pools.py)
+TYPES += "typedef struct { int type; int id; } ptxjit_rt_mem_location;  /* struct cudaMemLocation */\n"
+API += """cudaError_t cudaDeviceGetDefaultMemPool(void **memPool, int device);
+cudaError_t cudaDeviceGetMemPool(void **memPool, int device);
+cudaError_t cudaDeviceSetMemPool(int device, void *memPool);
+cudaError_t cudaMemPoolGetAttribute(void *memPool, int attr, void *value);
+cudaError_t cudaMemPoolSetAttribute(void *memPool, int attr, void *value);
+cudaError_t cudaMemPoolTrimTo(void *memPool, size_t minBytesToKeep);
+cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, void *memPool, void *stream);
+cudaError_t cudaMemAdvise(const void *devPtr, size_t count, int advice, ptxjit_rt_mem_location location);
+cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, ptxjit_rt_mem_location location,
+                                 unsigned int flags, void *stream);
+cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count);
+cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count,
+                                void *stream);
+cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device);
+cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId);
+cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
+                                    int *driverStatus);
+cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
+                                             unsigned long long flags, int *driverStatus);
+"""
 
 # the entry points written in C below
 C_ENTRIES = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "__cudaLaunchKernel", "__cudaLaunchKernel_ptsz",

@@ -643,7 +643,10 @@ def describe_no_ptx(data: bytes, sm: int | None = None) -> str:
         parts.append("no PTX in the image")
     if sass:
         listed = ", ".join(f"sm_{a}" for a in sorted(archs)) or "an unknown SM"
-        names = ", ".join(kernels) if kernels else "no kernels"
+        shown = 8  # a library's image may hold thousands of kernels: the message names a few
+        names = ", ".join(kernels[:shown]) if kernels else "no kernels"
+        if len(kernels) > shown:
+            names += f" and {len(kernels) - shown} more"
         lead = "its" if ptx else "it holds only"
         parts.append(f"{lead} SASS for {listed} (kernels: {names}), which ptxjit cannot run")
     flag = f"-gencode arch=compute_{want},code=compute_{want}"
