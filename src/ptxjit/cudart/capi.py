@@ -939,3 +939,7 @@ def cudaDeviceSetCacheConfig(config):
 @entry
 def cudaDeviceGetCacheConfig(out):
     _out(out, "pCacheConfig")[0] = _ctx().cache_config
+
+
+# the entry points array libraries call around their kernels (memory pools, driver entry points)
+from ptxjit.cudart import capi_pools as _capi_pools  # noqa: E402,F401 - registers its entry points
