@@ -57,6 +57,43 @@ typedef struct {{
 struct cudaPointerAttributes {{
 {POINTER_ATTRIBUTES_FIELDS}
 }};
+/* the structures of graphs, arrays and textures (named ptxjit_*: the layout test compiles them beside the
+   header's); opaque handles as void *, enums as int, dim3 spelled out */
+typedef struct {{ unsigned int x, y, z; }} ptxjit_rt_dim3;
+struct ptxjit_kernel_node_params {{
+    void *func; ptxjit_rt_dim3 gridDim; ptxjit_rt_dim3 blockDim; unsigned int sharedMemBytes;
+    void **kernelParams; void **extra;
+}};
+struct ptxjit_memset_params {{
+    void *dst; size_t pitch; unsigned int value; unsigned int elementSize; size_t width; size_t height;
+}};
+struct ptxjit_pos {{ size_t x, y, z; }};
+struct ptxjit_pitched_ptr {{ void *ptr; size_t pitch; size_t xsize; size_t ysize; }};
+struct ptxjit_extent {{ size_t width, height, depth; }};
+struct ptxjit_memcpy3d_parms {{
+    void *srcArray; struct ptxjit_pos srcPos; struct ptxjit_pitched_ptr srcPtr;
+    void *dstArray; struct ptxjit_pos dstPos; struct ptxjit_pitched_ptr dstPtr;
+    struct ptxjit_extent extent; int kind;
+}};
+struct ptxjit_host_node_params {{ void (*fn)(void *); void *userData; }};
+struct ptxjit_channel_format {{ int x, y, z, w; int f; }};
+struct ptxjit_resource_desc {{
+    int resType;
+    union {{
+        struct {{ void *array; }} array;
+        struct {{ void *mipmap; }} mipmap;
+        struct {{ void *devPtr; struct ptxjit_channel_format desc; size_t sizeInBytes; }} linear;
+        struct {{ void *devPtr; struct ptxjit_channel_format desc; size_t width; size_t height;
+                 size_t pitchInBytes; }} pitch2D;
+        struct {{ int reserved[32]; }} reserved;
+    }} res;
+    unsigned int flags;
+}};
+struct ptxjit_texture_desc {{
+    int addressMode[3]; int filterMode; int readMode; int sRGB; float borderColor[4]; int normalizedCoords;
+    unsigned int maxAnisotropy; int mipmapFilterMode; float mipmapLevelBias; float minMipmapLevelClamp;
+    float maxMipmapLevelClamp; int disableTrilinearOptimization; int seamlessCubemap;
+}};
 """
 
 # the functions Python implements (cudart/capi.py), in their C signatures (pointers to opaque CUDA types as void *)
@@ -154,6 +191,59 @@ cudaError_t cudaDeviceGetLimit(size_t *pValue, int limit);
 cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice);
 cudaError_t cudaDeviceSetCacheConfig(int cacheConfig);
 cudaError_t cudaDeviceGetCacheConfig(int *pCacheConfig);
+cudaError_t cudaStreamBeginCapture(void *stream, int mode);
+cudaError_t cudaStreamEndCapture(void *stream, void **pGraph);
+cudaError_t cudaStreamIsCapturing(void *stream, int *pCaptureStatus);
+cudaError_t cudaStreamGetCaptureInfo(void *stream, int *captureStatus_out, unsigned long long *id_out,
+                                     void **graph_out, void ***dependencies_out, void **edgeData_out,
+                                     size_t *numDependencies_out);
+cudaError_t cudaThreadExchangeStreamCaptureMode(int *mode);
+cudaError_t cudaGraphCreate(void **pGraph, unsigned int flags);
+cudaError_t cudaGraphDestroy(void *graph);
+cudaError_t cudaGraphAddKernelNode(void **pGraphNode, void *graph, void **pDependencies, size_t numDependencies,
+                                   const struct ptxjit_kernel_node_params *pNodeParams);
+cudaError_t cudaGraphKernelNodeGetParams(void *node, struct ptxjit_kernel_node_params *pNodeParams);
+cudaError_t cudaGraphKernelNodeSetParams(void *node, const struct ptxjit_kernel_node_params *pNodeParams);
+cudaError_t cudaGraphAddMemcpyNode(void **pGraphNode, void *graph, void **pDependencies, size_t numDependencies,
+                                   const struct ptxjit_memcpy3d_parms *pCopyParams);
+cudaError_t cudaGraphAddMemcpyNode1D(void **pGraphNode, void *graph, void **pDependencies, size_t numDependencies,
+                                     void *dst, const void *src, size_t count, int kind);
+cudaError_t cudaGraphAddMemsetNode(void **pGraphNode, void *graph, void **pDependencies, size_t numDependencies,
+                                   const struct ptxjit_memset_params *pMemsetParams);
+cudaError_t cudaGraphAddHostNode(void **pGraphNode, void *graph, void **pDependencies, size_t numDependencies,
+                                 const struct ptxjit_host_node_params *pNodeParams);
+cudaError_t cudaGraphAddEmptyNode(void **pGraphNode, void *graph, void **pDependencies, size_t numDependencies);
+cudaError_t cudaGraphNodeGetType(void *node, int *pType);
+cudaError_t cudaGraphGetNodes(void *graph, void **nodes, size_t *numNodes);
+cudaError_t cudaGraphGetRootNodes(void *graph, void **pRootNodes, size_t *pNumRootNodes);
+cudaError_t cudaGraphAddDependencies(void *graph, void **from, void **to, void *edgeData, size_t numDependencies);
+cudaError_t cudaGraphDestroyNode(void *node);
+cudaError_t cudaGraphInstantiate(void **pGraphExec, void *graph, unsigned long long flags);
+cudaError_t cudaGraphInstantiateWithFlags(void **pGraphExec, void *graph, unsigned long long flags);
+cudaError_t cudaGraphExecDestroy(void *graphExec);
+cudaError_t cudaGraphExecKernelNodeSetParams(void *hGraphExec, void *node,
+                                             const struct ptxjit_kernel_node_params *pNodeParams);
+cudaError_t cudaGraphUpload(void *graphExec, void *stream);
+cudaError_t cudaGraphLaunch(void *graphExec, void *stream);
+cudaError_t cudaMallocArray(void **array, const struct ptxjit_channel_format *desc, size_t width, size_t height,
+                            unsigned int flags);
+cudaError_t ptxjit_rt_malloc_3d_array(void **array, const struct ptxjit_channel_format *desc, size_t width,
+                                      size_t height, size_t depth, unsigned int flags);
+cudaError_t cudaFreeArray(void *array);
+cudaError_t cudaArrayGetInfo(struct ptxjit_channel_format *desc, struct ptxjit_extent *extent, unsigned int *flags,
+                             void *array);
+cudaError_t cudaMemcpy2DToArray(void *dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch,
+                                size_t width, size_t height, int kind);
+cudaError_t cudaMemcpyToArray(void *dst, size_t wOffset, size_t hOffset, const void *src, size_t count, int kind);
+cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, const void *src, size_t wOffset, size_t hOffset,
+                                  size_t width, size_t height, int kind);
+cudaError_t cudaMemcpy2DArrayToArray(void *dst, size_t wOffsetDst, size_t hOffsetDst, const void *src,
+                                     size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, int kind);
+cudaError_t cudaCreateTextureObject(unsigned long long *pTexObject, const struct ptxjit_resource_desc *pResDesc,
+                                    const struct ptxjit_texture_desc *pTexDesc, const void *pResViewDesc);
+cudaError_t cudaDestroyTextureObject(unsigned long long texObject);
+cudaError_t cudaCreateSurfaceObject(unsigned long long *pSurfObject, const struct ptxjit_resource_desc *pResDesc);
+cudaError_t cudaDestroySurfaceObject(unsigned long long surfObject);
 cudaError_t ptxjit_unsupported(const char *name);
 void ptxjit_shutdown(void);
 """
@@ -185,7 +275,7 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
 C_ENTRIES = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "__cudaLaunchKernel", "__cudaLaunchKernel_ptsz",
              "__cudaGetKernel", "__cudaInitModule", "__cudaPushCallConfiguration", "__cudaPopCallConfiguration",
              "cudaProfilerStart", "cudaProfilerStop", "cudaCreateChannelDesc", "cudaLaunchCooperativeKernel",
-             "cudaLaunchCooperativeKernel_ptsz")
+             "cudaLaunchCooperativeKernel_ptsz", "cudaMalloc3DArray")
 # nvcc's other registration hooks: accepted, named once in the log (they return nothing)
 VOID_HOOKS = ("__cudaRegisterHostVar", "__cudaRegisterUnifiedTable", "__cudaRegisterTexture",
               "__cudaRegisterSurface")
@@ -260,6 +350,13 @@ cudaError_t cudaLaunchCooperativeKernel(const void *func, ptxjit_dim3 gridDim, p
 }
 cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *, ptxjit_dim3, ptxjit_dim3, void **, size_t, void *)
     __attribute__((alias("cudaLaunchCooperativeKernel"), visibility("default")));
+
+/* the one taking a structure (cudaExtent) by value */
+__attribute__((visibility("default")))
+cudaError_t cudaMalloc3DArray(void **array, const struct ptxjit_channel_format *desc, struct ptxjit_extent extent,
+                              unsigned int flags) {
+    return ptxjit_rt_malloc_3d_array(array, desc, extent.width, extent.height, extent.depth, flags);
+}
 
 cudaError_t cudaLaunchKernel_ptsz(const void *, ptxjit_dim3, ptxjit_dim3, void **, size_t, void *)
     __attribute__((alias("cudaLaunchKernel"), visibility("default")));

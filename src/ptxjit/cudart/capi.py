@@ -113,6 +113,8 @@ def install(ffi_, lib) -> None:
     """Register every entry point with cffi (called by the library's init code)."""
     global ffi
     ffi = ffi_
+    from ptxjit.cudart import graphs, textures  # noqa: F401 - their entry points register on import
+
     for name, fn in _IMPLS.items():
         ffi.def_extern(name=name)(_wrap(name, fn))
     for name, fn in _RAW.items():
@@ -228,19 +230,69 @@ def ptxjit_rt_init_module(handle):
 
 
 # ---------------------------------------------------------------------------- launches
+_MAX_DYNAMIC_SHARED = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+
+
+def check_dynamic_shared(f, shmem: int) -> None:
+    """A GPU gives a kernel at most 48 KB of shared memory unless it opted in to more with
+    cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize): the launch is cudaErrorInvalidValue."""
+    static = f.kernel.info.shared_size
+    if shmem + static <= 48 * 1024:
+        return
+    limit = f.attributes.get(_MAX_DYNAMIC_SHARED, 48 * 1024 - static)
+    if shmem > limit:
+        raise RuntimeError_(RE.INVALID_VALUE, f"'{f.name}': {shmem} bytes of dynamic shared memory exceed the "
+                                              f"kernel's maximum of {limit} (48 KB less its {static} static); "
+                                              "opt in to more with cudaFuncSetAttribute(func, "
+                                              "cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)")
+
+
+def params_of(f, args, extra, what: str) -> bytes:
+    """The kernel's parameter buffer from `kernelParams` (one pointer per parameter) or from `extra`
+    (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE pairs, ended by CU_LAUNCH_PARAM_END)."""
+    if args != ffi.NULL:
+        return _launch.gather(f, lambda i, size: bytes(ffi.buffer(ffi.cast("char *", args[i]), size)))
+    if extra != ffi.NULL:
+        buf, size = None, None
+        for i in range(0, 64, 2):
+            key = _h(extra[i])
+            if key == 0:
+                break
+            if key == 1:
+                buf = extra[i + 1]
+            elif key == 2:
+                size = ffi.cast("size_t *", extra[i + 1])[0]
+            else:
+                raise RuntimeError_(RE.INVALID_VALUE, f"{what} '{f.name}': extra holds the unknown key {key}")
+        if buf is None or size is None or size < f.param_size:
+            raise RuntimeError_(RE.INVALID_VALUE, f"{what} '{f.name}': extra needs a buffer of at least "
+                                                  f"{f.param_size} bytes and its size")
+        return bytes(ffi.buffer(ffi.cast("char *", buf), size)) + bytes(max(0, 8 - size))
+    if f.param_size:
+        raise RuntimeError_(RE.INVALID_VALUE, f"{what} '{f.name}': the kernel takes parameters but args is NULL")
+    return bytes(8)
+
+
+def _launch_raw(ctx, f, grid, block, shmem: int, stream: int, raw: bytes, as_configuration: bool = True,
+                **kw) -> None:
+    from ptxjit.cudart import textures
+
+    check_dynamic_shared(f, shmem)
+    textures.before_launch(f, raw, stream)
+    try:
+        _launch.launch(DRIVER, ctx, f, grid, block, shmem, stream, raw, **kw)
+    except CudaError as exc:
+        if exc.code == DE.INVALID_VALUE and as_configuration:  # a grid or block the device cannot run
+            raise RuntimeError_(RE.INVALID_CONFIGURATION, exc.args[0]) from None
+        raise
+
+
 @entry
 def ptxjit_rt_launch(func, gx, gy, gz, bx, by, bz, args, shmem, stream):
     ctx = _ctx()
     f = R.function_of(_h(func), ctx)
-    if f.param_size and args == ffi.NULL:
-        raise RuntimeError_(RE.INVALID_VALUE, f"cudaLaunchKernel '{f.name}': args is NULL")
-    raw_params = _launch.gather(f, lambda i, size: bytes(ffi.buffer(ffi.cast("char *", args[i]), size)))
-    try:
-        _launch.launch(DRIVER, ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw_params)
-    except CudaError as exc:
-        if exc.code == DE.INVALID_VALUE:  # the grid, the block or the shared memory the device cannot give
-            raise RuntimeError_(RE.INVALID_CONFIGURATION, exc.args[0]) from None
-        raise
+    raw_params = params_of(f, args, ffi.NULL, "cudaLaunchKernel")
+    _launch_raw(ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw_params)
 
 
 _ATTR_COOPERATIVE, _ATTR_CLUSTER_DIMENSION = 2, 4  # cudaLaunchAttributeID (CUlaunchAttributeID's numbers)
@@ -251,8 +303,6 @@ def cudaLaunchKernelExC(config, func, args):
     c = _out(config, "config")
     ctx = _ctx()
     f = R.function_of(_h(func), ctx)
-    if f.param_size and args == ffi.NULL:
-        raise RuntimeError_(RE.INVALID_VALUE, f"cudaLaunchKernelExC '{f.name}': args is NULL")
     cooperative, cluster = False, None
     if c.numAttrs and c.attrs == ffi.NULL:
         raise RuntimeError_(RE.INVALID_VALUE, f"cudaLaunchKernelExC: {c.numAttrs} attributes but attrs is NULL")
@@ -265,25 +315,19 @@ def cudaLaunchKernelExC(config, func, args):
             cooperative = bool(value[0])
         elif ident == _ATTR_CLUSTER_DIMENSION:
             cluster = (value[0], value[1], value[2])
-    raw_params = _launch.gather(f, lambda i, size: bytes(ffi.buffer(ffi.cast("char *", args[i]), size)))
+    raw_params = params_of(f, args, ffi.NULL, "cudaLaunchKernelExC")
     grid, block = (c.gridDimX, c.gridDimY, c.gridDimZ), (c.blockDimX, c.blockDimY, c.blockDimZ)
-    try:
-        _launch.launch(DRIVER, ctx, f, grid, block, c.dynamicSmemBytes, _h(c.stream), raw_params,
-                       cooperative=cooperative, cluster=cluster)
-    except CudaError as exc:
-        if exc.code == DE.INVALID_VALUE:
-            raise RuntimeError_(RE.INVALID_CONFIGURATION, exc.args[0]) from None
-        raise
+    _launch_raw(ctx, f, grid, block, c.dynamicSmemBytes, _h(c.stream), raw_params, cooperative=cooperative,
+                cluster=cluster)
 
 
 @entry
 def ptxjit_rt_launch_cooperative(func, gx, gy, gz, bx, by, bz, args, shmem, stream):
     ctx = _ctx()
     f = R.function_of(_h(func), ctx)
-    if f.param_size and args == ffi.NULL:
-        raise RuntimeError_(RE.INVALID_VALUE, f"cudaLaunchCooperativeKernel '{f.name}': args is NULL")
-    raw_params = _launch.gather(f, lambda i, size: bytes(ffi.buffer(ffi.cast("char *", args[i]), size)))
-    _launch.launch(DRIVER, ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw_params, cooperative=True)
+    raw_params = params_of(f, args, ffi.NULL, "cudaLaunchCooperativeKernel")
+    _launch_raw(ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw_params, as_configuration=False,
+                cooperative=True)
 
 
 @entry
@@ -391,6 +435,11 @@ def cudaMemcpyAsync(dst, src, count, kind, stream):
     d, sr = _h(dst), _h(src)
     if count == 0:
         return
+    if _graphs().capture_of(_h(stream)) is not None:  # a copy node, reading its source when the graph runs
+        M.REGISTRY.check_range(d, count, "cudaMemcpyAsync destination")
+        M.REGISTRY.check_range(sr, count, "cudaMemcpyAsync source")
+        _graphs().record(_h(stream), _graphs().G.Copy3D(d, count, 1, sr, count, 1, count, 1, 1))
+        return
     pageable_dst = M.REGISTRY.check_range(d, count, "cudaMemcpyAsync destination") is None
     pageable_src = M.REGISTRY.check_range(sr, count, "cudaMemcpyAsync source") is None
     if pageable_src:  # the caller may reuse pageable memory at once: the copy reads it now
@@ -415,6 +464,8 @@ def cudaMemsetAsync(p, value, count, stream):
     s = _streams.resolve(DRIVER, _h(stream))
     d = _h(p)
     M.REGISTRY.check_range(d, count, "cudaMemsetAsync")
+    if _graphs().record(_h(stream), _graphs().MemsetWork(d, count, value & 0xFF, 1, count, 1)):
+        return
     _streams.enqueue_host(s, lambda _: M.fill(d, value, 1, count, "cudaMemsetAsync"))
 
 
@@ -634,12 +685,14 @@ def cudaStreamDestroy(stream):
 @entry
 def cudaStreamSynchronize(stream):
     ctx = _ctx()
+    _graphs().refuse_while_capturing(_h(stream), "cudaStreamSynchronize")
     _streams.synchronized(ctx, _streams.resolve(DRIVER, _h(stream)).synchronize)
 
 
 @entry
 def cudaStreamQuery(stream):
     _ctx()
+    _graphs().refuse_while_capturing(_h(stream), "cudaStreamQuery")
     if not _streams.resolve(DRIVER, _h(stream)).query():
         raise CudaError(DE.NOT_READY, "work is outstanding")
 
@@ -647,7 +700,10 @@ def cudaStreamQuery(stream):
 @entry
 def cudaStreamWaitEvent(stream, event, flags):
     _ctx()
-    _streams.resolve(DRIVER, _h(stream)).wait_event(DRIVER.events.get(_h(event)).event)
+    ev = DRIVER.events.get(_h(event)).event
+    if _graphs().stream_waits(_h(stream), _h(event)):  # a fork or a join of a stream capture
+        return
+    _streams.resolve(DRIVER, _h(stream)).wait_event(ev)
 
 
 def _event(out, flags: int) -> None:
@@ -676,7 +732,11 @@ def cudaEventCreateWithFlags(out, flags):
 @entry
 def cudaEventRecord(event, stream):
     _ctx()
-    DRIVER.events.get(_h(event)).event.record(_streams.resolve(DRIVER, _h(stream)))
+    ev = DRIVER.events.get(_h(event)).event
+    s = _streams.resolve(DRIVER, _h(stream))
+    if _graphs().event_recorded(_h(event), _h(stream)):  # in a capture: it marks the work captured so far
+        return
+    ev.record(s)
 
 
 @entry
@@ -718,6 +778,12 @@ def _dcapi():
     from ptxjit.driver import capi
 
     return capi
+
+
+def _graphs():
+    from ptxjit.cudart import graphs
+
+    return graphs
 
 
 @entry
@@ -794,6 +860,8 @@ def cudaLaunchHostFunc(stream, fn, user):
     _ctx()
     if fn == ffi.NULL:
         raise RuntimeError_(RE.INVALID_VALUE, "cudaLaunchHostFunc: fn is NULL")
+    if _graphs().record(_h(stream), _graphs().G.HostNode(lambda: fn(user))):
+        return
     _streams.enqueue_host(_streams.resolve(DRIVER, _h(stream)), lambda _: fn(user))
 
 
@@ -895,6 +963,9 @@ def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
     d, sr = _h(dst), _h(src)
     M.REGISTRY.check_range(d, dpitch * (height - 1) + width if height else 0, "cudaMemcpy2DAsync destination")
     M.REGISTRY.check_range(sr, spitch * (height - 1) + width if height else 0, "cudaMemcpy2DAsync source")
+    if height and _graphs().record(_h(stream), _graphs().G.Copy3D(d, dpitch, height, sr, spitch, height, width,
+                                                                  height, 1)):
+        return
     # pageable memory at either end: the copy is done when the call returns (CUDA's rule for such copies)
     _streams.enqueue_host(s, lambda _: M.copy_2d(d, dpitch, sr, spitch, width, height, "cudaMemcpy2DAsync"))
     if M.REGISTRY.find(d) is None or M.REGISTRY.find(sr) is None:

@@ -1,0 +1,559 @@
+"""CUDA graphs in the runtime API: stream capture and explicitly built graphs, on the driver's graphs.
+
+A graph, its nodes and an executable graph are the driver's objects (driver/graphs.py), so their handles
+are the ones cuGraph* takes.  What the runtime adds:
+
+- **stream capture across streams**, as the CUDA samples use it: while a stream captures, an event recorded
+  in it remembers the captured work so far, and a stream that waits for that event joins the capture (a
+  fork); the origin stream waiting for an event of a joined stream merges its work back (a join).
+  `cudaStreamEndCapture` on the origin ends the capture of every joined stream, and fails with
+  cudaErrorStreamCaptureUnjoined if some captured work is not an ancestor of the origin's last work;
+- calls that may not run while a stream captures (synchronizing or querying a capturing stream) fail with
+  cudaErrorStreamCaptureUnsupported and invalidate the capture: its end is cudaErrorStreamCaptureInvalidated;
+- node kinds by the runtime's parameter structures (cudaKernelNodeParams names a kernel by its host stub,
+  cudaMemcpy3DParms, cudaMemsetParams), edges added after the nodes (`cudaGraphAddDependencies`), and an
+  instantiation that orders the nodes topologically (refusing a cycle).
+
+Launching an executable graph puts its nodes on the stream in that order: the stream runs them one after
+another, which is one of the orders a GPU may choose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptxjit.cudart import capi as C
+from ptxjit.cudart import errors as RE
+from ptxjit.cudart import registry as R
+from ptxjit.cudart.errors import RuntimeError_
+from ptxjit.driver import graphs as G
+from ptxjit.driver import launch as _launch
+from ptxjit.driver import memory as M
+from ptxjit.driver import streams as _streams
+from ptxjit.driver.context import DRIVER
+
+entry = C.entry
+
+CAPTURE_UNSUPPORTED = RE.CODES["cudaErrorStreamCaptureUnsupported"]
+CAPTURE_INVALIDATED = RE.CODES["cudaErrorStreamCaptureInvalidated"]
+CAPTURE_UNJOINED = RE.CODES["cudaErrorStreamCaptureUnjoined"]
+CAPTURE_UNMATCHED = RE.CODES["cudaErrorStreamCaptureUnmatched"]
+ILLEGAL_STATE = RE.CODES["cudaErrorIllegalState"]
+INVALID_HANDLE = RE.CODES["cudaErrorInvalidResourceHandle"]
+
+# cudaGraphNodeType
+NODE_KERNEL, NODE_MEMCPY, NODE_MEMSET, NODE_HOST, NODE_GRAPH, NODE_EMPTY = 0, 1, 2, 3, 4, 5
+# cudaStreamCaptureStatus
+STATUS_NONE, STATUS_ACTIVE, STATUS_INVALIDATED = 0, 1, 2
+
+
+@dataclass
+class Capture:
+    """One capture sequence: the origin stream, the streams that joined it, whether a call broke it."""
+
+    graph: G.Graph
+    origin: int
+    ident: int
+    mode: int
+    streams: set[int] = field(default_factory=set)
+    invalidated: str = ""
+
+
+_CAPTURES: dict[int, Capture] = {}  # stream handle (origin or joined) -> its capture
+_EVENTS: dict[int, tuple[Capture, list]] = {}  # event handle -> (capture, the nodes recorded before it)
+_ids = iter(range(1, 1 << 62))
+
+
+class MemsetWork(G.HostNode):
+    """A memset node: host work with its parameters kept (cudaGraphNodeGetType tells it from a host node)."""
+
+    def __init__(self, dst: int, pitch: int, value: int, size: int, width: int, height: int) -> None:
+        super().__init__(lambda: M.fill(dst, value, size, width, "memset node", pitch, height))
+        self.dst, self.pitch, self.value, self.size, self.width, self.height = dst, pitch, value, size, width, height
+
+
+# ---------------------------------------------------------------------------- what capi.py asks
+def capture_of(stream: int) -> Capture | None:
+    return _CAPTURES.get(stream)
+
+
+def record(stream: int, work) -> bool:
+    """Record `work` (a driver graph work object) as a node if `stream` is capturing; False if it is not."""
+    cap = _CAPTURES.get(stream)
+    if cap is None:
+        return False
+    _streams.record(DRIVER, DRIVER.streams.get(stream), work)
+    return True
+
+
+def refuse_while_capturing(stream: int, what: str) -> None:
+    """A call that may not run on a capturing stream: it fails, and the capture is invalidated."""
+    cap = _CAPTURES.get(stream)
+    if cap is not None:
+        cap.invalidated = cap.invalidated or what
+        raise RuntimeError_(CAPTURE_UNSUPPORTED, f"{what} on a stream that is capturing; the capture is "
+                                                 f"invalidated (cudaStreamEndCapture will fail)")
+
+
+def event_recorded(event: int, stream: int) -> bool:
+    """cudaEventRecord in a capturing stream: the event stands for the work captured so far (no node)."""
+    cap = _CAPTURES.get(stream)
+    if cap is None:
+        _EVENTS.pop(event, None)
+        return False
+    _EVENTS[event] = (cap, list(DRIVER.streams.get(stream).capture_tail))
+    return True
+
+
+def stream_waits(stream: int, event: int) -> bool:
+    """cudaStreamWaitEvent on an event recorded during a capture: a fork (the stream joins the capture)
+    or a join (its captured work now follows the event's); False when the event was not captured."""
+    got = _EVENTS.get(event)
+    if got is None:
+        return False
+    cap, nodes = got
+    if _CAPTURES.get(cap.origin) is not cap:  # that capture has ended: an ordinary wait
+        del _EVENTS[event]
+        return False
+    if stream in (0, _streams.CU_STREAM_LEGACY, _streams.CU_STREAM_PER_THREAD):
+        raise RuntimeError_(CAPTURE_UNSUPPORTED, "the legacy stream cannot join a stream capture")
+    ds = DRIVER.streams.get(stream)
+    mine = _CAPTURES.get(stream)
+    if mine is None:  # a fork: the stream captures into the same graph from the event's point on
+        ds.capture, ds.capture_tail, ds.capture_id = cap.graph, list(nodes), cap.ident
+        cap.streams.add(stream)
+        _CAPTURES[stream] = cap
+    elif mine is not cap:
+        raise RuntimeError_(RE.CODES["cudaErrorStreamCaptureIsolation"],
+                            "cudaStreamWaitEvent: the event belongs to another stream capture")
+    else:
+        ds.capture_tail = ds.capture_tail + [n for n in nodes if n not in ds.capture_tail]
+    return True
+
+
+# ---------------------------------------------------------------------------- stream capture
+@entry
+def cudaStreamBeginCapture(stream, mode):
+    C._ctx()
+    v = C._h(stream)
+    if v in (0, _streams.CU_STREAM_LEGACY, _streams.CU_STREAM_PER_THREAD):
+        raise RuntimeError_(CAPTURE_UNSUPPORTED, "cudaStreamBeginCapture: the legacy default stream cannot be "
+                                                 "captured; capture a stream made with cudaStreamCreate")
+    if mode not in (0, 1, 2):  # cudaStreamCaptureModeGlobal, ThreadLocal, Relaxed
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaStreamBeginCapture: {mode} is not a cudaStreamCaptureMode")
+    ds = DRIVER.streams.get(v)
+    if v in _CAPTURES:
+        raise RuntimeError_(ILLEGAL_STATE, "cudaStreamBeginCapture: the stream is capturing already")
+    _streams.synchronized(DRIVER.top(), ds.stream.synchronize)  # the work enqueued before runs, as it would
+    g = G.Graph()
+    g.handle = DRIVER.graphs.new(g)
+    cap = Capture(g, v, next(_ids), mode, {v})
+    ds.capture, ds.capture_tail, ds.capture_id = g, [], cap.ident
+    _CAPTURES[v] = cap
+
+
+def _ancestors(nodes: list) -> set[int]:
+    seen: set[int] = set()
+    todo = list(nodes)
+    while todo:
+        n = todo.pop()
+        if n.handle not in seen:
+            seen.add(n.handle)
+            todo.extend(n.deps)
+    return seen
+
+
+@entry
+def cudaStreamEndCapture(stream, out):
+    C._ctx()
+    v = C._h(stream)
+    C._out(out, "pGraph")
+    cap = _CAPTURES.get(v)
+    if cap is None:
+        raise RuntimeError_(ILLEGAL_STATE, "cudaStreamEndCapture: the stream is not capturing")
+    if cap.origin != v:
+        raise RuntimeError_(CAPTURE_UNMATCHED, "cudaStreamEndCapture: the stream joined a capture begun on "
+                                               "another stream; end it on that one")
+    tail = DRIVER.streams.get(v).capture_tail
+    covered = _ancestors(tail)
+    unjoined = [n for n in cap.graph.nodes if n.handle not in covered]
+    for s in cap.streams:
+        _CAPTURES.pop(s, None)
+        ds = DRIVER.streams._objects.get(s)
+        if ds is not None:
+            ds.capture, ds.capture_tail = None, []
+    for e in [e for e, (c, _n) in _EVENTS.items() if c is cap]:
+        del _EVENTS[e]
+    if cap.invalidated or unjoined:
+        _drop_graph(cap.graph)
+        out[0] = C.ffi.NULL
+        if cap.invalidated:
+            raise RuntimeError_(CAPTURE_INVALIDATED, f"cudaStreamEndCapture: the capture was invalidated by "
+                                                     f"{cap.invalidated}")
+        raise RuntimeError_(CAPTURE_UNJOINED, f"cudaStreamEndCapture: {len(unjoined)} captured operation(s) of a "
+                                              f"forked stream were not joined back into the origin stream "
+                                              f"(record an event there and cudaStreamWaitEvent on it)")
+    out[0] = C.ffi.cast("void *", cap.graph.handle)
+
+
+def _status(v: int) -> int:
+    cap = _CAPTURES.get(v)
+    if cap is None:
+        return STATUS_NONE
+    return STATUS_INVALIDATED if cap.invalidated else STATUS_ACTIVE
+
+
+@entry
+def cudaStreamIsCapturing(stream, out):
+    C._ctx()
+    v = C._h(stream)
+    _streams.resolve(DRIVER, v)
+    C._out(out, "pCaptureStatus")[0] = _status(v)
+
+
+@entry
+def cudaStreamGetCaptureInfo(stream, status, ident, graph, deps, edges, ndeps):
+    C._ctx()
+    v = C._h(stream)
+    _streams.resolve(DRIVER, v)
+    C._out(status, "captureStatus_out")[0] = _status(v)
+    cap = _CAPTURES.get(v)
+    ffi = C.ffi
+    tail = DRIVER.streams.get(v).capture_tail if cap is not None else []
+    if ident != ffi.NULL:
+        ident[0] = cap.ident if cap is not None else 0
+    if graph != ffi.NULL:
+        graph[0] = ffi.cast("void *", cap.graph.handle) if cap is not None else ffi.NULL
+    if deps != ffi.NULL:
+        arr = ffi.new("void *[]", [ffi.cast("void *", n.handle) for n in tail] or [ffi.NULL])
+        _keep[v] = arr  # valid until the next call for the stream, as CUDA's
+        deps[0] = arr if tail else ffi.NULL
+    if edges != ffi.NULL:
+        edges[0] = ffi.NULL
+    if ndeps != ffi.NULL:
+        ndeps[0] = len(tail)
+
+
+_keep: dict[int, object] = {}
+
+
+@entry
+def cudaThreadExchangeStreamCaptureMode(mode):
+    C._out(mode, "mode")
+    if mode[0] not in (0, 1, 2):
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaThreadExchangeStreamCaptureMode: {mode[0]} is not a mode")
+    mode[0], C._tls.capture_mode = getattr(C._tls, "capture_mode", 0), mode[0]
+
+
+# ---------------------------------------------------------------------------- graphs and nodes
+def _graph(h) -> G.Graph:
+    return DRIVER.graphs.get(C._h(h))
+
+
+def _drop_graph(g: G.Graph) -> None:
+    DRIVER.graphs.drop(g.handle)
+    for node in g.nodes:
+        DRIVER.graph_nodes._objects.pop(node.handle, None)
+
+
+@entry
+def cudaGraphCreate(out, flags):
+    C._ctx()
+    C._out(out, "pGraph")
+    if flags:
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaGraphCreate: flags must be 0, not {flags}")
+    g = G.Graph()
+    g.handle = DRIVER.graphs.new(g)
+    out[0] = C.ffi.cast("void *", g.handle)
+
+
+@entry
+def cudaGraphDestroy(graph):
+    _drop_graph(_graph(graph))
+
+
+def _deps(deps, n: int) -> list[int]:
+    if n and deps == C.ffi.NULL:
+        raise RuntimeError_(RE.INVALID_VALUE, f"{n} dependencies but pDependencies is NULL")
+    hs = [C._h(deps[i]) for i in range(n)]
+    if len(set(hs)) != len(hs):  # CUDA refuses a dependency named twice
+        raise RuntimeError_(RE.INVALID_VALUE, "a dependency is listed twice")
+    return hs
+
+
+def _add(out, graph, deps, n, work) -> None:
+    C._out(out, "pGraphNode")
+    g = _graph(graph)
+    node = g.add(DRIVER, work, _deps(deps, n))
+    out[0] = C.ffi.cast("void *", node.handle)
+
+
+def kernel_work(p) -> G.KernelNode:
+    """A driver kernel node from a cudaKernelNodeParams (its arguments copied now, as CUDA copies them)."""
+    p = C._out(p, "pNodeParams")
+    f = R.function_of(C._h(p.func), C._ctx())
+    grid, block = (p.gridDim.x, p.gridDim.y, p.gridDim.z), (p.blockDim.x, p.blockDim.y, p.blockDim.z)
+    if min(grid) < 1 or min(block) < 1:
+        raise RuntimeError_(RE.INVALID_VALUE, f"kernel node '{f.name}': grid {grid} and block {block} must be >= 1")
+    raw = C.params_of(f, p.kernelParams, p.extra, "kernel node")
+    C.check_dynamic_shared(f, p.sharedMemBytes)
+    return G.KernelNode(f, grid, block, p.sharedMemBytes, raw)
+
+
+@entry
+def cudaGraphAddKernelNode(out, graph, deps, n, params):
+    _add(out, graph, deps, n, kernel_work(params))
+
+
+@entry
+def cudaGraphKernelNodeGetParams(node, params):
+    work = _node(node).work
+    if not isinstance(work, G.KernelNode):
+        raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphKernelNodeGetParams: not a kernel node")
+    p = C._out(params, "pNodeParams")
+    stub = next((k.host for k in R.KERNELS.values() if k.name == work.function.name), 0)
+    p.func = C.ffi.cast("void *", stub)
+    p.gridDim.x, p.gridDim.y, p.gridDim.z = work.grid
+    p.blockDim.x, p.blockDim.y, p.blockDim.z = work.block
+    p.sharedMemBytes = work.shared_mem
+    p.kernelParams = C.ffi.NULL  # the node keeps the arguments' bytes, not the caller's pointers
+    p.extra = C.ffi.NULL
+
+
+@entry
+def cudaGraphKernelNodeSetParams(node, params):
+    n = _node(node)
+    if not isinstance(n.work, G.KernelNode):
+        raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphKernelNodeSetParams: not a kernel node")
+    n.work = kernel_work(params)
+
+
+def copy_work(p) -> G.Copy3D:
+    """A driver copy from a cudaMemcpy3DParms between pitched pointers (CUDA arrays are refused)."""
+    p = C._out(p, "pCopyParams")
+    C._kind(p.kind, "memcpy node")
+    if p.srcArray != C.ffi.NULL or p.dstArray != C.ffi.NULL:
+        raise RuntimeError_(RE.NOT_SUPPORTED, "memcpy node: copies to or from a CUDA array are not supported in "
+                                              "graphs; copy between pitched pointers")
+    e = p.extent
+    w, h, d = e.width, max(1, e.height), max(1, e.depth)
+    sp, dp = p.srcPtr.pitch or w, p.dstPtr.pitch or w
+    sh, dh = p.srcPtr.ysize or h, p.dstPtr.ysize or h
+    if w and (sp < w or dp < w):
+        raise RuntimeError_(RE.INVALID_VALUE, f"memcpy node: a pitch ({sp}, {dp}) is smaller than the width {w}")
+    src = C._h(p.srcPtr.ptr) + (p.srcPos.z * sh + p.srcPos.y) * sp + p.srcPos.x
+    dst = C._h(p.dstPtr.ptr) + (p.dstPos.z * dh + p.dstPos.y) * dp + p.dstPos.x
+    M.REGISTRY.check_range(src, ((d - 1) * sh + (h - 1)) * sp + w, "memcpy node source")
+    M.REGISTRY.check_range(dst, ((d - 1) * dh + (h - 1)) * dp + w, "memcpy node destination")
+    return G.Copy3D(dst, dp, dh, src, sp, sh, w, h, d)
+
+
+@entry
+def cudaGraphAddMemcpyNode(out, graph, deps, n, params):
+    C._ctx()
+    _add(out, graph, deps, n, copy_work(params))
+
+
+@entry
+def cudaGraphAddMemcpyNode1D(out, graph, deps, n, dst, src, count, kind):
+    C._ctx()
+    C._kind(kind, "cudaGraphAddMemcpyNode1D")
+    d, s = C._h(dst), C._h(src)
+    M.REGISTRY.check_range(s, count, "memcpy node source")
+    M.REGISTRY.check_range(d, count, "memcpy node destination")
+    _add(out, graph, deps, n, G.Copy3D(d, count, 1, s, count, 1, count, 1, 1))
+
+
+def memset_work(p) -> MemsetWork:
+    p = C._out(p, "pMemsetParams")
+    size = p.elementSize
+    if size not in (1, 2, 4):
+        raise RuntimeError_(RE.INVALID_VALUE, f"memset node: elementSize {size} (it must be 1, 2 or 4)")
+    height = max(1, p.height)
+    pitch = p.pitch if height > 1 else p.width * size
+    if height > 1 and pitch < p.width * size:
+        raise RuntimeError_(RE.INVALID_VALUE, f"memset node: pitch {pitch} < width {p.width} x {size} bytes")
+    d = C._h(p.dst)
+    M.REGISTRY.check_range(d, pitch * (height - 1) + p.width * size, "memset node")
+    return MemsetWork(d, pitch, p.value & ((1 << (8 * size)) - 1), size, p.width, height)
+
+
+@entry
+def cudaGraphAddMemsetNode(out, graph, deps, n, params):
+    C._ctx()
+    _add(out, graph, deps, n, memset_work(params))
+
+
+@entry
+def cudaGraphAddHostNode(out, graph, deps, n, params):
+    p = C._out(params, "pNodeParams")
+    fn, user = p.fn, p.userData
+    if fn == C.ffi.NULL:
+        raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphAddHostNode: fn is NULL")
+    _add(out, graph, deps, n, G.HostNode(lambda: fn(user)))
+
+
+@entry
+def cudaGraphAddEmptyNode(out, graph, deps, n):
+    _add(out, graph, deps, n, None)
+
+
+def _node(h) -> G.Node:
+    return DRIVER.graph_nodes.get(C._h(h))
+
+
+def _kind_of(work) -> int:
+    if isinstance(work, G.KernelNode):
+        return NODE_KERNEL
+    if isinstance(work, G.Copy3D):
+        return NODE_MEMCPY
+    if isinstance(work, MemsetWork):
+        return NODE_MEMSET
+    if isinstance(work, G.HostNode):
+        return NODE_HOST
+    return NODE_EMPTY
+
+
+@entry
+def cudaGraphNodeGetType(node, out):
+    C._out(out, "pType")[0] = _kind_of(_node(node).work)
+
+
+def _list(nodes, out, count, what: str) -> None:
+    C._out(count, what)
+    if out != C.ffi.NULL:
+        for i, node in enumerate(nodes[:count[0]]):
+            out[i] = C.ffi.cast("void *", node.handle)
+        count[0] = min(count[0], len(nodes))
+    else:
+        count[0] = len(nodes)
+
+
+@entry
+def cudaGraphGetNodes(graph, nodes, count):
+    _list(_graph(graph).nodes, nodes, count, "numNodes")
+
+
+@entry
+def cudaGraphGetRootNodes(graph, nodes, count):
+    _list([n for n in _graph(graph).nodes if not n.deps], nodes, count, "pNumRootNodes")
+
+
+@entry
+def cudaGraphAddDependencies(graph, from_, to, edge_data, n):
+    g = _graph(graph)
+    if n and (from_ == C.ffi.NULL or to == C.ffi.NULL):
+        raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphAddDependencies: from or to is NULL")
+    if edge_data != C.ffi.NULL:
+        raise RuntimeError_(RE.NOT_SUPPORTED, "cudaGraphAddDependencies: edge data is not supported")
+    for i in range(n):
+        a, b = DRIVER.graph_nodes.get(C._h(from_[i])), DRIVER.graph_nodes.get(C._h(to[i]))
+        if a.graph is not g or b.graph is not g:
+            raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphAddDependencies: a node is not in this graph")
+        if a in b.deps or a is b:
+            raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphAddDependencies: the edge exists already")
+        b.deps.append(a)
+
+
+@entry
+def cudaGraphDestroyNode(node):
+    n = _node(node)
+    g = n.graph
+    g.nodes.remove(n)
+    for other in g.nodes:
+        if n in other.deps:
+            other.deps.remove(n)
+    DRIVER.graph_nodes.drop(n.handle)
+
+
+# ---------------------------------------------------------------------------- executable graphs
+def _topological(g: G.Graph) -> list[G.Node]:
+    """The nodes in an order that respects every edge (Kahn's, ties by order of addition)."""
+    pending = {n.handle: len(n.deps) for n in g.nodes}
+    children: dict[int, list[G.Node]] = {n.handle: [] for n in g.nodes}
+    for n in g.nodes:
+        for d in n.deps:
+            children[d.handle].append(n)
+    ready = [n for n in g.nodes if not n.deps]
+    order: list[G.Node] = []
+    while ready:
+        n = ready.pop(0)
+        order.append(n)
+        for c in children[n.handle]:
+            pending[c.handle] -= 1
+            if pending[c.handle] == 0:
+                ready.append(c)
+    if len(order) != len(g.nodes):
+        raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphInstantiate: the graph has a cycle")
+    return order
+
+
+def _instantiate(out, graph, flags: int) -> None:
+    C._ctx()
+    C._out(out, "pGraphExec")
+    if flags & ~0xF:  # AutoFreeOnLaunch, Upload, DeviceLaunch, UseNodePriority
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaGraphInstantiate: unknown flags {flags:#x}")
+    g = _graph(graph)
+    order = _topological(g)
+    ex = G.GraphExec(0, order, {n.handle: n.work for n in g.nodes})
+    ex.handle = DRIVER.graph_execs.new(ex)
+    out[0] = C.ffi.cast("void *", ex.handle)
+
+
+@entry
+def cudaGraphInstantiate(out, graph, flags):
+    _instantiate(out, graph, flags)
+
+
+@entry
+def cudaGraphInstantiateWithFlags(out, graph, flags):
+    _instantiate(out, graph, flags)
+
+
+@entry
+def cudaGraphExecDestroy(ex):
+    DRIVER.graph_execs.drop(C._h(ex))
+
+
+@entry
+def cudaGraphExecKernelNodeSetParams(ex, node, params):
+    e = DRIVER.graph_execs.get(C._h(ex))
+    h = C._h(node)
+    if not isinstance(e.work.get(h), G.KernelNode):
+        raise RuntimeError_(RE.INVALID_VALUE, f"cudaGraphExecKernelNodeSetParams: {h:#x} is not a kernel node of "
+                                              "this executable graph")
+    work = kernel_work(params)
+    if work.function is not e.work[h].function:  # CUDA lets the arguments and the shape change, not the kernel
+        raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphExecKernelNodeSetParams: the node's kernel cannot change")
+    e.work[h] = work
+
+
+@entry
+def cudaGraphUpload(ex, stream):
+    C._ctx()
+    DRIVER.graph_execs.get(C._h(ex))
+    _streams.resolve(DRIVER, C._h(stream))  # nothing to upload: device memory is host memory
+
+
+@entry
+def cudaGraphLaunch(ex, stream):
+    ctx = C._ctx()
+    e = DRIVER.graph_execs.get(C._h(ex))
+    v = C._h(stream)
+    if v in _CAPTURES:  # a graph launched into a capture becomes its nodes there
+        for node in e.order:
+            if e.work[node.handle] is not None:
+                record(v, e.work[node.handle])
+        return
+    s = _streams.resolve(DRIVER, v)
+    from ptxjit.cudart import textures
+
+    for node in e.order:
+        work = e.work[node.handle]
+        if isinstance(work, G.KernelNode):
+            textures.before_launch(work.function, work.params, s)
+            _launch.launch(DRIVER, ctx, work.function, work.grid, work.block, work.shared_mem, s, work.params)
+        elif isinstance(work, G.Copy3D):
+            _streams.enqueue_host(s, lambda _, w=work: w.run())
+        elif isinstance(work, G.HostNode):
+            _streams.enqueue_host(s, lambda _, w=work: w.call())
