@@ -81,6 +81,7 @@ PROGRAMS = {
     "nbody": r"nbody: ok 1024 bodies, 2 steps, max error \d\.\de-\d\d",
     "graphs": r"graphs: ok captured 7 nodes across 2 streams, 3 launches; explicit 5 nodes, updated",
     "textures": r"textures: ok point, linear \(max error \S+\), normalized wrap, 8-bit normalized, pitched, surface",
+    "smem_optin": r"smem_optin: ok 65536 bytes refused \(cudaErrorInvalidValue\), then opted in",
     "black_scholes": r"black_scholes: ok 65536 options, max error \d\.\de-\d\d, L1 \d\.\de-\d\d",
 }
 

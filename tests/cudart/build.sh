@@ -10,7 +10,7 @@ ROOT=$(cd ../.. && pwd)
 LIB=$("$ROOT/.venv/bin/python" -c "from ptxjit.driver.build import ensure_built; print(ensure_built().parent)")
 ARCH=(-gencode arch=compute_90,code=compute_90 -gencode arch=compute_90,code=sm_90)
 for p in vector_add matmul_tiled reduce constant_symbol streams_events device_props api_misc api_samples managed_var grid_sync \
-         host_threads scan histogram transpose bitonic_sort nbody black_scholes graphs textures; do
+         host_threads scan histogram transpose bitonic_sort nbody black_scholes graphs textures smem_optin; do
     nvcc -O2 -cudart shared "${ARCH[@]}" "$p.cu" -o "$p"
 done
 nvcc -O2 -lineinfo -cudart shared "${ARCH[@]}" oob_write.cu -o oob_write  # the fault report names the source line
