@@ -38,19 +38,8 @@ sys.path.insert(0, sys.argv[1])
 import numpy as np
 from tools.triton_corpus import generate as gen, record as rec
 
-class Arr:
-    '''What the interpreter asks of a torch tensor, over a NumPy array (host memory already).'''
-    def __init__(self, a, dtype=None):
-        self.a, self.dtype = a, (a.dtype if dtype is None else dtype)
-    def data_ptr(self): return self.a.ctypes.data
-    def untyped_storage(self): return self
-    def cpu(self): return self
-    def new_empty(self, *a, **k): return Arr(self.a, self.dtype)
-    def set_(self, storage, *a): self.a = storage.a; return self
-    def storage_offset(self): return 0
-    def size(self): return self.a.shape
-    def stride(self): return self.a.strides
-    def copy_(self, other): return self
+sys.path.insert(0, os.path.join(sys.argv[1], "bench"))
+from ptxbench.triton_arrays import InterpArray as Arr
 
 import triton.language as tl
 names, reps = sys.argv[2].split(","), int(sys.argv[3])
