@@ -248,29 +248,8 @@ def check_dynamic_shared(f, shmem: int) -> None:
 
 
 def params_of(f, args, extra, what: str) -> bytes:
-    """The kernel's parameter buffer from `kernelParams` (one pointer per parameter) or from `extra`
-    (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE pairs, ended by CU_LAUNCH_PARAM_END)."""
-    if args != ffi.NULL:
-        return _launch.gather(f, lambda i, size: bytes(ffi.buffer(ffi.cast("char *", args[i]), size)))
-    if extra != ffi.NULL:
-        buf, size = None, None
-        for i in range(0, 64, 2):
-            key = _h(extra[i])
-            if key == 0:
-                break
-            if key == 1:
-                buf = extra[i + 1]
-            elif key == 2:
-                size = ffi.cast("size_t *", extra[i + 1])[0]
-            else:
-                raise RuntimeError_(RE.INVALID_VALUE, f"{what} '{f.name}': extra holds the unknown key {key}")
-        if buf is None or size is None or size < f.param_size:
-            raise RuntimeError_(RE.INVALID_VALUE, f"{what} '{f.name}': extra needs a buffer of at least "
-                                                  f"{f.param_size} bytes and its size")
-        return bytes(ffi.buffer(ffi.cast("char *", buf), size)) + bytes(max(0, 8 - size))
-    if f.param_size:
-        raise RuntimeError_(RE.INVALID_VALUE, f"{what} '{f.name}': the kernel takes parameters but args is NULL")
-    return bytes(8)
+    """The kernel's parameter buffer from `kernelParams` or from `extra` (the driver's rules and errors)."""
+    return _launch.parameter_buffer(ffi, f, args, extra, what)
 
 
 def _launch_raw(ctx, f, grid, block, shmem: int, stream: int, raw: bytes, as_configuration: bool = True,

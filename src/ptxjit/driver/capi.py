@@ -1197,42 +1197,8 @@ def cuLinkDestroy(h):
 
 
 # ---------------------------------------------------------------------------- launches
-_PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE, _PARAM_END = 1, 2, 0
-
-
 def _params(f, kernel_params, extra) -> bytes:
-    if kernel_params != ffi.NULL:
-        if extra != ffi.NULL:
-            raise CudaError(E.INVALID_VALUE, "cuLaunchKernel: both kernelParams and extra are given")
-        return _launch.gather(f, lambda i, size: _bytes_at(kernel_params[i], size))
-    if extra != ffi.NULL:
-        buf = None
-        size = None
-        i = 0
-        while True:
-            key = _h(extra[i])
-            if key == _PARAM_END:
-                break
-            if key == _PARAM_BUFFER_POINTER:
-                buf = extra[i + 1]
-            elif key == _PARAM_BUFFER_SIZE:
-                size = ffi.cast("size_t *", extra[i + 1])[0]
-            else:
-                raise CudaError(E.INVALID_VALUE, f"cuLaunchKernel: unknown extra option {key:#x}")
-            i += 2
-        if buf is None or size is None:
-            raise CudaError(E.INVALID_VALUE, "cuLaunchKernel: extra needs CU_LAUNCH_PARAM_BUFFER_POINTER and "
-                                             "CU_LAUNCH_PARAM_BUFFER_SIZE")
-        # the buffer must reach the last parameter's end; the layout's trailing alignment padding may be left out
-        end = max((o + n for o, n in zip(f.param_offsets, f.param_sizes, strict=True)), default=0)
-        if size < end:
-            raise CudaError(E.INVALID_VALUE, f"cuLaunchKernel '{f.name}': the parameter buffer has {size} bytes, "
-                                             f"the kernel's parameters take {end}")
-        return _bytes_at(buf, end).ljust(f.param_size, b"\0") if end else b""
-    if f.param_size:
-        raise CudaError(E.INVALID_VALUE, f"cuLaunchKernel '{f.name}': the kernel takes {len(f.param_offsets)} "
-                                         f"parameters, but kernelParams and extra are both NULL")
-    return b""
+    return _launch.parameter_buffer(ffi, f, kernel_params, extra, "cuLaunchKernel")
 
 
 @entry

@@ -129,6 +129,46 @@ def gather(f, read_param) -> bytes:
     return bytes(buf)
 
 
+PARAM_END, PARAM_BUFFER_POINTER, PARAM_BUFFER_SIZE = 0, 1, 2  # CU_LAUNCH_PARAM_*
+
+
+def parameter_buffer(ffi, f, kernel_params, extra, what: str) -> bytes:
+    """The launch's parameter buffer from `kernel_params` (one pointer per parameter) or from `extra`
+    (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE pairs ended by CU_LAUNCH_PARAM_END), for the driver's and the
+    runtime's launches and kernel nodes alike (`ffi`: the calling library's)."""
+    def at(p, size: int) -> bytes:
+        return bytes(ffi.buffer(ffi.cast("char *", p), size))
+
+    if kernel_params != ffi.NULL:
+        if extra != ffi.NULL:
+            raise CudaError(E.INVALID_VALUE, f"{what}: both kernelParams and extra are given")
+        return gather(f, lambda i, size: at(kernel_params[i], size))
+    if extra != ffi.NULL:
+        buf = size = None
+        i = 0
+        while (key := int(ffi.cast("uintptr_t", extra[i]))) != PARAM_END:
+            if key == PARAM_BUFFER_POINTER:
+                buf = extra[i + 1]
+            elif key == PARAM_BUFFER_SIZE:
+                size = ffi.cast("size_t *", extra[i + 1])[0]
+            else:
+                raise CudaError(E.INVALID_VALUE, f"{what}: unknown extra option {key:#x}")
+            i += 2
+        if buf is None or size is None:
+            raise CudaError(E.INVALID_VALUE, f"{what}: extra needs CU_LAUNCH_PARAM_BUFFER_POINTER and "
+                                             "CU_LAUNCH_PARAM_BUFFER_SIZE")
+        # the buffer must reach the last parameter's end; the layout's trailing alignment padding may be left out
+        end = max((o + n for o, n in zip(f.param_offsets, f.param_sizes, strict=True)), default=0)
+        if size < end:
+            raise CudaError(E.INVALID_VALUE, f"{what} '{f.name}': the parameter buffer has {size} bytes, "
+                                             f"the kernel's parameters take {end}")
+        return at(buf, end).ljust(f.param_size, b"\0") if end else b""
+    if f.param_size:
+        raise CudaError(E.INVALID_VALUE, f"{what} '{f.name}': the kernel takes {len(f.param_offsets)} "
+                                         f"parameters, but kernelParams and extra are both NULL")
+    return b""
+
+
 def python_args(f, raw: bytes) -> list:
     """The parameters as the Python API takes them (cooperative and cluster launches take that path)."""
     out = []
