@@ -24,6 +24,7 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+from ptxjit.cudart import errors as RE
 from ptxjit.cudart.abi_tables import (
     DEVICE_PROP_FIELDS,
     FUNC_ATTRIBUTES_FIELDS,
@@ -135,8 +136,6 @@ cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaDeviceReset(void);
 cudaError_t cudaGetLastError(void);
 cudaError_t cudaPeekAtLastError(void);
-const char *cudaGetErrorString(cudaError_t error);
-const char *cudaGetErrorName(cudaError_t error);
 cudaError_t cudaGetDeviceCount(int *count);
 cudaError_t cudaSetDevice(int device);
 cudaError_t cudaGetDevice(int *device);
@@ -275,7 +274,7 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
 C_ENTRIES = ("cudaLaunchKernel", "cudaLaunchKernel_ptsz", "__cudaLaunchKernel", "__cudaLaunchKernel_ptsz",
              "__cudaGetKernel", "__cudaInitModule", "__cudaPushCallConfiguration", "__cudaPopCallConfiguration",
              "cudaProfilerStart", "cudaProfilerStop", "cudaCreateChannelDesc", "cudaLaunchCooperativeKernel",
-             "cudaLaunchCooperativeKernel_ptsz", "cudaMalloc3DArray")
+             "cudaLaunchCooperativeKernel_ptsz", "cudaMalloc3DArray", "cudaGetErrorName", "cudaGetErrorString")
 # nvcc's other registration hooks: accepted, named once in the log (they return nothing)
 VOID_HOOKS = ("__cudaRegisterHostVar", "__cudaRegisterUnifiedTable", "__cudaRegisterTexture",
               "__cudaRegisterSurface")
@@ -374,11 +373,26 @@ def implemented() -> list[str]:
     return [n for n in re.findall(r"\b(\w+)\s*\(", API) if n.startswith(("cuda", "__cuda"))]
 
 
+def _error_functions() -> str:
+    """cudaGetErrorName/String in C (they answer while Python cannot run, as at its finalization)."""
+    rows = [(c, n, RE.error_string(c) or n) for c, n in RE.NAMES.items()]
+    return _driver_build.error_table_c("ptxjit_runtime_error", rows) + r"""
+__attribute__((visibility("default"))) const char *cudaGetErrorName(cudaError_t error) {
+    const ptxjit_error_row *r = ptxjit_runtime_error_lookup(error);
+    return r ? r->name : "unrecognized error code";
+}
+__attribute__((visibility("default"))) const char *cudaGetErrorString(cudaError_t error) {
+    const ptxjit_error_row *r = ptxjit_runtime_error_lookup(error);
+    return r ? r->text : "unrecognized error code";
+}
+"""
+
+
 def _c_source() -> str:
     done = set(implemented()) | set(C_ENTRIES)
     lines = ["#include <string.h>", "#include <stdint.h>", "#include <stdlib.h>", "#include <stddef.h>", TYPES,
              API, "void ptxjit_register_atexit(void);", "int ptxjit_started_interpreter(void);",
-             _driver_build.C_PROLOGUE, _C_CODE]
+             _driver_build.C_PROLOGUE, _C_CODE, _error_functions()]
     for n in VOID_HOOKS:
         lines.append(f'__attribute__((visibility("default"))) void {n}(void) {{ (void)ptxjit_unsupported("{n}"); }}')
     for n in RUNTIME_FUNCTIONS:
@@ -396,7 +410,8 @@ def _c_source() -> str:
 def fingerprint() -> str:
     """What the built library depends on: this package's build inputs, the driver's prologue, the interpreter."""
     h = hashlib.sha256()
-    for p in (Path(__file__), HERE / "abi_tables.py", Path(_driver_build.__file__)):
+    for p in (Path(__file__), HERE / "abi_tables.py", HERE / "errors.py", Path(_driver_build.__file__),
+              Path(_driver_build.__file__).with_name("errors.py")):
         h.update(p.read_bytes())
     h.update(sys.version.encode() + sys.prefix.encode())
     return h.hexdigest()[:16]

@@ -33,7 +33,6 @@ from ptxjit.errors import KernelError
 ffi = None
 _IMPLS: dict[str, object] = {}
 _RAW: dict[str, object] = {}
-_cstrings: dict[str, object] = {}
 _tls = threading.local()
 
 
@@ -140,13 +139,6 @@ def _out(ptr, what: str):
     if ptr == ffi.NULL:
         raise RuntimeError_(RE.INVALID_VALUE, f"{what} is NULL")
     return ptr
-
-
-def _cstr(text: str):
-    s = _cstrings.get(text)
-    if s is None:
-        s = _cstrings[text] = ffi.new("char[]", text.encode())
-    return s
 
 
 def _ctx():
@@ -269,7 +261,7 @@ def _launch_raw(ctx, f, grid, block, shmem: int, stream: int, raw: bytes, as_con
 @entry
 def ptxjit_rt_launch(func, gx, gy, gz, bx, by, bz, args, shmem, stream):
     ctx = _ctx()
-    f = R.function_of(_h(func), ctx)
+    f = R.launch_function_of(_h(func), ctx)
     raw_params = params_of(f, args, ffi.NULL, "cudaLaunchKernel")
     _launch_raw(ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw_params)
 
@@ -281,7 +273,7 @@ _ATTR_COOPERATIVE, _ATTR_CLUSTER_DIMENSION = 2, 4  # cudaLaunchAttributeID (CUla
 def cudaLaunchKernelExC(config, func, args):
     c = _out(config, "config")
     ctx = _ctx()
-    f = R.function_of(_h(func), ctx)
+    f = R.launch_function_of(_h(func), ctx)
     cooperative, cluster = False, None
     if c.numAttrs and c.attrs == ffi.NULL:
         raise RuntimeError_(RE.INVALID_VALUE, f"cudaLaunchKernelExC: {c.numAttrs} attributes but attrs is NULL")
@@ -303,7 +295,7 @@ def cudaLaunchKernelExC(config, func, args):
 @entry
 def ptxjit_rt_launch_cooperative(func, gx, gy, gz, bx, by, bz, args, shmem, stream):
     ctx = _ctx()
-    f = R.function_of(_h(func), ctx)
+    f = R.launch_function_of(_h(func), ctx)
     raw_params = params_of(f, args, ffi.NULL, "cudaLaunchCooperativeKernel")
     _launch_raw(ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw_params, as_configuration=False,
                 cooperative=True)
@@ -518,16 +510,6 @@ def cudaPeekAtLastError():
     if ctx is not None and ctx.sticky:
         return RE.from_curesult(ctx.sticky)
     return code
-
-
-@raw
-def cudaGetErrorString(code):
-    return _cstr(RE.error_string(code) or "unrecognized error code")
-
-
-@raw
-def cudaGetErrorName(code):
-    return _cstr(RE.error_name(code) or "unrecognized error code")
 
 
 @entry

@@ -20,7 +20,7 @@ from ptxjit.cudart.errors import RuntimeError_
 from ptxjit.driver import fatbin as _fatbin
 from ptxjit.driver import modules as _modules
 from ptxjit.driver.context import DRIVER
-from ptxjit.driver.errors import INVALID_IMAGE, CudaError
+from ptxjit.driver.errors import INVALID_IMAGE, NO_BINARY_FOR_GPU, CudaError
 
 
 @dataclass
@@ -31,6 +31,10 @@ class FatBinary:
     handle: object = None  # the void ** handed back to the program (kept alive here)
     module: object = None  # the driver module (modules.DriverModule), once loaded
     names: list[str] = field(default_factory=list)
+    # registered by a statically linked runtime's code (static_runtime.py), which launches with <<<>>> and
+    # never reads the launch's error: a kernel it cannot run here must fail the program's next synchronizing
+    # call, not leave memory unwritten without a word
+    launch_errors_unread: bool = False
 
 
 @dataclass
@@ -145,6 +149,27 @@ def function_of(host: int, ctx):
     """The driver Function (modules.Function) for the kernel whose host stub is at `host`."""
     k = kernel(host)
     return _modules.get_function(DRIVER, module_of(k.fatbin, ctx), k.name)
+
+
+def launch_function_of(host: int, ctx):
+    """function_of for a launch.  A kernel without a runnable image, launched by code that does not read
+    launch errors (a static runtime's), makes the error sticky on the context as a kernel fault is, so the
+    program's next synchronizing call reports it instead of the program reading memory never written."""
+    try:
+        return function_of(host, ctx)
+    except CudaError as exc:
+        k = KERNELS.get(host)
+        if exc.code == NO_BINARY_FOR_GPU and k is not None and k.fatbin.launch_errors_unread and not ctx.sticky:
+            ctx.sticky = exc.code
+            ctx.sticky_report = f"kernel {k.name!r} cannot run: {exc.args[0]}"
+        raise
+
+
+def registered_by(register_all) -> list[FatBinary]:
+    """Run a translation unit's registration function; the fatbins it registered."""
+    before = set(FATBINS)
+    register_all()
+    return [fb for h, fb in FATBINS.items() if h not in before]
 
 
 def variable(host: int) -> Variable:

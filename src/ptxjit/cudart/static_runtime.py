@@ -185,7 +185,10 @@ def redirect(path: str) -> Redirected | None:
     # kernels the module registered with its own copy at load time: registered again, now with ptxjit's
     register_all = _local_function(path, _REGISTER_ALL)
     if register_all is not None and "__cudaRegisterFatBinary" in done.patched:
-        ctypes.CFUNCTYPE(None)(bias + register_all)()
+        from ptxjit.cudart import registry  # the runtime library has started ptxjit by now
+
+        for fb in registry.registered_by(ctypes.CFUNCTYPE(None)(bias + register_all)):
+            fb.launch_errors_unread = True
         done.reregistered = 1
     _log(done)
     return done

@@ -12,6 +12,7 @@ whose signature equals their versioned successor's; cuGetProcAddress is C (a tab
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import site
 import sys
@@ -19,6 +20,7 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+from ptxjit.driver import errors as E
 from ptxjit.driver.abi_tables import ALIASES, ENTRY_POINTS
 
 HERE = Path(__file__).resolve().parent
@@ -76,7 +78,7 @@ def _c_source(impl: list[str]) -> str:
         base = n[:-5]
         if base in impl_set:
             exported[n] = base
-    in_c = ("cuGetProcAddress", "cuGetProcAddress_v2", "cuGetExportTable")
+    in_c = ("cuGetProcAddress", "cuGetProcAddress_v2", "cuGetExportTable", "cuGetErrorName", "cuGetErrorString")
     stubs = [n for n in ENTRY_POINTS if n not in exported and n not in in_c]
     for n, target in sorted(exported.items()):
         if n != target:  # the same function under a second name
@@ -84,11 +86,13 @@ def _c_source(impl: list[str]) -> str:
     for n in stubs:
         lines.append(f"__attribute__((visibility(\"default\"))) CUresult {n}(void) "
                      f"{{ return ptxjit_unsupported(\"{n}\"); }}")
-    table = sorted({*exported, *stubs, "cuGetProcAddress", "cuGetProcAddress_v2", "cuGetExportTable"})
+    table = sorted({*exported, *stubs, *in_c})
     lines.append("CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,"
                  " int *symbolStatus);")
     lines.append("CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);")
     lines.append("CUresult cuGetExportTable(const void **ppExportTable, const void *pExportTableId);")
+    lines.append("CUresult cuGetErrorName(CUresult error, const char **pStr);")
+    lines.append("CUresult cuGetErrorString(CUresult error, const char **pStr);")
     lines.append("typedef struct { const char *name; void *fn; } ptxjit_entry;")
     lines.append("static const ptxjit_entry ptxjit_entries[] = {")
     lines += [f'    {{"{n}", (void *){n}}},' for n in table]
@@ -98,6 +102,8 @@ def _c_source(impl: list[str]) -> str:
     lines += [f'    {{"{a}", "{b}"}},' for a, b in sorted(ALIASES.items()) if b in table or b + "_ptds" in table]
     lines.append("    {0, 0}};")
     lines.append(_PROC_ADDRESS)
+    lines.append(error_table_c("ptxjit_driver_error", [(c, n, E.error_string(c) or n) for c, n in E.NAMES.items()]))
+    lines.append(_ERROR_TEXT)
     return "\n".join(lines)
 
 
@@ -136,12 +142,64 @@ void ptxjit_register_atexit(void) {
 /* A call that arrives once the interpreter is finalized (a C++ thread-local destructor run by exit(), as
    cuda.core's context handles do with cuDevicePrimaryCtxRelease) cannot enter Python: it returns
    CUDA_ERROR_DEINITIALIZED, as a driver that is shutting down does.  Every entry point cffi generates below
-   calls Python through this guard (each returns a CUresult, written where cffi reads its result). */
+   calls Python through this guard (each returns a CUresult, written where cffi reads its result).
+   The same holds once finalization has begun: Python can no longer run ptxjit's code.  What arrives then is
+   mostly an extension module's objects releasing their handles as the interpreter tears its modules down
+   (CuPy's modules, memory pools, streams): a release succeeds, since the process's memory goes back to the
+   system as it exits, and a program that checks its result sees what a driver that is still up answers. */
+#if PY_VERSION_HEX >= 0x030D0000
+#define ptxjit_python_finalizing() Py_IsFinalizing()
+#else
+PyAPI_FUNC(int) _Py_IsFinalizing(void);
+#define ptxjit_python_finalizing() _Py_IsFinalizing()
+#endif
+static int ptxjit_is_release(const char *name) {
+    static const char *const verbs[] = {"Free", "Destroy", "Unload", "Release", "Unregister", "Unmap", 0};
+    for (const char *const *v = verbs; name && *v; v++)
+        if (strstr(name, *v)) return 1;
+    return 0;
+}
 static void ptxjit_guarded_call_python(struct _cffi_externpy_s *externpy, char *args) {
-    if (ptxjit_python_up && !Py_IsInitialized()) { *(int *)args = 4; return; }
+    if (ptxjit_python_up && (!Py_IsInitialized() || ptxjit_python_finalizing())) {
+        /* nothing is written to the caller's outputs; a pointer result is NULL */
+        if (externpy->size_of_result) memset(args, 0, externpy->size_of_result);
+        if (externpy->size_of_result == sizeof(int) && !ptxjit_is_release(externpy->name)) *(int *)args = 4;
+        return;
+    }
     _cffi_call_python(externpy, args);
 }
 #define _cffi_call_python ptxjit_guarded_call_python
+"""
+
+def error_table_c(prefix: str, entries: list[tuple[int, str, str]]) -> str:
+    """A C table of error codes with their names and descriptions, and `<prefix>_lookup(code)`: the error
+    functions answer in C, so they work while Python cannot run (during and after its finalization)."""
+
+    rows = [f"    {{{code}, {json.dumps(name)}, {json.dumps(text)}}}," for code, name, text in sorted(entries)]
+    return "\n".join([
+        "typedef struct { int code; const char *name, *text; } ptxjit_error_row;",
+        f"static const ptxjit_error_row {prefix}_rows[] = {{", *rows, "    {0, 0, 0}};",
+        f"static const ptxjit_error_row *{prefix}_lookup(int code) {{",
+        f"    for (const ptxjit_error_row *r = {prefix}_rows; r->name; r++)",
+        "        if (r->code == code) return r;",
+        "    return 0;",
+        "}"])
+
+
+# cuGetErrorName/String: in C over the generated table (an unknown code is CUDA_ERROR_INVALID_VALUE, *pStr NULL)
+_ERROR_TEXT = r"""
+CUresult cuGetErrorName(CUresult error, const char **pStr) {
+    if (!pStr) return 1;
+    const ptxjit_error_row *r = ptxjit_driver_error_lookup(error);
+    *pStr = r ? r->name : 0;
+    return r ? 0 : 1;
+}
+CUresult cuGetErrorString(CUresult error, const char **pStr) {
+    if (!pStr) return 1;
+    const ptxjit_error_row *r = ptxjit_driver_error_lookup(error);
+    *pStr = r ? r->text : 0;
+    return r ? 0 : 1;
+}
 """
 
 _PROC_ADDRESS = C_PROLOGUE + r"""
@@ -184,10 +242,16 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
     return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, 0);
 }
 
-/* the CUDA runtime's private tables: not provided */
+/* the CUDA runtime's private tables: not provided.  NVRTC asks for one too, as a probe it does without: only
+   another caller (a statically linked runtime) is reported. */
 CUresult cuGetExportTable(const void **ppExportTable, const void *pExportTableId) {
     if (ppExportTable) *ppExportTable = 0;
     (void)pExportTableId;
+    Dl_info caller;
+    if (dladdr(__builtin_return_address(0), &caller) && caller.dli_fname) {
+        const char *base = strrchr(caller.dli_fname, '/');
+        if (strncmp(base ? base + 1 : caller.dli_fname, "libnvrtc", 8) == 0) return 801;  /* NOT_SUPPORTED */
+    }
     return ptxjit_unsupported("cuGetExportTable");
 }
 """
@@ -225,7 +289,7 @@ def init_code(capi: str, module: str) -> str:
 def fingerprint() -> str:
     """What the built library depends on: the header, this file, the ABI tables and the interpreter."""
     h = hashlib.sha256()
-    for p in (HEADER, Path(__file__), HERE / "abi_tables.py"):
+    for p in (HEADER, Path(__file__), HERE / "abi_tables.py", HERE / "errors.py"):
         h.update(p.read_bytes())
     h.update(sys.version.encode() + sys.prefix.encode())
     return h.hexdigest()[:16]

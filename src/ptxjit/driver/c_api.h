@@ -69,8 +69,6 @@ typedef struct { CUhostFn fn; void *userData; } ptxjit_host_node_params;
 
 CUresult cuInit(unsigned int Flags);
 CUresult cuDriverGetVersion(int *driverVersion);
-CUresult cuGetErrorName(CUresult error, const char **pStr);
-CUresult cuGetErrorString(CUresult error, const char **pStr);
 
 CUresult cuDeviceGet(CUdevice *device, int ordinal);
 CUresult cuDeviceGetCount(int *count);

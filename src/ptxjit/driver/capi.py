@@ -25,7 +25,7 @@ from ptxjit.errors import KernelError
 
 ffi = None
 _IMPLS: dict[str, object] = {}
-_cstrings: dict[int, object] = {}  # cuGetErrorName's strings, kept alive
+_cstrings: dict[int, object] = {}  # names handed out as const char * (cuFuncGetName), kept alive
 
 
 def entry(fn):
@@ -159,24 +159,6 @@ def cuInit(flags):
 @entry
 def cuDriverGetVersion(out):
     _out(out, "driverVersion")[0] = CUDA_VERSION
-
-
-def _error_text(code: int, out, text: str | None, what: str) -> None:
-    _out(out, "pStr")
-    if text is None:
-        out[0] = ffi.NULL
-        raise CudaError(E.INVALID_VALUE, f"{what}: {code} is not a CUresult")
-    out[0] = _cstr(text)
-
-
-@entry
-def cuGetErrorName(code, out):
-    _error_text(code, out, E.error_name(code), "cuGetErrorName")
-
-
-@entry
-def cuGetErrorString(code, out):
-    _error_text(code, out, E.error_string(code), "cuGetErrorString")
 
 
 @entry

@@ -113,6 +113,10 @@ _log_lock = threading.Lock()
 _unsupported_named: set[str] = set()
 
 
+def logs_to_file() -> bool:
+    return bool(os.environ.get("PTXJIT_DRIVER_LOG", "").strip())
+
+
 def log(message: str) -> None:
     """One line (or a multi-line report) to PTXJIT_DRIVER_LOG, else stderr; never raises."""
     text = message if message.endswith("\n") else message + "\n"

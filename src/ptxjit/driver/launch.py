@@ -42,7 +42,20 @@ class _Plan:
         why = unranged_pointers(f.module.module.ir, k.fn)
         self.checkable = why is None
         if why is not None:
-            E.log(f"ptxjit driver: kernel '{f.name}' {why}: its launches run without memory-safety checks")
+            _note_unchecked(f.name, why)
+
+
+_unchecked_noted = 0
+
+
+def _note_unchecked(name: str, why: str) -> None:
+    """A kernel that runs without bounds checks: each one named in PTXJIT_DRIVER_LOG's file; on stderr only the
+    first (a library such as CuPy passes every array as a struct: one line per kernel would bury the output)."""
+    global _unchecked_noted
+    _unchecked_noted += 1
+    if E.logs_to_file() or _unchecked_noted == 1:
+        more = "" if E.logs_to_file() else " (more kernels like it: set PTXJIT_DRIVER_LOG=<file> to name each)"
+        E.log(f"ptxjit driver: kernel '{name}' {why}: its launches run without memory-safety checks{more}")
 
 
 _MEMORY_OPS = frozenset({"ld", "st", "atom", "red", "ldu"})

@@ -35,6 +35,11 @@ def _chain() -> None:
     spec.loader.exec_module(module)
 
 
+# CuPy under ptxjit: kernels handed to the driver as PTX (ptxjit translates PTX, not cubins), and reductions
+# on CuPy's own kernels (its CUB accelerator's kernels are SASS only); a value the user set wins
+os.environ.setdefault("CUPY_COMPILE_WITH_PTX", "1")
+os.environ.setdefault("CUPY_ACCELERATORS", "")
+
 try:
     _install()
 except Exception as exc:  # noqa: BLE001 - Python starts regardless; CuPy's CUDA calls would then fail
