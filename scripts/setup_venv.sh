@@ -24,3 +24,6 @@ fi
 # ptxjit's libcuda.so.1 (the CUDA driver API for unmodified programs): rebuilt when its sources change
 .venv/bin/python -c "from ptxjit.driver.build import ensure_built; ensure_built()"
 .venv/bin/python -c "from ptxjit.cudart.build import ensure_built; ensure_built()"  # and libcudart.so.13 beside it
+# bytecode for ptxjit's own modules (an editable install compiles none): every process that imports ptxjit,
+# each program under `ptxjit exec` included, then skips compiling them, also where PYTHONDONTWRITEBYTECODE is set
+.venv/bin/python -m compileall -q src/ptxjit >/dev/null || echo "note: ptxjit's bytecode could not be written"

@@ -296,6 +296,12 @@ class Kernel:
         """The kernel's parameters, memory sizes, PTX virtual registers and instruction mix."""
         return self.module._info(self.fn)
 
+    @property
+    def static_shared_size(self) -> int:
+        """Bytes of static shared memory the kernel declares (CUDA's per-block limit counts them with the
+        launch's dynamic shared memory)."""
+        return self._static_shared
+
     def __call__(self, grid, block, args=(), shared_mem: int = 0, timeout: float | None = None,
                  checked: bool | None = None, unchecked: bool = False, probes=None, stream=None,
                  cooperative: bool = False, cluster=None) -> None:

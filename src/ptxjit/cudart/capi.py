@@ -228,7 +228,7 @@ _MAX_DYNAMIC_SHARED = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 def check_dynamic_shared(f, shmem: int) -> None:
     """A GPU gives a kernel at most 48 KB of shared memory unless it opted in to more with
     cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize): the launch is cudaErrorInvalidValue."""
-    static = f.kernel.info.shared_size
+    static = f.kernel.static_shared_size
     if shmem + static <= 48 * 1024:
         return
     limit = f.attributes.get(_MAX_DYNAMIC_SHARED, 48 * 1024 - static)

@@ -1066,10 +1066,10 @@ def _set_attribute(f, attrib: int, value: int) -> None:
     from ptxjit.driver.abi_tables import FUNCTION_ATTRIBUTE as A
 
     if attrib == A["CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES"]:
-        limit = DRIVER.model.attribute(97) - f.kernel.info.shared_size  # MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+        limit = DRIVER.model.attribute(97) - f.kernel.static_shared_size  # MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
         if not 0 <= value <= limit:
             raise CudaError(E.INVALID_VALUE, f"cuFuncSetAttribute: {value} bytes of dynamic shared memory "
-                                             f"(at most {limit} with {f.kernel.info.shared_size} static)")
+                                             f"(at most {limit} with {f.kernel.static_shared_size} static)")
     elif attrib not in (A["CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT"],
                         A["CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH"], A["CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT"],
                         A["CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH"],
@@ -1246,7 +1246,7 @@ def _occupancy(f, block: int, smem: int) -> int:
         raise CudaError(E.INVALID_VALUE, f"occupancy: blockSize {block}")
     model = DRIVER.model
     per_sm_threads = model.attribute(39)  # MAX_THREADS_PER_MULTIPROCESSOR
-    shared = f.kernel.info.shared_size + smem
+    shared = f.kernel.static_shared_size + smem
     by_threads = per_sm_threads // block
     by_shared = model.attribute(81) // shared if shared else by_threads  # MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
     return max(0, min(32, by_threads, by_shared))
@@ -1290,8 +1290,8 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(min_grid, block, h, fn, smem, limi
 def cuOccupancyAvailableDynamicSMemPerBlock(out, h, nblocks, block):
     f = DRIVER.functions.get(_h(h))
     per_sm = DRIVER.model.attribute(81)
-    avail = per_sm // max(1, nblocks) - f.kernel.info.shared_size
-    _out(out, "dynamicSmemSize")[0] = max(0, min(avail, DRIVER.model.attribute(97) - f.kernel.info.shared_size))
+    avail = per_sm // max(1, nblocks) - f.kernel.static_shared_size
+    _out(out, "dynamicSmemSize")[0] = max(0, min(avail, DRIVER.model.attribute(97) - f.kernel.static_shared_size))
 
 
 # ---------------------------------------------------------------------------- graphs
