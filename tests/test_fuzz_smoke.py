@@ -45,3 +45,39 @@ def test_fuzz_smoke(monkeypatch):
     # the mutants exercise both paths: some load and run, some are refused with a clean error
     outcomes = {r.outcome for r in results.values()}
     assert {"ok", "clean"} <= outcomes
+
+
+def _spinning_module(kernels: int) -> str:
+    """`kernels` kernels that spin on a flag nobody sets: each launch ends at the child's launch watchdog."""
+    body = []
+    for i in range(kernels):
+        body.append(f"""
+.visible .entry spin{i}(.param .u64 flag)
+{{
+    .reg .pred %p<2>;
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [flag];
+$L_wait:
+    ld.volatile.global.u32 %r1, [%rd1];
+    setp.eq.s32 %p1, %r1, 0;
+    @%p1 bra $L_wait;
+    ret;
+}}""")
+    return ".version 8.0\n.target sm_90\n.address_size 64\n" + "\n".join(body)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the fuzz runner forks a child per case")
+def test_a_case_over_its_limit_whose_steps_progress_is_slow_not_hung(monkeypatch):
+    import tools.fuzz.runner as runner
+    from tools.fuzz.child import LAUNCH_TIMEOUT
+
+    monkeypatch.setenv("PTXJIT_WORKERS", "1")
+    text = _spinning_module(3)  # three launches of LAUNCH_TIMEOUT each: more than the case's limit
+    limit = LAUNCH_TIMEOUT * 2 + 1.5
+    res = runner.run_many([(0, text)], Limits(timeout=limit, mem_bytes=8 << 30, opt_every=0), jobs=1)[0]
+    assert res.outcome == "slow", res
+    # the same case where one step may not take that long: a hang
+    monkeypatch.setattr(runner, "STALL_LIMIT", 0.5)
+    res = runner.run_many([(0, text)], Limits(timeout=limit, mem_bytes=8 << 30, opt_every=0), jobs=1)[0]
+    assert res.outcome == "hang", res

@@ -45,7 +45,7 @@ class Limits:
 
 @dataclass
 class Result:
-    outcome: str  # ok | clean | internal | signal | fault | hang
+    outcome: str  # ok | clean | internal | signal | fault | hang | slow
     phase: str = ""
     type: str = ""  # exception type or signal name
     msg: str = ""
@@ -72,6 +72,7 @@ class _Running:
     start: float
     digest: str = ""
     buf: bytes = b""
+    last: float = 0.0  # when the child last reported progress (an event on its pipe)
 
 
 def _spawn(text: str, limits: Limits, levels: tuple[int, ...],
@@ -89,7 +90,13 @@ def _spawn(text: str, limits: Limits, levels: tuple[int, ...],
     return pid, r
 
 
-def _finish(run: _Running, status: int | None, elapsed: float) -> Result:
+# A case killed at its wall-clock limit is a hang only if one step (a translation, a launch under ptxjit's
+# watchdog of LAUNCH_TIMEOUT) stopped making progress; a case whose steps all progressed but add up to more
+# than the limit (many kernels, each translated at two levels, several spinning to the watchdog) is slow
+STALL_LIMIT = 15.0
+
+
+def _finish(run: _Running, status: int | None, elapsed: float, stalled: float = 0.0) -> Result:
     events = [json.loads(ln) for ln in run.buf.decode(errors="replace").splitlines() if ln.startswith("{")]
     merged: dict = {}
     for ev in events:
@@ -100,7 +107,8 @@ def _finish(run: _Running, status: int | None, elapsed: float) -> Result:
                  loaded=bool(merged.get("loaded")), seconds=round(elapsed, 2), levels=merged.get("levels", []),
                  t_translate_max=merged.get("t_translate_max", 0.0), events=events)
     if status is None:
-        res.outcome, res.type, res.where = "hang", "timeout", merged.get("kernel", "")
+        res.outcome = "hang" if stalled >= STALL_LIMIT else "slow"
+        res.type, res.where = "timeout", merged.get("kernel", "")
     elif os.WIFSIGNALED(status):
         res.outcome, res.type = "signal", signal.Signals(os.WTERMSIG(status)).name
         res.where = merged.get("kernel", "")
@@ -137,7 +145,8 @@ def run_many(cases, limits: Limits, jobs: int, on_result=None) -> dict:
                 break
             digest = hashlib.sha256(text.encode(errors="surrogatepass")).hexdigest() if limits.ptxas else ""
             pid, fd = _spawn(text, limits, limits.levels(key), verdicts.get(digest))
-            running[fd] = _Running(key, pid, fd, time.monotonic(), digest)
+            now = time.monotonic()
+            running[fd] = _Running(key, pid, fd, now, digest, last=now)
         if not running:
             break
         ready, _, _ = select.select(list(running), [], [], 0.2)
@@ -145,6 +154,7 @@ def run_many(cases, limits: Limits, jobs: int, on_result=None) -> dict:
             chunk = os.read(fd, 65536)
             if chunk:
                 running[fd].buf += chunk
+                running[fd].last = time.monotonic()
                 continue
             run = running.pop(fd)  # EOF: the child is gone (or closed the pipe while dying)
             os.close(fd)
@@ -165,7 +175,7 @@ def run_many(cases, limits: Limits, jobs: int, on_result=None) -> dict:
                     pass
                 os.close(fd)
                 del running[fd]
-                done(run, _finish(run, None, now - run.start))
+                done(run, _finish(run, None, now - run.start, now - run.last))
     return results
 
 
@@ -212,12 +222,13 @@ def summarize(results: dict, seconds: float, ptxas: bool) -> str:
             ("built at the optimizing level too", str(sum(1 for r in results.values() if OPTIMIZING in r.levels)))]
     for k in ("ok", "clean", "internal", "signal", "hang", "fault"):
         rows.append((k, str(counts.get(k, 0))))
+    rows.append(("slow (over the case limit, every step progressing)", str(counts.get("slow", 0))))
     slowest = max(results.values(), key=lambda r: r.t_translate_max, default=None)
     if slowest is not None:
         rows.append(("longest translation of one kernel, s", f"{slowest.t_translate_max:.2f}"))
     detail = Counter(f"{r.outcome} {r.type} ({r.phase})" for r in results.values() if r.outcome in NON_CLEAN)
     if ptxas:
-        judged = [r for r in results.values() if r.ptxas is not None and r.outcome != "hang"]
+        judged = [r for r in results.values() if r.ptxas is not None and r.outcome not in ("hang", "slow")]
         unsupported = sum(1 for r in judged if r.ptxas and not r.loaded and r.type == "UnsupportedInstructionError")
         false_rej = sum(1 for r in judged if r.ptxas and not r.loaded and r.type != "UnsupportedInstructionError")
         lenient = sum(1 for r in judged if r.ptxas is False and r.loaded)
