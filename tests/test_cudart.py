@@ -50,8 +50,9 @@ def _env(libdir: str, tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def _run(name: str, libdir: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess, str]:
-    r = subprocess.run([str(HERE / name)], env=_env(libdir, tmp_path), capture_output=True, text=True, timeout=600)
+def _run(name: str, libdir: str, tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, str]:
+    r = subprocess.run([str(HERE / name), *args], env=_env(libdir, tmp_path), capture_output=True, text=True,
+                       timeout=600)
     log = tmp_path / "driver.log"
     return r, log.read_text() if log.exists() else ""
 
@@ -103,6 +104,48 @@ def test_program(name, libdir, tmp_path):
         assert "cudaStreamSynchronize on a stream that is capturing" in log
         assert "cudaErrorStreamCaptureUnjoined" in log
     assert "internal error" not in log, log
+
+
+def _device_printf_lines() -> list[str]:
+    """What printf_assert's `report` kernel prints on a GPU (3 blocks of 4 threads, base 100, scale 1.5)."""
+    lines = []
+    for b in range(3):
+        lines.append(f"block {b}: says hi")
+        for t in range(4):
+            gid = b * 4 + t
+            f = 1.5 * gid
+            lines.append(f"thread {b}.{t}: d={100 - gid} u={4_000_000_000 + gid} ld={-10_000_000_000 * (gid + 1)} "
+                         f"f={f:f} e={f * 1234.5:e} x={0xBEEF00 + gid:x}")
+    return lines
+
+
+def test_device_printf_reaches_c_stdout_at_the_synchronization(libdir, tmp_path):
+    """Device printf output is written to the program's C stdout when the host synchronizes: after the
+    host's line before the launch and before its line after, even through a pipe (C's stdout fully
+    buffered), every thread's line once; the order across threads is free, as on a GPU."""
+    r, log = _run("printf_assert", libdir, tmp_path, "printf")
+    assert r.returncode == 0, r.stdout + r.stderr + log
+    lines = r.stdout.splitlines()
+    assert lines[0] == "printf_assert: launching 3 blocks of 4 threads", r.stdout
+    assert lines[-1] == "printf_assert: ok printf from 12 threads of 3 blocks", r.stdout
+    assert sorted(lines[1:-1]) == sorted(_device_printf_lines()), r.stdout
+    assert "internal error" not in log, log
+
+
+def test_device_assert_is_sticky_cuda_error_assert_with_cudas_message(libdir, tmp_path):
+    """A failed device assert: cudaDeviceSynchronize returns cudaErrorAssert, which sticks (the program
+    checks), and stderr holds the line CUDA prints for the failing thread: file:line: function: block:
+    [x,y,z], thread: [x,y,z] Assertion `expr` failed."""
+    r, log = _run("printf_assert", libdir, tmp_path, "assert")
+    assert r.returncode == 0, r.stdout + r.stderr + log
+    assert "printf_assert: ok cudaErrorAssert (device-side assert triggered), sticky" in r.stdout, r.stdout
+    src = (HERE / "printf_assert.cu").read_text().splitlines()
+    line = next(i + 1 for i, s in enumerate(src) if "assert(x[i] < limit);" in s)
+    bad, block = 45, 32  # the one element at the limit, in blocks of 32 threads
+    expected = (f"printf_assert.cu:{line}: void check_limit(const int *, int): block: [{bad // block},0,0], "
+                f"thread: [{bad % block},0,0] Assertion `x[i] < limit` failed.")
+    assert [s for s in r.stderr.splitlines() if "Assertion" in s] == [expected], r.stderr
+    assert "CUDA_ERROR_ASSERT" in log and "internal error" not in log, log
 
 
 def test_ptxjit_exec_runs_a_runtime_program(libdir, tmp_path):

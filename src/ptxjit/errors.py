@@ -84,6 +84,7 @@ class KernelTrap(KernelError):
         self.cta = cta
         self.thread = thread
         self.where = where
+        self.assertion: str | None = None  # a failed device assert: the line CUDA prints for it
         super().__init__(
             f"kernel '{kernel}' {reason} in block {cta} thread {thread}" + (f" at {where}" if where else "")
         )

@@ -14,6 +14,7 @@ for p in vector_add matmul_tiled reduce constant_symbol streams_events device_pr
     nvcc -O2 -cudart shared "${ARCH[@]}" "$p.cu" -o "$p"
 done
 nvcc -O2 -lineinfo -cudart shared "${ARCH[@]}" oob_write.cu -o oob_write  # the fault report names the source line
+nvcc -O2 -cudart shared "${ARCH[@]}" printf_assert.cu -o printf_assert  # run with an argument: printf or assert
 nvcc -O2 -cudart shared "${ARCH[@]}" driver_and_runtime.cu -o driver_and_runtime -L"$LIB" -lcuda
 nvcc -O2 -cudart shared -gencode arch=compute_90,code=sm_90 no_ptx.cu -o no_ptx
 nvcc -O2 "${ARCH[@]}" vector_add.cu -o vector_add_static

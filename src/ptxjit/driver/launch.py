@@ -18,6 +18,7 @@ from ptxjit.driver import streams
 from ptxjit.driver.errors import CudaError
 from ptxjit.driver.memory import REGISTRY
 from ptxjit.errors import KernelError
+from ptxjit.runtime import printf
 from ptxjit.runtime.args import check_launch_shape, check_shared_memory
 from ptxjit.runtime.memory import Pointer
 
@@ -209,6 +210,7 @@ def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, in
            stream_handle, raw: bytes, cooperative: bool = False, cluster=None) -> None:
     from ptxjit.api import _checked
 
+    printf.flush_held()  # a launch is a synchronization point for device printf output, as on CUDA
     k = f.kernel
     if len(raw) < f.param_size:
         raise CudaError(E.INVALID_VALUE, f"cuLaunchKernel '{f.name}': the parameter buffer has {len(raw)} bytes, "

@@ -7,11 +7,13 @@ A kernel's error surfaces at the next synchronization point, as on a GPU, and th
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 from ptxjit.driver import errors as E
 from ptxjit.driver.errors import CudaError
 from ptxjit.errors import KernelDeadlock, KernelError, KernelFault, KernelTimeout, KernelTrap
+from ptxjit.runtime import printf as _printf
 from ptxjit.streams import stream as _st
 from ptxjit.streams.stream import Event, Stream, get_elapsed_time
 
@@ -85,9 +87,16 @@ def kernel_error_code(exc: BaseException) -> int:
 
 
 def make_sticky(ctx, exc: BaseException) -> CudaError:
-    """Record a kernel error on its context (it sticks) and log ptxjit's full report."""
+    """Record a kernel error on its context (it sticks) and log ptxjit's full report.  A failed device
+    assert also prints CUDA's line for it on stderr, as the GPU's runtime does at the synchronization."""
     code = kernel_error_code(exc)
     report = str(exc)
+    line = getattr(exc, "assertion", None)
+    if line:
+        exc.assertion = None  # printed once, however often the error is seen
+        _printf.flush_held()
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
     if ctx is not None and not ctx.sticky:
         ctx.sticky = code
         ctx.sticky_report = report
@@ -96,7 +105,8 @@ def make_sticky(ctx, exc: BaseException) -> CudaError:
 
 
 def synchronized(ctx, fn) -> None:
-    """Run a waiting call; a kernel error it raises becomes the context's sticky CUresult."""
+    """Run a waiting call; a kernel error it raises becomes the context's sticky CUresult.  Device printf
+    output held until now is written (a synchronization point)."""
     try:
         fn()
     except KernelError as exc:
@@ -104,6 +114,8 @@ def synchronized(ctx, fn) -> None:
     except KeyboardInterrupt:
         raise CudaError(E.LAUNCH_FAILED, "interrupted while waiting (Ctrl-C): outstanding work was cancelled") \
             from None
+    finally:
+        _printf.flush_held()
 
 
 def synchronize_all(ctx) -> None:
@@ -111,11 +123,13 @@ def synchronize_all(ctx) -> None:
 
 
 def drain_context(driver, ctx) -> None:
-    """Before a context goes: its streams finish (errors are dropped with it)."""
+    """Before a context goes: its streams finish (errors are dropped with it) and held device printf
+    output is written."""
     try:
         _st.synchronize()
     except (KernelError, KeyboardInterrupt):
         pass
+    _printf.flush_held()
     for h, ds in driver.streams.items():
         if ds.context is ctx:
             driver.streams.drop(h)
@@ -130,3 +144,17 @@ __all__ = ["Event", "Stream", "get_elapsed_time"]
 def enqueue_host(stream: Stream, fn, arg=None) -> None:
     """Host work (a copy, a memset, a callback) in stream order."""
     stream.launch_host_func(fn, arg)
+
+
+def _started_by_c_program() -> bool:
+    """Whether a C program started this interpreter by loading ptxjit's libcuda.so.1 or libcudart.so.13
+    (their cffi modules, named by driver/build.py and cudart/build.py)."""
+    for name in ("_ptxjit_libcuda", "_ptxjit_libcudart"):
+        lib = getattr(sys.modules.get(name), "lib", None)
+        if lib is not None and lib.ptxjit_started_interpreter():
+            return True
+    return False
+
+
+if _started_by_c_program():  # device printf then goes to the program's C stdout at synchronizations
+    _printf.hold_for_c_stdout()

@@ -29,6 +29,7 @@ L_ERR_FILE = 21       # assert: file name pointer
 L_ERR_LINE = 22       # assert: line
 L_NWORKERS = 23
 L_ERR_LIVE = 24       # deadlock: live (not exited) threads of the CTA
+L_ERR_FUNC = 24       # assert: function name pointer (the slot deadlocks use for L_ERR_LIVE)
 L_RANGES = 25         # checked code: int64 [lo, len) pairs of the legal address ranges (lower/bounds.py)
 L_PROBE = 26          # instrumented code: the probe table (ptxjit/instrument/buffers.py)
 L_RANGED = 27         # nonzero: a native call runs the CTAs [W_BSTART, W_BEND) once and returns (the

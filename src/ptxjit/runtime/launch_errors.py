@@ -68,17 +68,23 @@ def _trap_error(tr: Translation, kernel: str, L: np.ndarray, grid, block) -> Ker
     tid = _unlinear(int(L[abi.L_ERR_TID]), block)
     where = _where(tr, L)
     reason = "executed trap"
+    assertion = None
     if code == abi.ERR_ASSERT:
         msg = _cstr(int(L[abi.L_ERR_ARG]))
         file = _cstr(int(L[abi.L_ERR_FILE]))
-        reason = f"failed assertion '{msg}' ({file}:{int(L[abi.L_ERR_LINE])})"
+        line = int(L[abi.L_ERR_LINE])
+        reason = f"failed assertion '{msg}' ({file}:{line})"
+        assertion = (f"{file}:{line}: {_cstr(int(L[abi.L_ERR_FUNC]))}: block: [{cta[0]},{cta[1]},{cta[2]}], "
+                     f"thread: [{tid[0]},{tid[1]},{tid[2]}] Assertion `{msg}` failed.")
     elif code == abi.ERR_SELF_LOOP:
         reason = "entered a branch that loops to itself forever"
     elif code == abi.ERR_BAD_WARP_SYNC:
         reason = "executed a warp synchronization that cannot complete"
     elif code == abi.ERR_ILLEGAL_ADDRESS:
         reason = "accessed an illegal address (an offset beyond +-2**47 from its base)"
-    return KernelTrap(kernel, cta, tid, where, reason)
+    err = KernelTrap(kernel, cta, tid, where, reason)
+    err.assertion = assertion
+    return err
 
 
 def _fault_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, ranges, names,

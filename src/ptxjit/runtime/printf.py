@@ -12,6 +12,11 @@ arguments).  The host therefore never dereferences them blindly:
   instead of faulting;
 - widths and precisions are capped at MAX_WIDTH (a `%*d` with width 2**31-1 would take seconds and
   gigabytes), strings at MAX_STRING bytes; a conversion Python cannot format is printed as written.
+
+Output goes to sys.stdout as it is produced.  In a C program (ptxjit's libcuda.so.1 or libcudart.so.13
+started the interpreter) it is held instead, as a GPU holds it in its printf buffer, until the host
+synchronizes (flush_held), and then written to the C stdout the program's own printf writes to: host and
+device lines come out in program order whatever stdout's buffering (a pipe's included).
 """
 
 from __future__ import annotations
@@ -225,6 +230,44 @@ def _convert(conv: str, flags: str, width: int | None, prec: int | None, length:
 
 
 _muted = 0  # > 0: output is dropped (muted())
+_held: list[bytes] | None = None  # None: output goes to sys.stdout; else what waits for flush_held()
+_flush_lock = threading.Lock()
+
+
+def hold_for_c_stdout() -> None:
+    """From now on hold device output for flush_held(), which writes it to C's stdout (C programs)."""
+    global _held
+    with _lock:
+        if _held is None:
+            _held = []
+
+
+def flush_held() -> None:
+    """Write the held device output to C's stdout and flush that stream: a synchronization point."""
+    with _flush_lock:
+        with _lock:
+            if not _held:
+                return
+            data = b"".join(_held)
+            _held.clear()
+        libc = _libc()
+        out = ctypes.c_void_p.in_dll(libc, "stdout")  # read each time: the program may have reopened it
+        libc.fwrite(data, 1, len(data), out)
+        libc.fflush(out)
+
+
+_libc_handle: ctypes.CDLL | None = None
+
+
+def _libc() -> ctypes.CDLL:
+    global _libc_handle
+    if _libc_handle is None:
+        libc = ctypes.CDLL(None)
+        libc.fwrite.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]
+        libc.fwrite.restype = ctypes.c_size_t
+        libc.fflush.argtypes = [ctypes.c_void_p]
+        _libc_handle = libc
+    return _libc_handle
 
 
 @contextlib.contextmanager
@@ -251,7 +294,11 @@ def printf_callback(fmt: int, args: int) -> int:
         else:
             s = format_cuda(raw, args or 0)
         with _lock:
-            if not _muted:
+            if _muted:
+                pass
+            elif _held is not None:
+                _held.append(s.encode("utf-8", errors="replace"))
+            else:
                 sys.stdout.write(s)
                 sys.stdout.flush()
         return len(s)

@@ -142,6 +142,8 @@ def lower_call(lw: FnLowering, ins: Instr) -> None:
         b.store(_load_u64(lw, arg_ptrs[1]), b.gep(lw.launch, [const_int(I32, abi.L_ERR_FILE)]))
         line = b.zext(b.load(lw.typed_ptr(arg_ptrs[2], I32)), I64)
         b.store(line, b.gep(lw.launch, [const_int(I32, abi.L_ERR_LINE)]))
+        if len(arg_ptrs) > 3:
+            b.store(_load_u64(lw, arg_ptrs[3]), b.gep(lw.launch, [const_int(I32, abi.L_ERR_FUNC)]))
         lw.trap(abi.ERR_ASSERT, _load_u64(lw, arg_ptrs[0]))
         b.position_at_end(lw.llfn.append_basic_block("after_assert"))
         return
