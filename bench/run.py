@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernels", help="comma-separated subset of kernels to run")
     ap.add_argument("--skip", default="",
                     help="comma-separated: pocl, native_c, numpy, numba, cold, scaling, tracing, checking, streams, "
-                         "tiers, distributed, triton")
+                         "tiers, distributed, triton, driver, samples, first_launch")
     args = ap.parse_args(argv)
 
     from ptxbench.harness import Run
@@ -56,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         from ptxbench import driver_launch
 
         driver_launch.add_to(run, log=run.log)
+    if "samples" not in skip:  # the CUDA C++ sample programs under ptxjit exec: where their time goes
+        from ptxbench import samples
+
+        samples.add_to(run, log=run.log)
     if "first_launch" not in skip:  # translation time and throughput over the repository's kernels
         from ptxbench import first_launch
 

@@ -46,8 +46,11 @@ def add_commands(main: click.Group) -> None:
     @click.option("--device", default=None, help="The virtual GPU: sm_90 (H100, default) or sm_80 (A100).")
     @click.option("--log", "log", default=None, type=click.Path(dir_okay=False),
                   help="Write the driver's reports (errors, faults) to this file instead of stderr.")
+    @click.option("--stats", "stats", default=None, is_flag=False, flag_value="1",
+                  help="At exit, report where the time went (translations, kernel runs, copies): to the log, "
+                       "or appended as JSON to --stats=FILE.json.")
     @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-    def exec_command(device: str | None, log: str | None, command: tuple[str, ...]) -> None:
+    def exec_command(device: str | None, log: str | None, stats: str | None, command: tuple[str, ...]) -> None:
         """Run COMMAND with ptxjit's libcuda.so.1 first on the library path: a CUDA program, a cuda-python
         or numba-cuda script runs unchanged, its kernels on the CPU cores.
 
@@ -69,6 +72,8 @@ def add_commands(main: click.Group) -> None:
             env["PTXJIT_DEVICE"] = device
         if log:
             env["PTXJIT_DRIVER_LOG"] = os.path.abspath(log)
+        if stats:
+            env["PTXJIT_STATS"] = stats if stats == "1" else os.path.abspath(stats)
         try:
             os.execvpe(command[0], list(command), env)
         except OSError as exc:

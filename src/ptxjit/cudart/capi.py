@@ -15,6 +15,7 @@ import ctypes
 import threading
 import traceback
 
+from ptxjit import accounting
 from ptxjit.cudart import errors as RE
 from ptxjit.cudart import registry as R
 from ptxjit.cudart.abi_tables import CUDART_VERSION
@@ -119,6 +120,7 @@ def install(ffi_, lib) -> None:
     for name, fn in _RAW.items():
         ffi.def_extern(name=name)(_wrap_raw(name, fn))
     install_exit_handler(ffi, lib)
+    accounting.install_exit_report()
 
     @ffi.def_extern(name="ptxjit_unsupported")
     def _unsupported(cname):
@@ -415,9 +417,9 @@ def cudaMemcpyAsync(dst, src, count, kind, stream):
     pageable_src = M.REGISTRY.check_range(sr, count, "cudaMemcpyAsync source") is None
     if pageable_src:  # the caller may reuse pageable memory at once: the copy reads it now
         staged = ctypes.create_string_buffer(ctypes.string_at(sr, count), count)
-        _streams.enqueue_host(s, lambda _: (M.memmove(d, ctypes.addressof(staged), count), staged))
+        _streams.enqueue_host(s, lambda _: (M.move(d, ctypes.addressof(staged), count), staged))
     else:
-        _streams.enqueue_host(s, lambda _: M.memmove(d, sr, count))
+        _streams.enqueue_host(s, lambda _: M.move(d, sr, count))
     if pageable_dst:  # a copy into pageable memory has completed when the call returns
         _streams.synchronized(ctx, s.synchronize)
 

@@ -12,6 +12,7 @@ import ctypes
 import os
 import traceback
 
+from ptxjit import accounting
 from ptxjit.driver import errors as E
 from ptxjit.driver import launch as _launch
 from ptxjit.driver import memory as M
@@ -78,6 +79,7 @@ def install(ffi_, lib) -> None:
     for name, fn in _IMPLS.items():
         ffi.def_extern(name=name)(_wrap(name, fn))
     install_exit_handler(ffi, lib)
+    accounting.install_exit_report()
 
     @ffi.def_extern(name="ptxjit_unsupported")
     def _unsupported(cname):
@@ -749,7 +751,7 @@ def _checked_async_copy(dst: int, src: int, size: int, stream, what: str) -> Non
     if size == 0:
         _streams.resolve(DRIVER, _h(stream))
         return
-    _ordered_copy(stream, what, dst, size, src, size, lambda d, s_: M.memmove(d, s_, size))
+    _ordered_copy(stream, what, dst, size, src, size, lambda d, s_: M.move(d, s_, size))
 
 
 @entry

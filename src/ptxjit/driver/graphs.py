@@ -41,8 +41,8 @@ class Copy3D:
     def run(self) -> None:
         for z in range(self.depth):
             for y in range(self.height):
-                M.memmove(self.dst + (z * self.dst_height + y) * self.dst_pitch,
-                          self.src + (z * self.src_height + y) * self.src_pitch, self.width)
+                M.move(self.dst + (z * self.dst_height + y) * self.dst_pitch,
+                       self.src + (z * self.src_height + y) * self.src_pitch, self.width)
 
 
 @dataclass

@@ -17,10 +17,12 @@ from __future__ import annotations
 import bisect
 import ctypes
 import threading
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ptxjit import accounting
 from ptxjit.driver import errors as E
 from ptxjit.driver.errors import CudaError
 
@@ -137,13 +139,20 @@ memmove = ctypes.memmove
 memset = ctypes.memset
 
 
+def move(dst: int, src: int, size: int) -> None:
+    """An unchecked memmove (its ends checked before), counted among the process's copies."""
+    t0 = time.perf_counter()
+    memmove(dst, src, size)
+    accounting.copied(size, time.perf_counter() - t0)
+
+
 def copy(dst: int, src: int, size: int, what: str) -> None:
     """A checked copy of `size` bytes (both ends must be inside their allocations, if any)."""
     if size == 0:
         return
     REGISTRY.check_range(dst, size, what + " destination")
     REGISTRY.check_range(src, size, what + " source")
-    memmove(dst, src, size)
+    move(dst, src, size)
 
 
 def fill(dst: int, value: int, elem: int, count: int, what: str, pitch: int = 0, height: int = 1) -> None:
@@ -155,13 +164,15 @@ def fill(dst: int, value: int, elem: int, count: int, what: str, pitch: int = 0,
     if pitch < row:
         raise CudaError(E.INVALID_VALUE, f"{what}: pitch {pitch} is smaller than a row of {row} bytes")
     REGISTRY.check_range(dst, pitch * (height - 1) + row, what)
+    t0 = time.perf_counter()
     if elem == 1:
         for r in range(height):
             memset(dst + r * pitch, value & 0xFF, row)
-        return
-    pattern = np.full(count, value, dtype={2: np.uint16, 4: np.uint32}[elem])
-    for r in range(height):
-        memmove(dst + r * pitch, pattern.ctypes.data, row)
+    else:
+        pattern = np.full(count, value, dtype={2: np.uint16, 4: np.uint32}[elem])
+        for r in range(height):
+            memmove(dst + r * pitch, pattern.ctypes.data, row)
+    accounting.copied(row * height, time.perf_counter() - t0)
 
 
 def copy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, what: str) -> None:
@@ -172,5 +183,7 @@ def copy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: in
         raise CudaError(E.INVALID_VALUE, f"{what}: a pitch ({dpitch}, {spitch}) is smaller than the width {width}")
     REGISTRY.check_range(dst, dpitch * (height - 1) + width, what + " destination")
     REGISTRY.check_range(src, spitch * (height - 1) + width, what + " source")
+    t0 = time.perf_counter()
     for r in range(height):
         memmove(dst + r * dpitch, src + r * spitch, width)
+    accounting.copied(width * height, time.perf_counter() - t0)

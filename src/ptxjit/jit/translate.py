@@ -14,6 +14,7 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
+from ptxjit import accounting
 from ptxjit.frontend import ir
 from ptxjit.jit import cache
 from ptxjit.jit.engine import BASELINE, NativeCode, host_description, load_object, optimize_to_object
@@ -131,6 +132,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
                     hit_tr = None
                 if hit_tr is not None:
                     _count("disk_hits")
+                    accounting.translated(hit_tr.seconds, lock is not None, from_disk=True)
                     return hit_tr
     phases: dict[str, float] = {}
     with lock if lock is not None else contextlib.nullcontext():
@@ -157,6 +159,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
                      cg.has_yields, locations, time.perf_counter() - t0, nyields=cg.nyields, checked=checked,
                      xbuf_points=getattr(cg, "xbuf_points", 0),
                      probes=pkey, phases=phases, llvm_lines=llvm_ir.count("\n"))
+    accounting.translated(tr.seconds, lock is not None)  # `lock`: a tiers build on its own thread
     if key is not None:
         cache.store(key, {
             "kernel": kernel.name, "save_stride": tr.save_stride, "local_stride": tr.local_stride,

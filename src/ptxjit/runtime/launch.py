@@ -27,6 +27,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import numpy as np
 
+from ptxjit import accounting
 from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
 from ptxjit.passes.recursion import explain_stack_trap
@@ -406,6 +407,7 @@ def _execute(tr: Translation, kernel_name: str, grid, block, nctas: int, nthread
         settled = _drain(futures)
         raise
     finally:
+        accounting.ran(time.monotonic() - t0)
         if main:
             wd.leave_main(old_fd)
         if token is not None:

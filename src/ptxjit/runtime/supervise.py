@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
+from ptxjit import accounting
 from ptxjit.lower import abi
 from ptxjit.runtime import launch, watchdog
 
@@ -50,6 +51,7 @@ class supervised:  # noqa: N801 -- used like a function: `with supervised(...) a
                 watchdog.cancel(L, abi.ERR_CANCEL)
                 self.settled = launch._drain(self.futures)
         finally:
+            accounting.ran(time.monotonic() - self.started)
             if self._main:
                 self._wd.leave_main(self._old_fd)
             if self._token is not None:

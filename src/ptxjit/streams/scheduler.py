@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ptxjit import accounting
 from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
 from ptxjit.runtime import launch as _launch
@@ -278,6 +279,7 @@ class Scheduler:
 
     def _finish(self, w: Work) -> None:
         w.t_end = time.perf_counter_ns()
+        accounting.ran((w.t_end - (w.t_first or w.t_start)) / 1e9)
         if w.token is not None:
             watchdog.get().remove_deadline(w.token)
         exc: BaseException | None = None
