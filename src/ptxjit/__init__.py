@@ -1,36 +1,66 @@
-"""ptxjit: run NVIDIA PTX kernels on multi-core CPUs through LLVM."""
+"""ptxjit: run NVIDIA PTX kernels on multi-core CPUs through LLVM.
 
-from ptxjit import cuda, numba, texture  # front doors: CUDA C++ via NVRTC, Numba kernels (numba imported on first use)
-from ptxjit.api import Kernel, KernelInfo, Module, ParamInfo
-from ptxjit.checking import check
-from ptxjit.cuda import CompiledCuda, CudaCompileError, RawKernel, RawModule, compile_cuda
-from ptxjit.errors import (
-    KernelDeadlock,
-    KernelError,
-    KernelFault,
-    KernelTimeout,
-    KernelTrap,
-    PTXError,
-    PtxjitWarning,
-    PTXSyntaxError,
-    PTXValidationError,
-    UnsupportedInstructionError,
-)
-from ptxjit.instrument.trace import Trace, TraceOverflow, trace
-from ptxjit.jit.translate import cache_stats
-from ptxjit.lower.rules.stack import set_stack_size, stack_size
-from ptxjit.lower.rules.tma import encode_tensor_map
-from ptxjit.runtime.clusters import ClusterLaunchError
-from ptxjit.runtime.cooperative import (
-    CooperativeLaunchTooLarge,
-    max_active_blocks_per_multiprocessor,
-    multiprocessor_count,
-)
-from ptxjit.runtime.heap import heap_leaks, heap_size, set_heap_size
-from ptxjit.runtime.launch import set_workers, worker_count
-from ptxjit.runtime.memory import DeviceArray, Pointer, empty, to_device, zeros
-from ptxjit.streams import Event, Graph, Stream, copy_async, get_elapsed_time, synchronize
-from ptxjit.tiers import stats
+The names below load on first use (PEP 562): `import ptxjit` stays cheap for what needs only part of the
+package (`ptxjit exec`, the driver and runtime libraries, a child process of the tiers' builds).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# public name -> the module that defines it (None: the name is the submodule itself)
+_EXPORTS: dict[str, str | None] = {
+    "cuda": None, "numba": None, "texture": None,  # front doors: CUDA C++ via NVRTC, Numba kernels, textures
+    **dict.fromkeys(["Kernel", "KernelInfo", "Module", "ParamInfo"], "ptxjit.api"),
+    "check": "ptxjit.checking",
+    **dict.fromkeys(["CompiledCuda", "CudaCompileError", "RawKernel", "RawModule", "compile_cuda"], "ptxjit.cuda"),
+    **dict.fromkeys(["KernelDeadlock", "KernelError", "KernelFault", "KernelTimeout", "KernelTrap", "PTXError",
+                     "PtxjitWarning", "PTXSyntaxError", "PTXValidationError", "UnsupportedInstructionError"],
+                    "ptxjit.errors"),
+    **dict.fromkeys(["Trace", "TraceOverflow", "trace"], "ptxjit.instrument.trace"),
+    "cache_stats": "ptxjit.jit.translate",
+    **dict.fromkeys(["set_stack_size", "stack_size"], "ptxjit.lower.rules.stack"),
+    "encode_tensor_map": "ptxjit.lower.rules.tma",
+    "ClusterLaunchError": "ptxjit.runtime.clusters",
+    **dict.fromkeys(["CooperativeLaunchTooLarge", "max_active_blocks_per_multiprocessor", "multiprocessor_count"],
+                    "ptxjit.runtime.cooperative"),
+    **dict.fromkeys(["heap_leaks", "heap_size", "set_heap_size"], "ptxjit.runtime.heap"),
+    **dict.fromkeys(["set_workers", "worker_count"], "ptxjit.runtime.launch"),
+    **dict.fromkeys(["DeviceArray", "Pointer", "empty", "to_device", "zeros"], "ptxjit.runtime.memory"),
+    **dict.fromkeys(["Event", "Graph", "Stream", "copy_async", "get_elapsed_time", "synchronize"], "ptxjit.streams"),
+    "stats": "ptxjit.tiers",
+}
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:  # a submodule (ptxjit.api, ptxjit.triton, ...) as an attribute, loaded on first use
+        if name.startswith("_"):
+            raise AttributeError(f"module 'ptxjit' has no attribute {name!r}")
+        try:
+            return importlib.import_module(f"ptxjit.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"ptxjit.{name}":
+                raise
+            raise AttributeError(f"module 'ptxjit' has no attribute {name!r}") from None
+    where = _EXPORTS[name]
+    module = importlib.import_module(f"ptxjit.{name}" if where is None else where)
+    value = module if where is None else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+if TYPE_CHECKING:  # what static checkers and IDEs see
+    from ptxjit import cuda, numba, texture  # noqa: F401
+    from ptxjit.api import Kernel, KernelInfo, Module, ParamInfo  # noqa: F401
+    from ptxjit.cuda import CompiledCuda, CudaCompileError, RawKernel, RawModule, compile_cuda  # noqa: F401
+    from ptxjit.errors import KernelError, PTXError  # noqa: F401
+    from ptxjit.runtime.memory import DeviceArray, Pointer, empty, to_device, zeros  # noqa: F401
+    from ptxjit.streams import Event, Graph, Stream  # noqa: F401
 
 __version__ = "0.1.0"
 

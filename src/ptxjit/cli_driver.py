@@ -41,43 +41,47 @@ def _nvrtc_dirs() -> list[str]:
     return found
 
 
-def add_commands(main: click.Group) -> None:
-    @main.command("exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-    @click.option("--device", default=None, help="The virtual GPU: sm_90 (H100, default) or sm_80 (A100).")
-    @click.option("--log", "log", default=None, type=click.Path(dir_okay=False),
-                  help="Write the driver's reports (errors, faults) to this file instead of stderr.")
-    @click.option("--stats", "stats", default=None, is_flag=False, flag_value="1",
-                  help="At exit, report where the time went (translations, kernel runs, copies): to the log, "
-                       "or appended as JSON to --stats=FILE.json.")
-    @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-    def exec_command(device: str | None, log: str | None, stats: str | None, command: tuple[str, ...]) -> None:
-        """Run COMMAND with ptxjit's libcuda.so.1 first on the library path: a CUDA program, a cuda-python
-        or numba-cuda script runs unchanged, its kernels on the CPU cores.
+@click.command("exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False,
+                                        "help_option_names": ["-h", "--help"]})
+@click.option("--device", default=None, help="The virtual GPU: sm_90 (H100, default) or sm_80 (A100).")
+@click.option("--log", "log", default=None, type=click.Path(dir_okay=False),
+              help="Write the driver's reports (errors, faults) to this file instead of stderr.")
+@click.option("--stats", "stats", default=None, is_flag=False, flag_value="1",
+              help="At exit, report where the time went (translations, kernel runs, copies): to the log, "
+                   "or appended as JSON to --stats=FILE.json.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def exec_command(device: str | None, log: str | None, stats: str | None, command: tuple[str, ...]) -> None:
+    """Run COMMAND with ptxjit's libcuda.so.1 first on the library path: a CUDA program, a cuda-python
+    or numba-cuda script runs unchanged, its kernels on the CPU cores.
 
-            ptxjit exec -- python my_numba_app.py
-            ptxjit exec -- ./vectorAdd
-        """
-        env = dict(os.environ)
-        lib = _libdir()
-        path = [lib, *([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else []), *_nvrtc_dirs()]
-        env["LD_LIBRARY_PATH"] = os.pathsep.join(path)
-        # clients that look for the driver by path (numba-cuda, cuda-pathfinder) find it here
-        env["NUMBA_CUDA_DRIVER"] = os.path.join(lib, "libcuda.so.1")
-        # Python extension modules that link the CUDA runtime statically (CuPy's) are pointed at
-        # libcudart.so.13 when imported (cudart/static_runtime.py, through this folder's sitecustomize)
-        site = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cudart", "site")
-        env["PYTHONPATH"] = os.pathsep.join([site, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
-        env.setdefault("CUDA_VISIBLE_DEVICES", "0")
-        if device:
-            env["PTXJIT_DEVICE"] = device
-        if log:
-            env["PTXJIT_DRIVER_LOG"] = os.path.abspath(log)
-        if stats:
-            env["PTXJIT_STATS"] = stats if stats == "1" else os.path.abspath(stats)
-        try:
-            os.execvpe(command[0], list(command), env)
-        except OSError as exc:
-            raise click.ClickException(f"cannot run {command[0]!r}: {exc.strerror}") from None
+        ptxjit exec -- python my_numba_app.py
+        ptxjit exec -- ./vectorAdd
+    """
+    env = dict(os.environ)
+    lib = _libdir()
+    path = [lib, *([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else []), *_nvrtc_dirs()]
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(path)
+    # clients that look for the driver by path (numba-cuda, cuda-pathfinder) find it here
+    env["NUMBA_CUDA_DRIVER"] = os.path.join(lib, "libcuda.so.1")
+    # Python extension modules that link the CUDA runtime statically (CuPy's) are pointed at
+    # libcudart.so.13 when imported (cudart/static_runtime.py, through this folder's sitecustomize)
+    site = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cudart", "site")
+    env["PYTHONPATH"] = os.pathsep.join([site, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    env.setdefault("CUDA_VISIBLE_DEVICES", "0")
+    if device:
+        env["PTXJIT_DEVICE"] = device
+    if log:
+        env["PTXJIT_DRIVER_LOG"] = os.path.abspath(log)
+    if stats:
+        env["PTXJIT_STATS"] = stats if stats == "1" else os.path.abspath(stats)
+    try:
+        os.execvpe(command[0], list(command), env)
+    except OSError as exc:
+        raise click.ClickException(f"cannot run {command[0]!r}: {exc.strerror}") from None
+
+
+def add_commands(main: click.Group) -> None:
+    main.add_command(exec_command)
 
     @main.command("driver")
     @click.option("--libdir", is_flag=True, help="Print the folder holding libcuda.so.1 (building it if needed).")
