@@ -240,6 +240,9 @@ def hold_for_c_stdout() -> None:
     with _lock:
         if _held is None:
             _held = []
+            import atexit
+
+            atexit.register(flush_held)  # what is still held when the program exits is not lost
 
 
 def flush_held() -> None:
