@@ -3,8 +3,6 @@ timeout), where (CTA, thread, PTX and CUDA source line) and, for faults, which m
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
 from ptxjit.errors import KernelDeadlock, KernelFault, KernelTimeout, KernelTrap
@@ -143,9 +141,9 @@ def _fault_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, range
 
 
 def _cstr(addr: int) -> str:
-    if not addr:
-        return "?"
-    try:
-        return ctypes.string_at(addr).decode("utf-8", errors="replace")
-    except Exception:
-        return "?"
+    """A string the kernel passed by address (__assertfail's message, file, function): read without
+    faulting, since a wrong call may pass any number there."""
+    from ptxjit.runtime.printf import read_cstring
+
+    raw = read_cstring(addr, 1024) if addr else None
+    return "?" if raw is None else raw.decode("utf-8", errors="replace")

@@ -124,6 +124,25 @@ def _read_raw(addr: int, n: int) -> bytes | None:
     return data if len(data) == n else None
 
 
+def read_cstring(addr: int, limit: int = MAX_STRING) -> bytes | None:
+    """The NUL-terminated string at any address (at most `limit` bytes), read without faulting: page by
+    page through _read_raw, stopping at the first unmapped page; None when addr itself is unreadable."""
+    out = b""
+    page = 4096
+    at = addr
+    while len(out) < limit:
+        n = min(page - at % page, limit - len(out))
+        chunk = _read_raw(at, n)
+        if chunk is None:
+            return out or None
+        nul = chunk.find(b"\0")
+        if nul >= 0:
+            return out + chunk[:nul]
+        out += chunk
+        at += n
+    return out
+
+
 # ------------------------------------------------------------------ formatting
 def _cap(n: int) -> int:
     return max(-MAX_WIDTH, min(MAX_WIDTH, n))
