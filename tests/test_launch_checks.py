@@ -320,3 +320,27 @@ def test_packed_access_does_not_warn():
     assert b.tolist() == [1.5, -2.0]
     with pytest.warns(ptxjit.PtxjitWarning, match="float64 array"):  # wider elements: misread
         k(1, 1, (np.zeros(2), np.ones(2)))
+
+
+BIG_STATIC_SHARED = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry big_static(.param .u64 out)
+{
+    .shared .align 4 .b8 buf[%d];
+    .reg .b32 %%r<2>;
+    mov.u32 %%r1, %%tid.x;
+    st.shared.u32 [buf], %%r1;
+    ret;
+}
+"""
+
+
+def test_static_shared_memory_over_48_kb_is_refused_as_ptxas_refuses_it():
+    """ptxas: "Entry function 'big_static' uses too much shared data (0xea60 bytes, 0xc000 max)"."""
+    ok = ptxjit.Module(BIG_STATIC_SHARED % (48 * 1024)).get_function("big_static")
+    ok(1, 32, (np.zeros(1, np.uint32),))  # exactly 48 KB: allowed
+    k = ptxjit.Module(BIG_STATIC_SHARED % 60000).get_function("big_static")
+    with pytest.raises(ValueError, match=r"declares 60000 bytes of static shared memory; CUDA allows at most 49152"):
+        k(1, 32, (np.zeros(1, np.uint32),))

@@ -29,7 +29,7 @@ from ptxjit.runtime.access import analyze
 from ptxjit.runtime.args import (
     MAX_BLOCK,
     MAX_GRID,
-    MAX_SHARED_PER_BLOCK,
+    MAX_STATIC_SHARED,
     MAX_THREADS_PER_BLOCK,
     ArgPacker,
     array_address,
@@ -283,7 +283,7 @@ class Kernel:
         self._range_names = [(fn.params[i].name, i) for i in self._range_params]
         self._tcache: dict[tuple, tr.Translation] = {}
         self._ntid_limits = any(self.fn.perf.get(k) for k in ("reqntid", "maxntid"))
-        self._no_shared_check = (self._static_shared <= MAX_SHARED_PER_BLOCK
+        self._no_shared_check = (self._static_shared <= MAX_STATIC_SHARED
                                  and not self._access.dynamic_shared)  # shared_mem=0 needs no check
         self._globals: tuple = (None, 0, 0)  # the module's globals buffer, its address and size
         self._declared_cluster = bool(fn.perf.get("reqnctapercluster"))  # __cluster_dims__: a cluster launch

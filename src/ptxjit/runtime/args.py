@@ -27,6 +27,7 @@ MAX_GRID = (2 ** 31 - 1, 65535, 65535)
 MAX_BLOCK = (1024, 1024, 64)
 MAX_THREADS_PER_BLOCK = 1024
 MAX_SHARED_PER_BLOCK = 227 * 1024
+MAX_STATIC_SHARED = 48 * 1024  # what ptxas lets a kernel declare statically; beyond it only dynamic (opt-in)
 
 _warned: set[tuple] = set()
 
@@ -46,6 +47,10 @@ def check_launch_shape(kernel: str, grid: tuple[int, int, int], block: tuple[int
 
 def check_shared_memory(kernel: str, static: int, dynamic: int, access: KernelAccess | None) -> None:
     """Refuse missing or provably too small dynamic shared memory, and more than a GPU has."""
+    if static > MAX_STATIC_SHARED:
+        raise ValueError(f"kernel '{kernel}' declares {static} bytes of static shared memory; CUDA allows at most "
+                         f"{MAX_STATIC_SHARED} (48 KB) per block (ptxas refuses such a kernel): more must be "
+                         "dynamic shared memory (an extern .shared array), up to 227 KB")
     if static + dynamic > MAX_SHARED_PER_BLOCK:
         raise ValueError(f"kernel '{kernel}': {static} bytes of static + {dynamic} bytes of dynamic shared "
                          f"memory exceed the limit of {MAX_SHARED_PER_BLOCK} bytes (227 KB) per block")
