@@ -105,10 +105,8 @@ def _runtime_markdown(sec: dict) -> str:
 
 def add_to(run, log=print) -> None:
     """bench/run.py: measure into run.res["driver_launch"] and add the section to results.md."""
-    log("driver API launch overhead (libcuda.so.1)")
-    sec = run.guard("driver_launch", measure, 500 if run.mode == "quick" else 2000)
-    if sec:
-        run.add_section("driver_launch", sec, markdown(sec))
+    run.section("driver_launch", "driver API launch overhead (libcuda.so.1)",
+                measure, 500 if run.mode == "quick" else 2000, markdown=markdown)
 
 
 def main(argv: list[str] | None = None) -> int:

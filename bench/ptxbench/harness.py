@@ -496,9 +496,18 @@ class Run:
         self.write()
         return self.res
 
-    def add_section(self, key: str, sec: dict, lines: list[str]) -> None:
+    def section(self, key: str, title: str, measure, *args, markdown) -> None:
+        """Measure a section (`measure(*args)`, guarded), then add_section it with `markdown(results)`."""
+        self.log(title)
+        sec = self.guard(key, measure, *args)
+        if sec:
+            self.add_section(key, sec, markdown(sec))
+
+    def add_section(self, key: str, sec: dict, lines: list[str] | str) -> None:
         """A section measured after the main run (streams, tiers, distributed, triton): its results under
-        res[key] and its markdown `lines` after the main tables; results written again."""
+        res[key] and its markdown `lines` (or one text) after the main tables; results written again."""
+        if isinstance(lines, str):
+            lines = lines.rstrip("\n").split("\n")
         self.res[key] = sec
         self.__dict__.setdefault("_extra_md", {})[key] = lines
         self.write()

@@ -101,10 +101,8 @@ def markdown(sec: dict) -> list[str]:
 
 def add_to(run, log=print) -> None:
     """bench/run.py: measure into run.res["many_kernels"] and add the section to results.md."""
-    log("many distinct kernels, each launched once (Numba, Triton; cold and warm)")
-    sec = run.guard("many_kernels", measure, run.mode != "quick")
-    if sec:
-        run.add_section("many_kernels", sec, markdown(sec))
+    run.section("many_kernels", "many distinct kernels, each launched once (Numba, Triton; cold and warm)",
+                measure, run.mode != "quick", markdown=markdown)
 
 
 def main(argv: list[str] | None = None) -> int:

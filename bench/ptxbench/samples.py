@@ -82,10 +82,8 @@ def markdown(sec: dict) -> list[str]:
 
 def add_to(run, log=print) -> None:
     """bench/run.py: measure into run.res["samples"] and add the section to results.md."""
-    log("CUDA C++ samples under ptxjit exec (cold and warm translation cache)")
-    sec = run.guard("samples", measure)
-    if sec:
-        run.add_section("samples", sec, markdown(sec))
+    run.section("samples", "CUDA C++ samples under ptxjit exec (cold and warm translation cache)",
+                measure, markdown=markdown)
 
 
 def main() -> int:
