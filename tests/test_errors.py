@@ -267,3 +267,22 @@ def test_deep_recursion_within_the_limit_runs():
     out = np.zeros(1, np.uint32)
     k(1, 1, (out, 1000))
     assert out[0] == 1000 * 1001 // 2
+
+
+def test_a_label_defined_twice_is_refused_with_both_places():
+    """ptxas: "Duplicate definition of label 'L1'" (a branch to it would be ambiguous)."""
+    ptx = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry dup(.param .u64 p)
+{
+L1:
+    bra L1;
+L1:
+    ret;
+}
+"""
+    with pytest.raises(ptxjit.PTXValidationError, match=r"dup.ptx:9:1: label 'L1' is defined twice in 'dup' "
+                                                         r"\(first at dup.ptx:7:1\)"):
+        ptxjit.Module(ptx, "dup.ptx")

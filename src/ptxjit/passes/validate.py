@@ -103,7 +103,13 @@ def validate(module: ir.Module) -> None:
             raise PTXValidationError(v.pos, f"variable '{_declared(v.name)}' has incomplete type: an array of "
                                             f"unknown size needs an initializer or .extern")
     for fn in module.functions.values():
-        labels = {s.name for s in fn.body or () if isinstance(s, ir.Label)}
+        labels: dict[str, ir.Label] = {}
+        for st in fn.body or ():
+            if isinstance(st, ir.Label):
+                first = labels.setdefault(st.name, st)
+                if first is not st:  # ptxas: "Duplicate definition of label"; which one would a branch reach?
+                    raise PTXValidationError(st.pos, f"label '{st.name}' is defined twice in '{fn.name}' "
+                                                     f"(first at {first.pos})")
         for ins in fn.instructions:
             if ins.opcode == "brx":
                 table = ins.operands[1] if len(ins.operands) > 1 else None
