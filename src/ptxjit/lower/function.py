@@ -19,6 +19,7 @@ from llvmlite import ir as ll
 from ptxjit.errors import UnsupportedInstructionError
 from ptxjit.frontend import ir
 from ptxjit.lower import abi
+from ptxjit.lower.folding import FoldingBuilder
 from ptxjit.lower.operands import NAN_BLIND, SPECIAL_REGS, OperandLowering, is_special, nan_classes  # noqa: F401
 from ptxjit.lower.progress import SPINPOINT, ProgressLowering, back_edges
 from ptxjit.lower.regions import RegionLowering
@@ -40,7 +41,7 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         self.is_kernel = is_kernel
         self.launch, self.worker, self.tlin = llfn.args[0], llfn.args[1], llfn.args[2]
         self.entry = llfn.append_basic_block("entry")
-        self.b = ll.IRBuilder(self.entry)
+        self.b = FoldingBuilder(self.entry)  # constant arithmetic folded as it is emitted (lower/folding.py)
         self.regs: dict[str, ll.AllocaInstr] = {}
         self.reg_types: dict[str, str] = dict(fn.regs)
         self.labels: dict[str, ll.Block] = {}
