@@ -271,18 +271,9 @@ def test_deep_recursion_within_the_limit_runs():
 
 def test_a_label_defined_twice_is_refused_with_both_places():
     """ptxas: "Duplicate definition of label 'L1'" (a branch to it would be ambiguous)."""
-    ptx = """
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry dup(.param .u64 p)
-{
-L1:
-    bra L1;
-L1:
-    ret;
-}
-"""
-    with pytest.raises(ptxjit.PTXValidationError, match=r"dup.ptx:9:1: label 'L1' is defined twice in 'dup' "
-                                                         r"\(first at dup.ptx:7:1\)"):
+    ptx = snippet_kernel("L1:\n    bra L1;\nL1:", [("u64", "p")], name="dup")
+    lines = ptx.split("\n")
+    first, second = (n + 1 for n, line in enumerate(lines) if line == "L1:")
+    with pytest.raises(ptxjit.PTXValidationError, match=rf"dup.ptx:{second}:1: label 'L1' is defined twice in "
+                                                         rf"'dup' \(first at dup.ptx:{first}:1\)"):
         ptxjit.Module(ptx, "dup.ptx")
