@@ -266,6 +266,8 @@ def hold_for_c_stdout() -> None:
 
 def flush_held() -> None:
     """Write the held device output to C's stdout and flush that stream: a synchronization point."""
+    if not _held:  # every launch calls this: nothing held (or not holding) costs one test, no lock
+        return
     with _flush_lock:
         with _lock:
             if not _held:
