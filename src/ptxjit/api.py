@@ -17,6 +17,7 @@ from ptxjit.errors import PTXValidationError
 from ptxjit.frontend import ir
 from ptxjit.frontend.parser import parse
 from ptxjit.jit import translate as tr
+from ptxjit.jit.priority import foreground
 from ptxjit.lower.layout import encode_initializer, globals_layout, local_size, param_layout, shared_layout
 from ptxjit.passes.approx_fold import propagate_immediates
 from ptxjit.passes.contract import contract_fma
@@ -253,7 +254,7 @@ class Module:
             if t is not None:
                 tr.note_memory_hit()
                 return t
-            with gc_paused():
+            with gc_paused(), foreground():  # the tiers' background builds wait (jit/priority.py)
                 t = tr.translate(self.ir, f, self._glay, block, self.ptx_digest, checked, probes, opt_level, spec)
             self._translations[key] = t
             return t

@@ -30,6 +30,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 
+from ptxjit.jit import priority
 from ptxjit.jit import translate as _tr
 from ptxjit.jit.engine import BASELINE
 from ptxjit.jit.translate import Translation
@@ -556,6 +557,8 @@ class _Lowering:
         self.lock = lock
 
     def __enter__(self) -> None:
+        if threading.current_thread() in _builders:  # a background build: after the program's first launches
+            priority.wait_for_quiet()
         if _exiting.is_set():
             raise _BuildCancelled("exiting")
         self.lock.acquire()
