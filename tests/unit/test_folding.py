@@ -72,3 +72,50 @@ def test_shifts_by_the_width_or_more_are_left_to_the_builder():
     i32 = ll.IntType(32)
     fb = FoldingBuilder(ll.Function(ll.Module(), ll.FunctionType(i32, []), "g").append_basic_block())
     assert not isinstance(fb.shl(ll.Constant(i32, 1), ll.Constant(i32, 32)), ll.Constant)
+
+
+def _llvm_simplifies(width: int, build) -> str:
+    """What LLVM's optimizer makes of `build(builder, x)` for an unknown argument x: "x" or the constant."""
+    mod = ll.Module()
+    ty = ll.IntType(width)
+    fn = ll.Function(mod, ll.FunctionType(ty, [ty]), "f")
+    fn.args[0].name = "x"
+    b = ll.IRBuilder(fn.append_basic_block())
+    b.ret(build(b, fn.args[0]))
+    m = llvm.parse_assembly(str(mod))
+    pb = llvm.create_pass_builder(_target_machine(), llvm.create_pipeline_tuning_options(speed_level=2))
+    pb.getModulePassManager().run(m, pb)
+    found = re.search(rf"ret i{width} (%\"?x\"?|-?\d+)\s", str(m.get_function("f")))
+    if not found:
+        return "unchanged"
+    return "x" if "x" in found.group(1) else str(int(found.group(1)) & ((1 << width) - 1))
+
+
+@pytest.mark.parametrize("op", BINOPS)
+def test_identities_with_one_constant_operand_are_llvms(op):
+    """x + 0, 0 | x, x & -1, x & 0, x * 1, x >> 0 ...: folded exactly where LLVM folds them the same way."""
+    width = 32
+    ty = ll.IntType(width)
+    fn = ll.Function(ll.Module(), ll.FunctionType(ty, [ty]), "g")
+    fb = FoldingBuilder(fn.append_basic_block())
+    x = fn.args[0]
+    folded = 0
+    for c in (0, 1, 2 ** width - 1):
+        for x_left in (True, False):
+            def build(bb, xv, c=c, x_left=x_left):
+                k = ll.Constant(ty, c)
+                return getattr(bb, op)(xv, k) if x_left else getattr(bb, op)(k, xv)
+            got = build(fb, x)
+            if isinstance(got, ll.Instruction):
+                continue  # left to LLVM
+            folded += 1
+            want = _llvm_simplifies(width, build)
+            assert want == ("x" if got is x else str(got.constant & (2 ** width - 1))), (op, c, x_left)
+    assert folded >= 1, op  # every operation has an identity
+
+
+def test_select_of_one_value_is_that_value():
+    i32 = ll.IntType(32)
+    fn = ll.Function(ll.Module(), ll.FunctionType(i32, [ll.IntType(1), i32]), "g")
+    fb = FoldingBuilder(fn.append_basic_block())
+    assert fb.select(fn.args[0], fn.args[1], fn.args[1]) is fn.args[1]

@@ -5,7 +5,9 @@ shift amounts of immediate operands): `mul i64 128, 161`, or a shift's guard `ic
 select on it.  LLVM folds them too, but only after llvmlite has built them as Python objects, printed them
 as text and LLVM has parsed that text; folded here they cost nothing.  Only what LLVM itself defines for
 constant operands is folded (two's-complement wrap-around, shifts by less than the width), so the code is
-the same as LLVM's folding would make it; anything else goes to the ordinary builder.
+the same as LLVM's folding would make it; anything else goes to the ordinary builder.  So are the identities
+with one constant operand (`x + 0`, `x | 0`, `x & -1`, `x * 1`, a shift by 0, `x & 0`): the bounds checks
+and address arithmetic are written for the general case and meet their neutral elements often.
 """
 
 from __future__ import annotations
@@ -29,13 +31,35 @@ _UNSIGNED = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a
 _BOOL = ll.IntType(1)
 
 
+# Identities per operation: (the constant that leaves the other operand as it is, whether that may be the
+# left operand too, the constant that absorbs it: "all" = every bit set); None where there is none
+_IDENTITY = {"add": (0, True, None), "sub": (0, False, None), "mul": (1, True, None), "or": (0, True, "all"),
+             "xor": (0, True, None), "and": ("all", True, 0), "shl": (0, False, None), "lshr": (0, False, None),
+             "ashr": (0, False, None)}
+
+
+def _is(c: int | None, want, width: int) -> bool:
+    return c is not None and want is not None and c == ((1 << width) - 1 if want == "all" else want)
+
+
 class FoldingBuilder(ll.IRBuilder):
     def _fold(self, op, lhs, rhs, name: str, flags, fold):
         a, b = _int(lhs), _int(rhs)
-        if a is not None and b is not None and lhs.type == rhs.type:
-            value = fold(a, b, lhs.type.width)
-            if value is not None:
-                return ll.Constant(lhs.type, value & ((1 << lhs.type.width) - 1))
+        if lhs.type == rhs.type and isinstance(lhs.type, ll.IntType):
+            w = lhs.type.width
+            if a is not None and b is not None:
+                value = fold(a, b, w)
+                if value is not None:
+                    return ll.Constant(lhs.type, value & ((1 << w) - 1))
+            neutral, commutes, absorbing = _IDENTITY[op.__name__.rstrip("_")]
+            if _is(b, neutral, w):
+                return lhs
+            if commutes and _is(a, neutral, w):
+                return rhs
+            if _is(b, absorbing, w):
+                return rhs
+            if _is(a, absorbing, w):
+                return lhs
         return op(lhs, rhs, name, flags=flags) if flags else op(lhs, rhs, name)
 
     def add(self, lhs, rhs, name="", flags=()):
@@ -84,6 +108,8 @@ class FoldingBuilder(ll.IRBuilder):
         c = _int(cond)
         if c is not None and cond.type == _BOOL and lhs.type == rhs.type:
             return lhs if c else rhs
+        if lhs is rhs:
+            return lhs
         return super().select(cond, lhs, rhs, name, flags=flags) if flags else super().select(cond, lhs, rhs, name)
 
     def zext(self, value, typ, name=""):
