@@ -8,7 +8,7 @@ Floating-point adds follow the H100 bit for bit (golden cases in ../shared/gpu-g
   Generic addresses are taken as global (the common case).
 - f64 add in global memory returns a NaN operand unchanged, signalling or not, the added value's
   before memory's (isa_atom_global_add_f64, isa_red_global_add_f64); in shared memory it quiets the
-  NaN and memory's comes first (isa_atom_shared_add_f64), which is what the host's add does.
+  NaN and memory's comes first (isa_atom_shared_add_f64, isa_red_shared_add_f64).
 - f16/bf16 (x2) add/min/max (.noftz) keep subnormals; min/max return the other operand when one is
   NaN and the canonical NaN 0x7FFF when both are (isa_atom_global_min_noftz_v2_f16x2,
   isa_atom_global_max_noftz_v2_bf16x2).
@@ -135,6 +135,15 @@ def _f64_add_global(b: ll.IRBuilder, old: ll.Value, v: ll.Value) -> ll.Value:
     return b.select(_is_nan_bits(b, v), v, b.select(_is_nan_bits(b, old), old, r))
 
 
+def _f64_add_shared(b: ll.IRBuilder, old: ll.Value, v: ll.Value) -> ll.Value:
+    """NaN operands come back quieted, memory's first; otherwise the IEEE sum.  On bits: LLVM takes
+    fadd as commutative and NaN payloads as unspecified, so the order of fadd's operands cannot keep
+    the host's own rule (the first operand's NaN): LLVM swapped them in red's code."""
+    r = b.bitcast(b.fadd(b.bitcast(old, F64), b.bitcast(v, F64)), I64)
+    quiet = const_int(I64, 1 << 51)
+    return b.select(_is_nan_bits(b, old), b.or_(old, quiet), b.select(_is_nan_bits(b, v), b.or_(v, quiet), r))
+
+
 def _half_op(lw: FnLowering, t: str, op: str) -> Callable[[ll.IRBuilder, ll.Value, ll.Value], ll.Value]:
     """add (correctly rounded, subnormals kept) or min/max of f16/bf16 lanes held as bits."""
     from ptxjit.lower.rules.half import decode, encode, fmt_of
@@ -211,7 +220,7 @@ def _element(lw: FnLowering, ins: Instr, t: str, op: str, ptr8: ll.Value, vals: 
         ptr = lw.typed_ptr(ptr8, lltype(t))
         res = b.cmpxchg(ptr, lw.read(vals[0], t), lw.read(vals[1], t), "seq_cst", "seq_cst")
         return b.extract_value(res, 0)
-    if t in HALF_TYPES or (op == "add" and t == "f32") or (op == "add" and t == "f64" and space != "shared"):
+    if t in HALF_TYPES or (op == "add" and t in ("f32", "f64")):
         bt = _bits_type(t)
         ptr = lw.typed_ptr(ptr8, lltype(bt))
         v = lw.read(vals[0], t)  # as t: a float immediate becomes its bits only through a bitcast
@@ -221,8 +230,10 @@ def _element(lw: FnLowering, ins: Instr, t: str, op: str, ptr8: ll.Value, vals: 
             fn = _half_op(lw, t, op)
         elif t == "f32":
             fn = _f32_add(space != "shared")
-        else:
+        elif space != "shared":
             fn = _f64_add_global
+        else:
+            fn = _f64_add_shared
         return _rmw_loop(lw, ptr, v, fn, space)
     ptr = lw.typed_ptr(ptr8, lltype(t))
     v = lw.read(vals[0], t)
