@@ -350,8 +350,20 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         cache = self.__dict__.setdefault("_entry_values", {})
         v = cache.get(key)
         if v is None:
-            with self.b.goto_entry_block():
-                v = cache[key] = make(self.b)
+            v = cache[key] = self._emit_in(self.llfn.entry_basic_block, make)
+        return v
+
+    def _emit_in(self, blk: ll.Block, make) -> ll.Value:
+        """make(builder) at the end of `blk` (before its terminator); the builder then goes back to the
+        exact place it was (goto_block returns to the end of the block, and a latch's saves are
+        inserted at its start)."""
+        b = self.b
+        here = b.block
+        after = here.instructions[b._anchor] if b._anchor < len(here.instructions) else None
+        with b.goto_block(blk):
+            v = make(b)
+        if after is not None:
+            b.position_before(after)
         return v
 
     def entry_record_ptr(self, idx: int) -> ll.Value:
@@ -387,8 +399,24 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
 
         return special_register(self, name)
 
+    def per_thread(self, key, make) -> ll.Value:
+        """make(builder), a function of this thread's index alone, computed once per thread: in the entry
+        block when the thread is the function's argument (one call per thread), in the thread's own
+        block of a loop over the CTA's threads (lower/threadloop.py) otherwise.  Saves and restores at
+        suspension points and tensor-core fragments ask for such values at every register and element."""
+        if isinstance(self.tlin, ll.Argument):
+            return self.once_in_entry(("per_thread", key), make)
+        home = getattr(self, "thread_home", None)
+        if home is None or home[0] is not self.tlin:
+            return make(self.b)
+        cache = self.__dict__.setdefault("_per_thread", {})
+        v = cache.get((home[1].name, key))
+        if v is None:
+            v = cache[(home[1].name, key)] = self._emit_in(home[1], make)
+        return v
+
     def lane(self) -> ll.Value:
-        return self.b.and_(self.tlin, const_int(I32, 31))
+        return self.per_thread("lane", lambda b: b.and_(self.tlin, const_int(I32, 31)))
 
     # ------------------------------------------------------------------ control
     def label_block(self, name: str) -> ll.Block:

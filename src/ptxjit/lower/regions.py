@@ -418,8 +418,11 @@ class RegionLowering:
             block = self.cg.block
             n = const_int(I64, block[0] * block[1] * block[2]) if block is not None else self.launch_slot(
                 abi.L_NTHREADS)
-            off = b.add(b.mul(n, const_int(I64, self.soa_offsets[name])),
-                        b.mul(b.zext(tlin, I64), const_int(I64, size)))
+            if tlin is self.tlin:
+                within = self.per_thread(("soa", size), lambda bb: bb.mul(bb.zext(tlin, I64), const_int(I64, size)))
+            else:
+                within = b.mul(b.zext(tlin, I64), const_int(I64, size))
+            off = b.add(b.mul(n, const_int(I64, self.soa_offsets[name])), within)
             return self.typed_ptr(b.gep(base, [off]), ty)
         return self.typed_ptr(b.gep(self._save_area(), [const_int(I64, self._save_slot(name))]), ty)
 
@@ -427,14 +430,20 @@ class RegionLowering:
         return self.save_slots[name]
 
     def _save_area(self) -> ll.Value:
-        b = self.b
-        base = self.worker_slot(abi.W_SAVE)
-        stride = const_int(I64, self.save_stride)
-        return b.inttoptr(b.add(base, b.mul(b.zext(self.tlin, I64), stride)), PTR)
+        """This thread's save area.  The thread is the function's argument here (the worker calls the
+        function once per thread), so the address is computed once, in the entry block, rather than
+        at every saved and restored register (a tensor-core kernel saves hundreds at each barrier)."""
+        def area(b: ll.IRBuilder) -> ll.Value:
+            base = b.load(b.gep(self.worker, [const_int(I32, abi.W_SAVE)]))
+            return b.inttoptr(b.add(base, b.mul(b.zext(self.tlin, I64), const_int(I64, self.save_stride))), PTR)
+
+        return self.per_thread("save_area", area)
 
     def warp_state(self) -> ll.Value:
         """i8* to this thread's warp collective state."""
-        b = self.b
-        base = self.worker_slot(abi.W_WARP)
-        warp = b.zext(b.lshr(self.tlin, const_int(I32, 5)), I64)
-        return b.inttoptr(b.add(base, b.mul(warp, const_int(I64, abi.WARP_STRIDE))), PTR)
+        def state(b: ll.IRBuilder) -> ll.Value:
+            base = b.load(b.gep(self.worker, [const_int(I32, abi.W_WARP)]))
+            warp = b.zext(b.lshr(self.tlin, const_int(I32, 5)), I64)
+            return b.inttoptr(b.add(base, b.mul(warp, const_int(I64, abi.WARP_STRIDE))), PTR)
+
+        return self.per_thread("warp_state", state)

@@ -175,6 +175,12 @@ class ThreadLoopLowering:
             tz, ty, tx = phis
             self.tlin = b.add(b.mul(b.add(b.mul(tz, const_int(I32, block[1])), ty), const_int(I32, block[0])), tx)
             self.loop_tid = (tx, ty, tz)
+        # the thread's own block: values of the thread index alone are computed here, once per thread,
+        # however often the code asks for them (FnLowering.per_thread); the thread's code starts after it
+        self.thread_home = (self.tlin, prev_body)
+        start = f.append_basic_block(f"{name}_t")
+        b.branch(start)
+        b.position_at_end(start)
         self.thread_latch = latches[-1]
         return first_head, prev_body, done
 

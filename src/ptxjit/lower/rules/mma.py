@@ -273,9 +273,9 @@ def _acc_elements(lw: FnLowering, ops: list, t: str) -> list[ll.Value]:
 
 def lane_gt(lw: FnLowering) -> tuple[ll.Value, ll.Value]:
     """(g, t) = (lane >> 2, lane & 3) of this thread."""
-    b = lw.b
     lane = lw.lane()
-    return b.lshr(lane, const_int(I32, 2)), b.and_(lane, const_int(I32, 3))
+    return (lw.per_thread("lane_g", lambda b: b.lshr(lane, const_int(I32, 2))),
+            lw.per_thread("lane_t", lambda b: b.and_(lane, const_int(I32, 3))))
 
 
 def _row0(lw: FnLowering, mm: Mma) -> ll.Value:
