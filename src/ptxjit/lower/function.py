@@ -33,6 +33,13 @@ if TYPE_CHECKING:
 MAX_THREAD_BYTES = 512 * 1024  # local memory per thread on sm_90 (a .param/.local variable lives there too)
 
 
+# launch record slots nothing writes while the launch runs (the error, cursor and completion slots change)
+_FIXED_LAUNCH_SLOTS = frozenset({abi.L_PARAMS, abi.L_GLOBALS, abi.L_GRID, abi.L_GRID + 1, abi.L_GRID + 2,
+                                 abi.L_BLOCK, abi.L_BLOCK + 1, abi.L_BLOCK + 2, abi.L_NCTAS, abi.L_DYN_SMEM,
+                                 abi.L_PRINTF, abi.L_GRIDID, abi.L_NTHREADS, abi.L_NWORKERS, abi.L_RANGES,
+                                 abi.L_PROBE, abi.L_COOP, abi.L_CLUSTER})
+
+
 class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLowering):
     def __init__(self, cg: ModuleCodegen, fn: ir.Function, llfn: ll.Function, is_kernel: bool) -> None:
         self.cg = cg
@@ -336,6 +343,8 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         c = self.cg.launch_consts.get(idx) if self.cg.launch_consts else None
         if c is not None:  # specialized (ptxjit/tiers): the launch's value is known
             return const_int(I64, c)
+        if idx in _FIXED_LAUNCH_SLOTS:  # the same for the whole launch: loaded once, in the entry block
+            return self.once_in_entry(("launch", idx), lambda b: b.load(b.gep(self.launch, [const_int(I32, idx)])))
         return self.b.load(self.b.gep(self.launch, [const_int(I32, idx)]))
 
     def worker_slot(self, idx: int) -> ll.Value:
