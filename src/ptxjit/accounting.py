@@ -14,6 +14,8 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 
+from ptxjit import config
+
 _START = time.perf_counter()
 
 
@@ -90,8 +92,8 @@ def _program() -> str:
 
 def report() -> None:
     """Write the report PTXJIT_STATS asks for (at exit); never raises."""
-    where = os.environ.get("PTXJIT_STATS", "").strip()
-    if not where or where == "0":
+    where = config.stats()
+    if where is None:
         return
     try:
         rec = snapshot()
@@ -113,7 +115,7 @@ _installed = False
 def install_exit_report() -> None:
     """Report at exit when PTXJIT_STATS is set (the driver and runtime libraries call this as they load)."""
     global _installed
-    if not _installed and os.environ.get("PTXJIT_STATS", "").strip() not in ("", "0"):
+    if not _installed and config.stats() is not None:
         import atexit
 
         _installed = True

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections import Counter
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ptxjit import config
 from ptxjit import tiers as _tiers
 from ptxjit.demangle import demangle, short_name
 from ptxjit.errors import PTXValidationError
@@ -40,7 +40,7 @@ from ptxjit.runtime.args import (
 )
 from ptxjit.streams import stream as _streams
 from ptxjit.streams.launches import LaunchSpec
-from ptxjit.util import ENV_DATA, gc_paused, getenv
+from ptxjit.util import ENV_DATA, gc_paused
 
 
 def _suspends(ins: ir.Instr) -> bool:
@@ -124,7 +124,7 @@ class Module:
         self.name = name
         self.source_text = ptx
         if fmad is None:
-            fmad = os.environ.get("PTXJIT_FMAD", "1").strip().lower() not in ("0", "false", "no", "off")
+            fmad = config.fmad()
         self.fmad = bool(fmad)
         # the translation depends on the contraction choice: key cached code by it
         self.ptx_digest = tr.ptx_hash(ptx) + ("" if self.fmad else "|nofmad")
@@ -463,8 +463,10 @@ class Kernel:
 
 _MAX_GRID_X = MAX_GRID[0]
 _tiers_on = _tiers.enabled
-_BACKEND = os.environ.get("PTXJIT_BACKEND", "").strip().lower()  # "ray": launches go to ptxjit.distributed
-_CHECK_TOOLS = os.environ.get("PTXJIT_CHECK", "").strip()  # e.g. "memcheck,racecheck" (ptxjit/checking/env.py)
+_BACKEND = config.BACKEND.text().lower()  # "ray": launches go to ptxjit.distributed (read once)
+_CHECK_TOOLS = config.CHECK.text()  # e.g. "memcheck,racecheck" (ptxjit/checking/env.py; read once)
+_UNCHECKED_KEY = config.UNCHECKED.key
+_CHECKED_KEY = config.CHECKED.key
 _MAX_BLOCK_X = min(MAX_BLOCK[0], MAX_THREADS_PER_BLOCK)  # an int block: CUDA's block.x and threads limits
 
 
@@ -478,14 +480,6 @@ def _checked(checked: bool | None, unchecked: bool) -> bool:
     # read at every launch (a variable set while the process runs counts), from os.environ's own
     # bytes dict where there is one (util.getenv): about 50 ns when neither is set
     env = ENV_DATA
-    if env is not None and b"PTXJIT_UNCHECKED" not in env and b"PTXJIT_CHECKED" not in env:
+    if env is not None and _UNCHECKED_KEY not in env and _CHECKED_KEY not in env:
         return True
-    if _env_flag("PTXJIT_UNCHECKED", b"PTXJIT_UNCHECKED"):
-        return False
-    v = getenv("PTXJIT_CHECKED", b"PTXJIT_CHECKED")
-    return v is None or v.strip().lower() not in ("0", "false", "no", "off")
-
-
-def _env_flag(name: str, key: bytes) -> bool:
-    v = getenv(name, key)
-    return bool(v) and v.strip().lower() not in ("0", "false", "no", "off")
+    return config.launch_checked()

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ptxjit import config
 from ptxjit.errors import KernelError, PTXError
 
 console = Console()
@@ -168,7 +169,7 @@ class _Main(click.Group):
             where = f"{e.filename}: " if e.filename else ""
             raise _error(f"{where}{e.strerror or e}", 2) from None
         except Exception as e:
-            if os.environ.get("PTXJIT_DEBUG"):
+            if config.DEBUG.raw():
                 raise
             raise _error(f"internal error in ptxjit: {' '.join(str(e).split()) or type(e).__name__} "
                          f"(set PTXJIT_DEBUG=1 for the traceback)", 1) from None
@@ -400,7 +401,7 @@ def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...]
     if workers:
         ptxjit.set_workers(workers)
     if not fmad:  # read by every Module this command creates (also the one NVRTC's PTX goes into)
-        os.environ["PTXJIT_FMAD"] = "0"
+        os.environ[config.FMAD.name] = "0"
     if ptx_file.endswith(".cu"):
         from ptxjit.cuda import load_module
 

@@ -8,6 +8,8 @@ import sys
 
 import click
 
+from ptxjit import config
+
 
 def _libdir() -> str:
     """The folder of ptxjit's libcuda.so.1 and libcudart.so.13, both built first when out of date."""
@@ -69,11 +71,11 @@ def exec_command(device: str | None, log: str | None, stats: str | None, command
     env["PYTHONPATH"] = os.pathsep.join([site, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     env.setdefault("CUDA_VISIBLE_DEVICES", "0")
     if device:
-        env["PTXJIT_DEVICE"] = device
+        env[config.DEVICE.name] = device
     if log:
-        env["PTXJIT_DRIVER_LOG"] = os.path.abspath(log)
+        env[config.DRIVER_LOG.name] = os.path.abspath(log)
     if stats:
-        env["PTXJIT_STATS"] = stats if stats == "1" else os.path.abspath(stats)
+        env[config.STATS.name] = stats if stats == "1" else os.path.abspath(stats)
     try:
         os.execvpe(command[0], list(command), env)
     except OSError as exc:

@@ -8,10 +8,10 @@ PTXJIT_CHECK_PRINT_LIMIT=N prints at most N reports (the summary counts them all
 from __future__ import annotations
 
 import atexit
-import os
 import sys
 import threading
 
+from ptxjit import config
 from ptxjit.checking.core import check, tool_list
 from ptxjit.checking.report import PREFIX, Report, summary_line
 
@@ -60,8 +60,7 @@ def record(reports: list[Report]) -> None:
 
 
 def _print_limit() -> int | None:
-    v = os.environ.get("PTXJIT_CHECK_PRINT_LIMIT", "").strip()
-    return int(v) if v.isdigit() and int(v) > 0 else None
+    return config.check_print_limit()
 
 
 def _summary() -> None:

@@ -14,6 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ptxjit import config
 from ptxjit.errors import PTXError
 from ptxjit.jit.cache_dir import NotRegularFile, cache_root, read_regular_file, trusted_dir
 
@@ -75,7 +76,7 @@ def _site_dirs() -> list[Path]:
 
 def _candidates() -> list[Path]:
     out: list[Path] = []
-    env = os.environ.get("PTXJIT_NVRTC")
+    env = config.NVRTC.raw()
     if env:
         out.append(Path(env))
     # nvidia-cuda-nvrtc 13.x installs nvidia/cu13/lib; the -cu12 wheel installs nvidia/cuda_nvrtc/lib.

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import ray
 
+from ptxjit import config
 from ptxjit import errors as _errors
 from ptxjit.api import Kernel, Module, _dims
 from ptxjit.distributed import changes as _changes
@@ -127,8 +128,7 @@ def clear_stats() -> None:
 def _get_cluster() -> _Cluster:
     c = _cluster
     if c is None:
-        init(actors=None if os.environ.get("PTXJIT_RAY_ACTORS") is None else int(os.environ["PTXJIT_RAY_ACTORS"]),
-             address=os.environ.get("PTXJIT_RAY_ADDRESS") or None)
+        init(actors=config.ray_actors(), address=config.RAY_ADDRESS.raw() or None)
         c = _cluster
         assert c is not None
     return c

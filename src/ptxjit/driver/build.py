@@ -20,6 +20,7 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+from ptxjit import config
 from ptxjit.driver import errors as E
 from ptxjit.driver.abi_tables import ALIASES, ENTRY_POINTS
 
@@ -49,7 +50,7 @@ def implemented() -> list[str]:
 def libdir() -> Path:
     """Where the library lives: PTXJIT_DRIVER_LIBDIR, else next to the package (a writable install), else
     the user's cache."""
-    env = os.environ.get("PTXJIT_DRIVER_LIBDIR", "").strip()
+    env = config.DRIVER_LIBDIR.text()
     if env:
         return Path(env)
     local = HERE / "lib"
@@ -259,7 +260,7 @@ CUresult cuGetExportTable(const void **ppExportTable, const void *pExportTableId
 _INIT = """
 import os, sys
 def _ptxjit_paths():
-    extra = os.environ.get("PTXJIT_DRIVER_PYTHONPATH", "")
+    extra = os.environ.get(%(pythonpath_var)r, "")
     return [p for p in extra.split(os.pathsep) if p] + %(paths)r
 try:
     import %(capi)s as _capi
@@ -283,7 +284,8 @@ def init_code(capi: str, module: str) -> str:
     """The Python an embedded ptxjit library runs when loaded: find ptxjit (the build's site folders, a source
     checkout, PTXJIT_DRIVER_PYTHONPATH), fix sys.executable/argv in a C program, install `capi`'s entry points."""
     src_root = str(HERE.parent.parent)  # a source checkout without an install
-    return _INIT % {"paths": [*_site_dirs(), src_root], "module": module, "python": sys.executable, "capi": capi}
+    return _INIT % {"paths": [*_site_dirs(), src_root], "module": module, "python": sys.executable, "capi": capi,
+                    "pythonpath_var": config.DRIVER_PYTHONPATH.name}
 
 
 def fingerprint() -> str:

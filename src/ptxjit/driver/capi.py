@@ -9,10 +9,9 @@ CUDA_ERROR_UNKNOWN with a traceback in the log: a bug in ptxjit never takes the 
 from __future__ import annotations
 
 import ctypes
-import os
 import traceback
 
-from ptxjit import accounting
+from ptxjit import accounting, config
 from ptxjit.driver import errors as E
 from ptxjit.driver import launch as _launch
 from ptxjit.driver import memory as M
@@ -1648,7 +1647,7 @@ def cuEventElapsedTime_v2(out, start, end):
     _out(out, "pMilliseconds")[0] = ms
 
 
-if os.environ.get("PTXJIT_DRIVER_TRACE"):  # every call named in the log (debugging a client)
+if config.DRIVER_TRACE.raw():  # every call named in the log (debugging a client)
     def _traced(name, fn):
         def call(*args):
             E.log(f"ptxjit driver: {name}")

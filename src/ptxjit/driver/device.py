@@ -9,9 +9,9 @@ Direct, multicast, texture/surface arrays beyond what ptxjit.texture models) rea
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
+from ptxjit import config
 from ptxjit.driver.abi_tables import DEVICE_ATTRIBUTE
 from ptxjit.runtime.args import MAX_BLOCK, MAX_GRID, MAX_SHARED_PER_BLOCK, MAX_THREADS_PER_BLOCK
 
@@ -84,7 +84,7 @@ MODELS = {"sm_90": H100, "sm_80": A100}
 
 def selected_model() -> DeviceModel:
     """The model PTXJIT_DEVICE names (sm_90 default; `90`, `sm_90`, `compute_90`, `9.0` all work)."""
-    raw = os.environ.get("PTXJIT_DEVICE", "").strip().lower()
+    raw = config.DEVICE.text().lower()
     if not raw:
         return H100
     key = raw.replace("compute_", "sm_").replace(".", "")
@@ -92,5 +92,5 @@ def selected_model() -> DeviceModel:
         key = "sm_" + key
     model = MODELS.get(key)
     if model is None:
-        raise ValueError(f"PTXJIT_DEVICE={raw!r}: ptxjit models {', '.join(MODELS)}")
+        raise ValueError(f"{config.DEVICE.name}={raw!r}: ptxjit models {', '.join(MODELS)}")
     return model

@@ -8,10 +8,10 @@ ptxjit's explanation at hand.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 
+from ptxjit import config
 from ptxjit.driver.abi_tables import CURESULT
 
 NAMES: dict[int, str] = {}
@@ -114,13 +114,13 @@ _unsupported_named: set[str] = set()
 
 
 def logs_to_file() -> bool:
-    return bool(os.environ.get("PTXJIT_DRIVER_LOG", "").strip())
+    return bool(config.DRIVER_LOG.text())
 
 
 def log(message: str) -> None:
     """One line (or a multi-line report) to PTXJIT_DRIVER_LOG, else stderr; never raises."""
     text = message if message.endswith("\n") else message + "\n"
-    path = os.environ.get("PTXJIT_DRIVER_LOG", "").strip()
+    path = config.DRIVER_LOG.text()
     try:
         with _log_lock:
             if path:

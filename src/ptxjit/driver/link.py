@@ -13,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ptxjit import config
 from ptxjit.driver import errors as E
 from ptxjit.driver.errors import CudaError
 
@@ -59,7 +60,7 @@ class LinkState:
         if not self.inputs:
             raise CudaError(E.INVALID_VALUE, "cuLinkComplete: nothing was added")
         text = self._limit_registers(self._merged())
-        dump_dir = os.environ.get("PTXJIT_DUMP_DIR")
+        dump_dir = config.DUMP_DIR.raw()
         if dump_dir:  # the linked image, for looking at what the module load gets
             os.makedirs(dump_dir, exist_ok=True)
             with open(os.path.join(dump_dir, f"linked-{self.handle:x}.ptx"), "w") as f:

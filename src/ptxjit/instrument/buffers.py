@@ -201,15 +201,11 @@ class BufferPool:
     MIN_BYTES = 1 << 20  # smaller buffers are cheap to fault in
 
     def __init__(self) -> None:
-        import os
         import threading
 
-        env = os.environ.get("PTXJIT_TRACE_POOL")
-        try:
-            self.limit = int(env) if env is not None else \
-                os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 8
-        except (ValueError, OSError, AttributeError):
-            self.limit = 0
+        from ptxjit import config
+
+        self.limit = config.trace_pool_bytes()
         self._free: list[np.ndarray] = []
         self._lock = threading.Lock()
 

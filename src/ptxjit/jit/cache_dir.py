@@ -19,6 +19,7 @@ import threading
 import warnings
 from pathlib import Path
 
+from ptxjit import config
 from ptxjit.errors import PtxjitWarning
 
 _warned: set[str] = set()
@@ -26,7 +27,7 @@ _warn_lock = threading.Lock()
 
 
 def cache_root() -> Path:
-    env = os.environ.get("PTXJIT_CACHE_DIR")
+    env = config.CACHE_DIR.raw()
     if env:
         return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME")

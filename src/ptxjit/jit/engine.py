@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 from llvmlite.binding.common import _is_shutting_down
 
+from ptxjit import config
+
 _lock = threading.Lock()
 _state: dict[str, object] = {}
 
@@ -80,7 +82,7 @@ def optimize_to_object(ir_text: str, opt_level: int = 3, name: str = "kernel",
         pto.loop_vectorization = True
         pto.slp_vectorization = True
         pb = llvm.create_pass_builder(tm, pto)
-        dump_dir = os.environ.get("PTXJIT_DUMP_DIR")
+        dump_dir = config.DUMP_DIR.raw()
         if dump_dir:  # for looking at what the translation became: IR before and after, assembly, object
             _dump(dump_dir, name, ".ll", ir_text)
         if opt_level == BASELINE:
@@ -128,9 +130,9 @@ def load_object(obj: bytes, entry: str, name: str = "") -> NativeCode:
     addr = engine.get_function_address(entry)
     if not addr:
         raise RuntimeError(f"compiled kernel object lacks its entry point '{entry}'")
-    if os.environ.get("PTXJIT_DUMP_DIR"):  # where the code landed, to match profiler addresses
+    if config.DUMP_DIR.raw():  # where the code landed, to match profiler addresses
         print(f"ptxjit: {entry} loaded at {addr:#x}", flush=True)
-    if os.environ.get("PTXJIT_PERF_MAP", "") not in ("", "0"):
+    if config.perf_map():
         _perf_map(llvm.ObjectFileRef.from_data(obj), addr, name or entry)  # (the engine owns the first)
     return NativeCode(owner, WorkerFn(addr), addr)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
-from ptxjit import accounting
+from ptxjit import accounting, config
 from ptxjit.frontend import ir
 from ptxjit.jit import cache
 from ptxjit.jit.engine import BASELINE, NativeCode, host_description, load_object, optimize_to_object
@@ -109,7 +108,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
     key = translation_key(ptx_digest + ("|checked" if checked else "") + (f"|probes={pkey}" if pkey else "")
                           + tkey, kernel.name, block) if ptx_digest else None
     # PTXJIT_DUMP_DIR wants the IR and assembly, which a cached object lacks: translate afresh (and re-cache)
-    if key is not None and not os.environ.get("PTXJIT_DUMP_DIR"):
+    if key is not None and not config.DUMP_DIR.raw():
         hit = cache.load(key)
         if hit is not None:
             meta, obj = hit

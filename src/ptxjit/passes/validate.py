@@ -14,9 +14,9 @@ lowering, so malformed instructions never surface as IndexError/KeyError/llvmlit
 
 from __future__ import annotations
 
-import os
 import re
 
+from ptxjit import config
 from ptxjit.errors import InvalidInstructionError, PTXError, PTXValidationError, UnsupportedInstructionError
 from ptxjit.frontend import ir
 from ptxjit.isa import Context, fmt_instr
@@ -31,7 +31,7 @@ def _diagnose(ins: ir.Instr, ctx: Context):
     try:
         return diagnose(ins, ctx)
     except Exception as e:  # a defect in the table must not stop valid PTX from loading: fail open
-        if os.environ.get("PTXJIT_ISA_STRICT"):
+        if config.ISA_STRICT.raw():
             raise
         del e
         return None

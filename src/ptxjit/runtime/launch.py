@@ -27,7 +27,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import numpy as np
 
-from ptxjit import accounting
+from ptxjit import accounting, config
 from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
 from ptxjit.passes.recursion import explain_stack_trap
@@ -36,7 +36,7 @@ from ptxjit.runtime.launch_errors import _fault_error, _launch_error
 from ptxjit.runtime.memory import DeviceArray, Pointer
 from ptxjit.runtime.printf import PRINTF_ADDRESS
 from ptxjit.texture import TEXTURE_TRAP, explain_texture_trap
-from ptxjit.util import ENV_DATA, getenv
+from ptxjit.util import ENV_DATA
 
 _pool_lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
@@ -45,32 +45,16 @@ _workers_override: int | None = None
 _grid_counter = 0
 
 
-_env_workers: tuple[str | None, int] | None = None
+# the launch path's test that a variable is unset: a bytes-dict lookup, without a call
+_TIMEOUT_KEY = config.TIMEOUT.key
+_WORKERS_KEY = config.WORKERS.key
 
 
 def worker_count() -> int:
     """The number of worker threads launches use (set_workers, else PTXJIT_WORKERS, else all cores)."""
-    global _env_workers
     if _workers_override:
         return _workers_override
-    env = getenv("PTXJIT_WORKERS", b"PTXJIT_WORKERS")
-    if _env_workers is not None and _env_workers[0] == env:  # cached: this runs at every launch
-        return _env_workers[1]
-    n = _parse_workers(env)
-    _env_workers = (env, n)
-    return n
-
-
-def _parse_workers(env: str | None) -> int:
-    if env:
-        try:
-            n = int(env)
-        except ValueError as e:
-            raise ValueError(f"PTXJIT_WORKERS must be a positive integer, got {env!r}") from e
-        if n < 1:
-            raise ValueError(f"PTXJIT_WORKERS must be a positive integer, got {env!r}")
-        return n
-    return os.cpu_count() or 1
+    return config.workers()  # cached by the value: this runs at every launch
 
 
 def set_workers(n: int | None) -> None:
@@ -331,13 +315,13 @@ def run_packed(tr: Translation, kernel_name: str, grid: tuple[int, int, int], bl
     `keep`: what must stay alive while the workers may run."""
     global _grid_counter
     env = ENV_DATA
-    if timeout is None and env is not None and b"PTXJIT_TIMEOUT" not in env:
+    if timeout is None and env is not None and _TIMEOUT_KEY not in env:
         limit = None  # the common case without a call (watchdog.timeout_seconds reads the same)
     else:
         limit = watchdog.timeout_seconds(timeout)
     nthreads = block[0] * block[1] * block[2]
     nctas = grid[0] * grid[1] * grid[2]
-    if nctas == 1 and (_workers_override or (env is not None and b"PTXJIT_WORKERS" not in env)):
+    if nctas == 1 and (_workers_override or (env is not None and _WORKERS_KEY not in env)):
         nworkers = batch = 1  # what worker_count() would make of it, with nothing to validate
     else:
         nworkers = max(1, min(worker_count(), nctas))

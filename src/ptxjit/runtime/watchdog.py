@@ -13,33 +13,18 @@ import time
 
 import numpy as np
 
+from ptxjit import config
 from ptxjit.lower import abi
-from ptxjit.util import getenv
-
-_env_timeout: tuple[str | None, float | None] | None = None
 
 
 def timeout_seconds(timeout: float | None) -> float | None:
     """The launch's time limit in seconds: `timeout`, else PTXJIT_TIMEOUT, else None (no limit)."""
-    global _env_timeout
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float | np.integer | np.floating) \
                 or not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         return float(timeout)
-    env = getenv("PTXJIT_TIMEOUT", b"PTXJIT_TIMEOUT")
-    if _env_timeout is not None and _env_timeout[0] == env:  # cached: this runs at every launch
-        return _env_timeout[1]
-    limit = None
-    if env:
-        try:
-            limit = float(env)
-        except ValueError:
-            limit = -1.0
-        if not limit > 0:
-            raise ValueError(f"PTXJIT_TIMEOUT must be a positive number of seconds, got {env!r}")
-    _env_timeout = (env, limit)
-    return limit
+    return config.timeout()  # cached by the value: this runs at every launch
 
 
 def cancel(L: np.ndarray, code: int) -> None:

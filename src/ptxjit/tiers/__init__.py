@@ -15,37 +15,19 @@ instrumented (trace/check), cooperative and cluster launches are not tiered.
 
 from __future__ import annotations
 
-import os
-
+from ptxjit import config
 from ptxjit.tiers import counters
 from ptxjit.tiers.policy import Policy
 from ptxjit.tiers.state import HOOKS, POLICY, KernelTiers, _registry, _registry_lock
-from ptxjit.util import ENV_DATA, getenv
 
-DEFAULT_ON = True  # tiering when PTXJIT_TIERS is not set (every test file passed with it on: README "Tiers")
+DEFAULT_ON = config.TIERS_DEFAULT_ON  # tiering when PTXJIT_TIERS is not set (README "Tiers")
 
 __all__ = ["DEFAULT_ON", "HOOKS", "POLICY", "KernelTiers", "Policy", "enabled", "launch", "reset", "stats",
            "stream_translation"]
 
 
-def enabled() -> bool:
-    """PTXJIT_TIERS (read at every launch, about 50 ns when it is not set): 1 on, 0 off."""
-    env = ENV_DATA
-    if env is not None:
-        raw = env.get(b"PTXJIT_TIERS")
-        if raw is None:
-            return DEFAULT_ON
-        hit = _parsed.get(raw)  # the variable's bytes -> its meaning (this runs at every launch)
-        if hit is not None:
-            return hit
-    v = getenv("PTXJIT_TIERS", b"PTXJIT_TIERS")
-    on = DEFAULT_ON if v is None or not v.strip() else v.strip().lower() not in ("0", "false", "no", "off")
-    if env is not None and v is not None and len(_parsed) < 16:
-        _parsed[os.fsencode(v)] = on
-    return on
-
-
-_parsed: dict[bytes, bool] = {}
+# PTXJIT_TIERS, read at every launch (about 50 ns when it is not set): on unless 0/false/no/off
+enabled = config.tiers_enabled
 
 
 def _state(kernel, b, checked: bool) -> KernelTiers:

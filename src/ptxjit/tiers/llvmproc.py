@@ -12,13 +12,13 @@ Should the child fail to start or die, the build runs in this process as before.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
+from ptxjit import config
 from ptxjit.jit import engine
 
 _CHILD = r"""
@@ -43,7 +43,7 @@ class Cancelled(Exception):
 
 def optimize_to_object(ir_text: str, opt_level: int = 3, name: str = "kernel") -> bytes:
     """engine.optimize_to_object, run in a child process (killed if this process exits)."""
-    if not ENABLED or os.environ.get("PTXJIT_DUMP_DIR"):
+    if not ENABLED or config.DUMP_DIR.raw():
         return engine.optimize_to_object(ir_text, opt_level, name)
     with _lock:
         if _closed:
