@@ -47,14 +47,14 @@ if os.environ.get("PTXJIT_TEST_PATTERNS"):
                        probes=None):
         if probes is not None:
             return _plain(self, grid, block, args, shared_mem, timeout, checked, unchecked, probes)
-        from ptxjit.api import _dims
+        from ptxjit.api import dims
         from ptxjit.instrument.buffers import CountBuffers
         from ptxjit.instrument.patterns import summarize
         from ptxjit.instrument.probes import ProbeLaunch
         from ptxjit.runtime.launch import worker_count
         from ptxjit.tiers import counters
 
-        g, b = _dims(grid, "grid"), _dims(block, "block")
+        g, b = dims(grid, "grid"), dims(block, "block")
         counting = counters.Counting(counters.plan_of(self, b))
         cb = CountBuffers(counting.plan, worker_count(), g[0] * g[1] * g[2], b[0] * b[1] * b[2], patterns=True)
         _plain(self, g, b, args, shared_mem, timeout, checked, unchecked, ProbeLaunch(counting.patterns, cb.table))

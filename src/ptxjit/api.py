@@ -79,7 +79,9 @@ _GLOBAL_DTYPES = {"u8": np.uint8, "s8": np.int8, "b8": np.uint8, "u16": np.uint1
                   "f32": np.float32, "u64": np.uint64, "s64": np.int64, "b64": np.uint64, "f64": np.float64}
 
 
-def _dims(v, what: str) -> tuple[int, int, int]:
+def dims(v, what: str) -> tuple[int, int, int]:
+    """A launch's grid, block or cluster shape (an int or 1 to 3 ints) as three ints; TypeError or
+    ValueError naming `what` for anything else."""
     if type(v) is int and v >= 1:  # the common case, checked first: this runs at every launch
         return v, 1, 1
     if isinstance(v, int | np.integer):
@@ -349,8 +351,8 @@ class Kernel:
             g = (grid, 1, 1)
             b = (block, 1, 1)
         else:
-            g = _dims(grid, "grid")
-            b = _dims(block, "block")
+            g = dims(grid, "grid")
+            b = dims(block, "block")
             check_launch_shape(self.name, g, b)
         if self._ntid_limits:
             self._check_ntid(b)
@@ -364,7 +366,7 @@ class Kernel:
         if unchecked:
             checked = False
         elif checked is None:
-            checked = _checked(None, False)
+            checked = resolve_checked(None, False)
         else:
             checked = bool(checked)
         if cooperative or cluster is not None or self._declared_cluster or self._auto_cooperative:
@@ -443,7 +445,7 @@ class Kernel:
     def _launch_probed(self, g, b, args, shared_mem: int, timeout, checked, unchecked, probes) -> None:
         """An instrumented launch (ptxjit.trace): the general path, without the fast path's plans."""
         params, keep = pack_arguments(self.name, self.fn.params, args, self._layout, self._access)
-        checked = _checked(checked, unchecked)
+        checked = resolve_checked(checked, unchecked)
         spec = probes.spec if probes is not None else None
         t = self.module.translation(self.fn, None if spec is not None and spec.generic else b, checked, spec)
         table = probes.table if probes is not None else None
@@ -470,7 +472,7 @@ _CHECKED_KEY = config.CHECKED.key
 _MAX_BLOCK_X = min(MAX_BLOCK[0], MAX_THREADS_PER_BLOCK)  # an int block: CUDA's block.x and threads limits
 
 
-def _checked(checked: bool | None, unchecked: bool) -> bool:
+def resolve_checked(checked: bool | None, unchecked: bool) -> bool:
     """Bounds checks for this launch (on by default): `unchecked=True` or `checked=False` turn them
     off, else PTXJIT_UNCHECKED=1 (or PTXJIT_CHECKED=0) does."""
     if unchecked:

@@ -124,7 +124,7 @@ def _parse_arg(spec: str):
         raise click.BadParameter(f"{spec!r} is not an array spec, a .npy file or a number") from e
 
 
-def _dims(s: str, what: str = "dimensions") -> tuple[int, ...]:
+def parse_dims(s: str, what: str = "dimensions") -> tuple[int, ...]:
     try:
         d = tuple(int(x) for x in s.replace("x", ",").split(",") if x.strip())
     except ValueError:
@@ -134,7 +134,7 @@ def _dims(s: str, what: str = "dimensions") -> tuple[int, ...]:
     return d
 
 
-def _error(msg: str, code: int) -> click.exceptions.Exit:
+def error_exit(msg: str, code: int) -> click.exceptions.Exit:
     """Print one error line; the caller raises the returned Exit (exit code `code`)."""
     msg = str(msg).strip() or "unknown error"
     click.echo(f"Error: {msg}", err=True)
@@ -158,20 +158,20 @@ class _Main(click.Group):
                 pass
             raise click.exceptions.Exit(1) from None
         except KernelError as e:  # the kernel failed while running (trap, deadlock): not a usage error
-            raise _error(str(e), 1) from None
+            raise error_exit(str(e), 1) from None
         except CudaCompileError as e:  # NVRTC's log, several lines, is the useful part
-            raise _error(str(e), 2) from None
+            raise error_exit(str(e), 2) from None
         except (PTXError, TypeError, ValueError, OverflowError, ImportError, MemoryError) as e:
-            raise _error(" ".join(str(e).split()) or type(e).__name__, 2) from None
+            raise error_exit(" ".join(str(e).split()) or type(e).__name__, 2) from None
         except KeyError as e:
-            raise _error(str(e.args[0]) if e.args else "key error", 2) from None
+            raise error_exit(str(e.args[0]) if e.args else "key error", 2) from None
         except OSError as e:
             where = f"{e.filename}: " if e.filename else ""
-            raise _error(f"{where}{e.strerror or e}", 2) from None
+            raise error_exit(f"{where}{e.strerror or e}", 2) from None
         except Exception as e:
             if config.DEBUG.raw():
                 raise
-            raise _error(f"internal error in ptxjit: {' '.join(str(e).split()) or type(e).__name__} "
+            raise error_exit(f"internal error in ptxjit: {' '.join(str(e).split()) or type(e).__name__} "
                          f"(set PTXJIT_DEBUG=1 for the traceback)", 1) from None
 
 
@@ -322,7 +322,7 @@ def _print_counters(s: dict) -> None:
         console.print(t)
 
 
-def _ptx_text(path: str) -> str:
+def ptx_text(path: str) -> str:
     """PTX of a .ptx file, or of a CUDA C++ .cu file compiled with NVRTC."""
     if path.endswith(".cu"):
         from ptxjit.cuda import load_module
@@ -335,7 +335,7 @@ def _ptx_text(path: str) -> str:
 def _load_ir(path: str):
     from ptxjit.frontend.parser import parse
 
-    return parse(_ptx_text(path), path)
+    return parse(ptx_text(path), path)
 
 
 def _print_summary(mod, f) -> None:
@@ -394,7 +394,7 @@ def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...]
     """
     import ptxjit
 
-    g, b = _dims(grid, "grid"), _dims(block, "block")
+    g, b = parse_dims(grid, "grid"), parse_dims(block, "block")
     values = [parse_arg(a) for a in args]
     out_map = [_out_spec(o, values) for o in outs]  # checked before the run: a bad path fails fast
     const_data = [_const_spec(c) for c in consts]
@@ -407,7 +407,7 @@ def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...]
 
         mod = load_module(ptx_file)
     else:
-        mod = ptxjit.Module(_ptx_text(ptx_file), ptx_file)
+        mod = ptxjit.Module(ptx_text(ptx_file), ptx_file)
     k = mod.get_function(kernel)
     for name, data in const_data:
         _set_global(mod, name, data)
@@ -426,7 +426,7 @@ def run(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...]
         try:
             np.save(path, values[idx])
         except OSError as e:
-            raise _error(f"cannot write {path}: {e.strerror or e}", 2) from None
+            raise error_exit(f"cannot write {path}: {e.strerror or e}", 2) from None
         console.print(f"wrote argument {idx} to {escape(path)}")
     if show:
         for i, v in enumerate(values):

@@ -58,10 +58,10 @@ def check_cmd(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str
     """
     import ptxjit
     from ptxjit.checking import check, format_reports
-    from ptxjit.cli import _dims, _ptx_text, console, parse_arg
+    from ptxjit.cli import console, parse_arg, parse_dims, ptx_text
 
     tools = _tools(tool_values)
-    g, b = _dims(grid, "grid"), _dims(block, "block")
+    g, b = parse_dims(grid, "grid"), parse_dims(block, "block")
     values = [parse_arg(a) for a in args]
     if workers:
         ptxjit.set_workers(workers)
@@ -70,7 +70,7 @@ def check_cmd(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str
 
         mod = load_module(ptx_file)
     else:
-        mod = ptxjit.Module(_ptx_text(ptx_file), ptx_file)
+        mod = ptxjit.Module(ptx_text(ptx_file), ptx_file)
     k = mod.get_function(kernel)
     with console.status(f"checking {k.name} ({', '.join(tools)}) on {Path(ptx_file).name}"):
         reports = check(k, g, b, values, shared_mem, tools, leak_check=leak_check == "full")

@@ -37,9 +37,9 @@ def _run_trace(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[st
                workers: int | None, records: tuple[str, ...], with_values: bool = False):
     """Load the module, parse the arguments as `ptxjit run` does, and trace one launch (with a spinner)."""
     import ptxjit
-    from ptxjit.cli import _dims, _error, _ptx_text, console, parse_arg
+    from ptxjit.cli import console, error_exit, parse_arg, parse_dims, ptx_text
 
-    g, b = _dims(grid, "grid"), _dims(block, "block")
+    g, b = parse_dims(grid, "grid"), parse_dims(block, "block")
     values = [parse_arg(a) for a in args]
     if workers:
         ptxjit.set_workers(workers)
@@ -49,14 +49,14 @@ def _run_trace(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[st
 
             mod = load_module(ptx_file)
         else:
-            mod = ptxjit.Module(_ptx_text(ptx_file), ptx_file)
+            mod = ptxjit.Module(ptx_text(ptx_file), ptx_file)
         k = mod.get_function(kernel)
     with console.status(f"tracing {k.name} grid={grid} block={block} ({', '.join(records)}): "
                         "counting run, then traced run"):
         try:
             t = ptxjit.trace(k, g, b, values, shared_mem, records=records, values=with_values)
         except ptxjit.TraceOverflow as e:  # the kernel took other paths in the traced run than counted
-            raise _error(str(e), 1) from None
+            raise error_exit(str(e), 1) from None
     return t
 
 
@@ -93,7 +93,7 @@ def trace_cmd(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str
     from rich.markup import escape
     from rich.table import Table
 
-    from ptxjit.cli import _error, console
+    from ptxjit.cli import console, error_exit
 
     recs = _records_option(records_spec)
     out = Path(out_dir)
@@ -102,7 +102,7 @@ def trace_cmd(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as e:
-        raise _error(f"cannot create {out}: {e.strerror or e}", 2) from None
+        raise error_exit(f"cannot create {out}: {e.strerror or e}", 2) from None
     t = _run_trace(ptx_file, kernel, grid, block, args, shared_mem, workers, recs, with_values)
     written: list[tuple[str, Path]] = []
     with console.status("writing the exports"):

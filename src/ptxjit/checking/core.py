@@ -163,14 +163,14 @@ def _check(kernel, grid, block, args=(), shared_mem: int = 0, tools=("memcheck",
     """Run `kernel(grid, block, args, shared_mem)` once under the given tools ("memcheck", "racecheck",
     "synccheck", "initcheck") and return their reports (ptxjit.checking.Report), memcheck's first, each
     tool's in PTX order.  An empty list: nothing found."""
-    from ptxjit.api import _dims
+    from ptxjit.api import dims
     from ptxjit.checking.memcheck import fault_report, misaligned
     from ptxjit.checking.records import Launch
     from ptxjit.checking.synccheck import deadlock_report
     from ptxjit.instrument.trace import trace
 
     tools = tool_list(tools)
-    g, b = _dims(grid, "grid"), _dims(block, "block")
+    g, b = dims(grid, "grid"), dims(block, "block")
     tools = _drop_untraced_tools(kernel, tools) or ("memcheck",)  # memcheck: the launch's fault, if any
     def failed(err: BaseException) -> list[Report]:
         r = fault_report(kernel, err, b) if isinstance(err, KernelFault) else deadlock_report(kernel, err, b)

@@ -12,7 +12,7 @@ import ray
 
 from ptxjit import config
 from ptxjit import errors as _errors
-from ptxjit.api import Kernel, Module, _dims
+from ptxjit.api import Kernel, Module, dims
 from ptxjit.distributed import changes as _changes
 from ptxjit.distributed.analysis import DistributionRefused, Plan, plan_kernel
 from ptxjit.distributed.node import Job, Node, Result
@@ -169,11 +169,11 @@ def plan_for(k: Kernel) -> Plan:
 def launch(k: Kernel, grid, block, args=(), shared_mem: int = 0, timeout: float | None = None,
            checked: bool | None = None, unchecked: bool = False, plan: Plan | None = None) -> None:
     """Run one launch of k across the actors and merge the results into `args`' arrays."""
-    from ptxjit.api import _checked
+    from ptxjit.api import resolve_checked
 
     plan = plan or plan_for(k)
     plan.check()
-    g, b = _dims(grid, "grid"), _dims(block, "block")
+    g, b = dims(grid, "grid"), dims(block, "block")
     check_launch_shape(k.name, g, b)
     if k._ntid_limits:
         k._check_ntid(b)
@@ -181,7 +181,7 @@ def launch(k: Kernel, grid, block, args=(), shared_mem: int = 0, timeout: float 
         raise ValueError(f"shared_mem must be a non-negative int, got {shared_mem!r}")
     shared_mem = int(shared_mem)
     check_shared_memory(k.name, k._static_shared, shared_mem, k._access)
-    checked = _checked(checked, unchecked)
+    checked = resolve_checked(checked, unchecked)
     limit = watchdog.timeout_seconds(timeout)
     args = tuple(args)
     k._packer.pack(args, checked)  # the argument checks of a local launch, here rather than on every node

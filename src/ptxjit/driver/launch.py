@@ -208,7 +208,7 @@ def python_args(f, raw: bytes) -> list:
 
 def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, int], shared_mem: int,
            stream_handle, raw: bytes, cooperative: bool = False, cluster=None) -> None:
-    from ptxjit.api import _checked
+    from ptxjit.api import resolve_checked
 
     printf.flush_held()  # a launch is a synchronization point for device printf output, as on CUDA
     k = f.kernel
@@ -231,7 +231,7 @@ def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, in
         streams.record(driver, cap, KernelNode(f, grid, block, shared_mem, raw))
         return
     stream = stream_handle if isinstance(stream_handle, streams.Stream) else streams.resolve(driver, stream_handle)
-    checked = _checked(None, False)
+    checked = resolve_checked(None, False)
     if cooperative or cluster is not None or k._declared_cluster or k._auto_cooperative:
         try:
             k(grid, block, python_args(f, raw), shared_mem=shared_mem, checked=checked, stream=stream,

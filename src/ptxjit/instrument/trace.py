@@ -125,12 +125,12 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     load's or atomic's result, a store's or reduction's operand).  The arrays end up
     as one launch leaves them.  `_generic` uses the translation for any block shape (per-thread
     scheduler; for tests)."""
-    from ptxjit.api import _dims
+    from ptxjit.api import dims
     from ptxjit.runtime import printf
     from ptxjit.runtime.launch import worker_count
 
     recs = _records(records)
-    g, b = _dims(grid, "grid"), _dims(block, "block")
+    g, b = dims(grid, "grid"), dims(block, "block")
     nctas, nthreads = g[0] * g[1] * g[2], b[0] * b[1] * b[2]
     plan = kernel_plan(kernel, None if _generic else b, recs)
     nworkers = worker_count()

@@ -55,10 +55,10 @@ def declared_cluster(kernel: Kernel) -> tuple[int, int, int] | None:
 
 def cluster_shape(kernel: Kernel, grid, block, cluster, shared_mem: int) -> tuple[int, int, int]:
     """The launch's cluster dims, checked as CUDA checks them."""
-    from ptxjit.api import _dims
+    from ptxjit.api import dims
 
     declared = declared_cluster(kernel)
-    k = _dims(cluster, "cluster") if cluster is not None else declared
+    k = dims(cluster, "cluster") if cluster is not None else declared
     assert k is not None
     name = kernel.name
     if declared is not None and k != declared:

@@ -85,10 +85,10 @@ def multiprocessor_count() -> int:
 def occupancy(kernel: Kernel, block, shared_mem: int = 0) -> Occupancy:
     """How many blocks of shape `block` with `shared_mem` bytes of dynamic shared memory can be
     co-resident per multiprocessor, and on how many multiprocessors."""
-    from ptxjit.api import _dims
+    from ptxjit.api import dims
 
     kernel = getattr(kernel, "kernel", kernel)  # a RawKernel: its ptxjit Kernel
-    b = _dims(block, "block")
+    b = dims(block, "block")
     nthreads = b[0] * b[1] * b[2]
     warps_threads = -(-nthreads // 32) * 32  # threads are allocated per warp
     by_threads = SM_MAX_THREADS // warps_threads
