@@ -15,7 +15,7 @@ import llvmlite.binding as llvm
 
 from ptxjit import accounting, config
 from ptxjit.frontend import ir
-from ptxjit.jit import cache
+from ptxjit.jit import cache, shared_code
 from ptxjit.jit.engine import BASELINE, NativeCode, host_description, load_object, optimize_to_object
 from ptxjit.lower.layout import GlobalsLayout, SharedLayout
 from ptxjit.lower.layout import local_size as fn_local_size
@@ -113,6 +113,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
         if hit is not None:
             meta, obj = hit
             try:
+                shared_code.ensure(meta.get("shared_code", ()))  # before the link: it names them
                 native = load_object(obj, WORKER_SYMBOL, kernel.name)
             except Exception:  # unusable object (e.g. other LLVM build): rebuild below
                 native = None
@@ -150,6 +151,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
         obj = optimizer(llvm_ir, opt_level=opt_level, name=kernel.name)
         phases["llvm"] = time.perf_counter() - t_opt
     t_link = time.perf_counter()
+    shared_code.ensure(cg.shared_code)
     native = load_object(obj, WORKER_SYMBOL, kernel.name)
     phases["link"] = time.perf_counter() - t_link
     _count("translations")
@@ -165,6 +167,6 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
             "shared": {"offsets": cg.shared.offsets, "static_size": cg.shared.static_size,
                        "dynamic_offset": cg.shared.dynamic_offset},
             "has_yields": tr.has_yields, "locations": locations, "nyields": tr.nyields,
-            "xbuf_points": tr.xbuf_points,
+            "xbuf_points": tr.xbuf_points, "shared_code": cg.shared_code,
         }, obj)
     return tr

@@ -13,12 +13,13 @@ from llvmlite import ir as ll
 
 from ptxjit.errors import PTXValidationError, UnsupportedInstructionError
 from ptxjit.frontend import ir
-from ptxjit.lower import abi
+from ptxjit.lower import abi, shared_code
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.layout import GlobalsLayout, param_layout, shared_layout
 from ptxjit.lower.layout import local_size as fn_local_size
 from ptxjit.lower.progress import spin_points
 from ptxjit.lower.scheduler import build_region_scheduler, finish_scheduler, stop_if_failed
+from ptxjit.lower.shared_code import WORKER_SYMBOL
 from ptxjit.lower.types import I1, I8, I32, I64, PTR, VOID, const_int
 from ptxjit.passes.lockstep import lockstep_loops
 from ptxjit.passes.shflsched import group_shuffles
@@ -27,7 +28,6 @@ from ptxjit.passes.warpsync import warp_sync_points
 from ptxjit.runtime import globaltimer as _globaltimer  # noqa: F401  (its symbol, as the heap's)
 from ptxjit.runtime import heap as _heap  # noqa: F401  (its symbol must exist before cached code is loaded)
 
-WORKER_SYMBOL = "ptxjit_worker"
 EXTERN_FUNCS = {"vprintf", "__assertfail", "malloc", "free", "__nv_assertfail"}
 
 
@@ -230,11 +230,22 @@ class ModuleCodegen:
         while self.pending:
             fn = self.pending.pop()
             FnLowering(self, fn, self.funcs[fn.name], is_kernel=False).lower()
+        # the baseline build links the worker loop (and warp mode's CTA scheduler) from the process's
+        # shared code (lower/shared_code.py): the same for every kernel, so not built again per kernel
+        share = self.baseline and self.probes is None
+        self.shared_code: list[str] = []
         if self.region_mode:
             cta = build_region_scheduler(self, body, lw)
+        elif share and self.has_yields:
+            cta = self._shared_stub(shared_code.WarpScheduler(self.checked), body)
         else:
             cta = self._build_cta_scheduler(body, self.has_yields)
-        self._build_worker(cta)
+        if share:
+            self._shared_stub(shared_code.WorkerLoop(self.checked, self.fault_scan, self.shared.reserved,
+                                                     self.shared.reserved_bytes if self.shared.reserved >= 0 else 0),
+                              cta)
+        else:
+            self._build_worker(cta)
         # a device function's local accesses may reach its callers' frames, which lie between its stack
         # pointer and the worker's entry (lower/bounds.py _local_ranges): no frame keeps data below its
         # stack pointer (x86-64's red zone), wherever LLVM inlines the calls
@@ -242,6 +253,21 @@ class ModuleCodegen:
             if not f.is_declaration:
                 f.attributes.add("noredzone")
         return self.llmod
+
+    def _shared_stub(self, shape, callee: ll.Function) -> ll.Function:
+        """This module's run_cta or ptxjit_worker as a call of the shared function `shape` names, passing
+        `callee` (the body, or run_cta) as its last argument."""
+        ty = shape.function_type()
+        target = self.extern_function(shape.symbol(), ty.return_type, list(ty.args))
+        own = ll.FunctionType(ty.return_type, list(ty.args[:-1]))
+        f = ll.Function(self.llmod, own, name=shape.stub_name)
+        if shape.stub_name != WORKER_SYMBOL:
+            f.linkage = "internal"
+        b = ll.IRBuilder(f.append_basic_block("entry"))
+        r = b.call(target, [*f.args, callee])
+        b.ret_void() if own.return_type == VOID else b.ret(r)
+        self.shared_code.append(shape.symbol())
+        return f
 
     # ------------------------------------------------------------------ CTA scheduler
     def _new_cta_function(self) -> tuple[ll.Function, ll.IRBuilder]:
@@ -251,9 +277,13 @@ class ModuleCodegen:
         _noalias_records(f)
         return f, ll.IRBuilder(f.append_basic_block("entry"))
 
-    def _build_cta_scheduler(self, body: ll.Function, has_yields: bool) -> ll.Function:
-        f, b = self._new_cta_function()
-        L, W, n = f.args
+    def _build_cta_scheduler(self, body: ll.Value, has_yields: bool, f: ll.Function | None = None) -> ll.Function:
+        """run_cta; `f`: a shared scheduler (lower/shared_code.py) whose last argument is the body."""
+        if f is None:
+            f, b = self._new_cta_function()
+        else:
+            b = ll.IRBuilder(f.append_basic_block("entry"))
+        L, W, n = f.args[:3]
         c0, c1 = const_int(I32, 0), const_int(I32, 1)
         trap_blk = f.append_basic_block("trapped")
         if not has_yields:
@@ -365,10 +395,12 @@ class ModuleCodegen:
         return finish_scheduler(b, f, done, trap_blk)
 
     # ------------------------------------------------------------------ worker loop
-    def _build_worker(self, cta: ll.Function) -> None:
+    def _build_worker(self, cta: ll.Value, f: ll.Function | None = None) -> None:
+        """ptxjit_worker; `f`: a shared worker loop (lower/shared_code.py) whose last argument is run_cta."""
         i64p = I64.as_pointer()
-        f = ll.Function(self.llmod, ll.FunctionType(VOID, [i64p, i64p]), name=WORKER_SYMBOL)
-        L, W = f.args
+        if f is None:
+            f = ll.Function(self.llmod, ll.FunctionType(VOID, [i64p, i64p]), name=WORKER_SYMBOL)
+        L, W = f.args[:2]
         b = ll.IRBuilder(f.append_basic_block("entry"))
 
         def slot(rec, idx):
