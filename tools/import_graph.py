@@ -9,8 +9,9 @@ What it reports:
   * how many ptxjit imports run at module level (including class bodies and `if` blocks, which run at
     import time), how many inside functions (function-local imports, run at call time, mostly there to
     break a circle or to defer a heavy import) and how many only under `if TYPE_CHECKING:`;
-  * imports that take a `_private` name from another ptxjit module (`from ptxjit.api import _dims`),
-    the coupling a layer contract cannot see, with the most-taken names;
+  * imports that take a `_private` name from another ptxjit module
+    (`from ptxjit.lower.module import _for_range`), the coupling a layer contract cannot see, with the
+    most-taken names;
   * the largest functions (lines, `def` line to last line) and the functions with the most parameters
     (every declared parameter, *args and **kwargs included, a method's `self`/`cls` not).
 

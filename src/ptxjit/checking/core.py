@@ -113,9 +113,9 @@ def _initcheck_vacuous(kernel, block, args) -> bool:
 
 def _tracked_args(args) -> bool:
     """Is an argument a tracked uninitialized buffer (ptxjit.empty, track_uninitialized)?"""
-    from ptxjit.checking.initcheck import _shadow
+    from ptxjit.checking.initcheck import shadow_of
 
-    return any(_shadow(a) is not None or getattr(a, "uninitialized", False) for a in args)
+    return any(shadow_of(a) is not None or getattr(a, "uninitialized", False) for a in args)
 
 
 def _screen_suffices(kernel, tools: tuple[str, ...], args) -> bool:

@@ -38,7 +38,7 @@ from ptxjit.instrument.probes import KIND_LOAD, KIND_STORE
 _SHADOW: dict[int, tuple[weakref.ref, np.ndarray]] = {}
 
 
-def _shadow(obj) -> np.ndarray | None:
+def shadow_of(obj) -> np.ndarray | None:
     entry = _SHADOW.get(id(obj))
     return entry[1] if entry is not None and entry[0]() is obj else None
 
@@ -67,7 +67,7 @@ def _remember(obj, mask: np.ndarray) -> np.ndarray:
 
 def mark_initialized(obj, start: int = 0, stop: int | None = None) -> None:
     """Bytes [start, stop) of a tracked buffer were written (e.g. by the host)."""
-    mask = _shadow(obj)
+    mask = shadow_of(obj)
     if mask is not None:
         mask[start:stop] = True
 
@@ -83,7 +83,7 @@ def _tracked(L: Launch) -> list[tuple[int, int, np.ndarray]]:
     """(start, end, mask) of the launch's arguments that are tracked uninitialized buffers."""
     out = []
     for start, end, _, obj in L.arg_ranges():
-        mask = _shadow(obj)
+        mask = shadow_of(obj)
         if mask is None and getattr(obj, "uninitialized", False):  # a marker runtime/memory.py may set
             mask = _remember(obj, np.zeros(end - start, bool))
         if mask is not None and len(mask) == end - start:

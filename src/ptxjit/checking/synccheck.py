@@ -185,7 +185,7 @@ def _went_on(L: Launch, c, t, passed, th, th_cta, g, first, sel, site) -> np.nda
     return np.bincount(u // (L.nthreads + 1), minlength=ng)
 
 
-def _const(fn, op) -> int | None:
+def constant_value(fn, op) -> int | None:
     """The value of an operand when it is an immediate or a register set once, by a mov of an immediate
     (nvcc materializes `__shfl_sync(0xffffffff, ...)`'s mask that way)."""
     if isinstance(op, ir.Imm):
@@ -210,7 +210,7 @@ def _member_masks(L: Launch) -> np.ndarray:
             continue
         if ins.opcode not in ("shfl", "vote", "match", "redux", "bar", "barrier"):
             continue
-        v = _const(L.kernel.module.ir.functions[s.function], ins.operands[-1])
+        v = constant_value(L.kernel.module.ir.functions[s.function], ins.operands[-1])
         if v is not None:
             masks[s.ident] = v & 0xFFFFFFFF
     return masks
@@ -243,13 +243,13 @@ def warp_masks(L: Launch) -> list[Report]:
         key = ("warp collective mask", int(gsite[gi]))
         missing, extra = int(want[gi] & ~lanes[gi]), int(lanes[gi] & ~want[gi])
         why = f"member mask {int(masks[gsite[gi]]):#010x}: " + "; ".join(
-            x for x in (f"lanes {_lanes(missing)} it names do not execute it" if missing else "",
-                        f"lanes {_lanes(extra)} execute it without being named" if extra else "") if x)
+            x for x in (f"lanes {lane_list(missing)} it names do not execute it" if missing else "",
+                        f"lanes {lane_list(extra)} execute it without being named" if extra else "") if x)
         _add(out, key, L, i, b, "warp collective mask", why)
     return sorted(out.values(), key=lambda r: r.ptx_line or 0)
 
 
-def _lanes(bits: int) -> str:
+def lane_list(bits: int) -> str:
     """1-3,8 for the set bits of a lane mask."""
     runs, i = [], 0
     while i < 32:

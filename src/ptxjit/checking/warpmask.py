@@ -38,7 +38,7 @@ STRIDE = 8
 
 def runtime_sites(kernel, plan: Plan) -> frozenset[int]:
     """The barrier sites (idents) of warp collectives with a member mask that is not a constant."""
-    from ptxjit.checking.synccheck import _const
+    from ptxjit.checking.synccheck import constant_value
 
     fns = kernel.module.ir.functions
     out = set()
@@ -48,18 +48,18 @@ def runtime_sites(kernel, plan: Plan) -> frozenset[int]:
             continue
         ins = fn.body[s.stmt]
         if ins.opcode in COLLECTIVES and ins.has("sync") and ins.operands and \
-                _const(fn, ins.operands[-1]) is None:
+                constant_value(fn, ins.operands[-1]) is None:
             out.add(s.ident)
     return frozenset(out)
 
 
 def _any_register_mask(kernel) -> bool:
     """Does the kernel (or a device function of its module) have a collective with a register mask?"""
-    from ptxjit.checking.synccheck import _const
+    from ptxjit.checking.synccheck import constant_value
 
     fns = [kernel.fn] + [f for f in kernel.module.ir.functions.values() if not f.is_entry and f.body is not None]
     return any(ins.opcode in COLLECTIVES and ins.has("sync") and ins.operands and (
-        ins.opcode not in ("bar", "barrier") or ins.has("warp")) and _const(fn, ins.operands[-1]) is None
+        ins.opcode not in ("bar", "barrier") or ins.has("warp")) and constant_value(fn, ins.operands[-1]) is None
         for fn in fns for ins in fn.instructions)
 
 
@@ -195,7 +195,7 @@ def record_masks(kernel, grid, block, args, shared_mem: int, timeout: float | No
 def mask_reports(L, m: MaskRecords) -> list[Report]:
     """One report per collective site whose instances (some) do not match their member masks; its count:
     the bad instances."""
-    from ptxjit.checking.synccheck import _lanes
+    from ptxjit.checking.synccheck import lane_list
 
     if not len(m.cta):
         return []
@@ -227,8 +227,8 @@ def mask_reports(L, m: MaskRecords) -> list[Report]:
         shown = ", ".join(f"{x:#010x}" for x in masks[:3]) + (", ..." if len(masks) > 3 else "")
         miss, extra = int(gmissing[gi]), int(gextra[gi])
         why = f"member mask {shown} (at run time): " + "; ".join(
-            x for x in (f"lanes {_lanes(miss)} it names do not execute it" if miss else "",
-                        f"lanes {_lanes(extra)} execute it without being named" if extra else "") if x)
+            x for x in (f"lanes {lane_list(miss)} it names do not execute it" if miss else "",
+                        f"lanes {lane_list(extra)} execute it without being named" if extra else "") if x)
         out[s] = _report(L, m.plan.barriers[s], int(cta[i]), int(tid[i]), why)
     return [out[s] for s in sorted(out, key=lambda s: m.plan.barriers[s].line)]
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptxjit.frontend import ir
-from ptxjit.runtime.access import KernelAccess, _reachable, _regs
+from ptxjit.runtime.access import KernelAccess, operand_regs, reachable_functions
 
 # PTX types of an atomic add -> the NumPy dtype its delta merges as
 DELTA_DTYPES: dict[str, np.dtype] = {t: np.dtype(d) for t, d in {
@@ -106,7 +106,7 @@ def _taints(fn: ir.Function, params: set[str], shared_syms: set[str],
             ops = ins.operands
             if ins.opcode == "st" and _space(ins) in ("shared", "local"):
                 vt = frozenset().union(*(taint.get(r.name, empty) for o in ops
-                                         if not isinstance(o, ir.Addr) for r in _regs(o)))
+                                         if not isinstance(o, ir.Addr) for r in operand_regs(o)))
                 if not vt <= mem:
                     mem |= vt
                     changed = True
@@ -127,7 +127,7 @@ def _taints(fn: ir.Function, params: set[str], shared_syms: set[str],
                     sh = True
                 if isinstance(o, ir.Sym) and o.name in global_syms:
                     gvar.setdefault(dst, o.name)
-                for r in _regs(o):
+                for r in operand_regs(o):
                     t |= taint.get(r.name, empty)
                     sh = sh or shared.get(r.name, False)
                     if r.name in gvar and dst not in gvar:
@@ -147,7 +147,7 @@ def plan_kernel(module: ir.Module, fn: ir.Function, access: KernelAccess) -> Pla
     names = [p.name for p in fn.params]
     index = {n: i for i, n in enumerate(names)}
     params = set(names)
-    funcs = _reachable(module, fn)
+    funcs = reachable_functions(module, fn)
     # CTA-private memory (shared, and local: per thread), whose generic addresses are no global memory
     shared_syms = {v.name for v in [*module.globals, *(v for f in funcs for v in f.vars)]
                    if v.space in ("shared", "local")}
@@ -164,7 +164,7 @@ def plan_kernel(module: ir.Module, fn: ir.Function, access: KernelAccess) -> Pla
         own = set() if f is fn else {p.name for p in [*f.params, *f.rets]}
         taint, shared, gvar, defs = _taints(f, params if f is fn else own, shared_syms, global_syms)
         used = {r.name for ins in f.instructions for i, o in enumerate(ins.operands)
-                if i > 0 or ins.opcode in ("st", "red") for r in _regs(o)}
+                if i > 0 or ins.opcode in ("st", "red") for r in operand_regs(o)}
         used |= {o.base.name for ins in f.instructions for o in ins.operands
                  if isinstance(o, ir.Addr) and isinstance(o.base, ir.Reg)}
         used |= {ins.guard.name for ins in f.instructions if ins.guard is not None}

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from ptxjit.errors import PTXSyntaxError
-from ptxjit.frontend.literals import _U64
+from ptxjit.frontend.literals import U64
 
 _S64_MIN = 1 << 63
 _NONZERO = re.compile(r"[1-9]")  # a literal with a nonzero digit that reads as 0.0 underflowed
@@ -43,12 +43,12 @@ class Const:
 
 
 def _int(v: int, unsigned: bool) -> Const:
-    v %= _U64
-    return Const(v if unsigned or v < _S64_MIN else v - _U64, unsigned)
+    v %= U64
+    return Const(v if unsigned or v < _S64_MIN else v - U64, unsigned)
 
 
 def _u(c: Const) -> int:
-    return c.value % _U64
+    return c.value % U64
 
 
 # binary operators by precedence level, lowest first (C's table; ?: is below all of them)

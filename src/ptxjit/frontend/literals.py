@@ -9,21 +9,21 @@ from ptxjit.frontend import ir
 
 # ptxas accepts integer literals past 64 bits (2**65 loads), refuses much larger ones ("Constant
 # overflow", 10**40); 128 bits is the line we draw.  Accepted values are reduced modulo 2**64.
-_MAX_LITERAL = 1 << 128
-_DECIMAL = re.compile(r"0|[1-9][0-9]*")
+MAX_LITERAL = 1 << 128
+DECIMAL = re.compile(r"0|[1-9][0-9]*")
 
-_U64 = 1 << 64
+U64 = 1 << 64
 
 
-# Significant digits past which a literal is >= _MAX_LITERAL whatever they are, per base.  Longer
+# Significant digits past which a literal is >= MAX_LITERAL whatever they are, per base.  Longer
 # literals are not converted at all: Python refuses decimal strings over 4,300 digits (ValueError),
 # and converting a megabyte of digits only to refuse the value would be slow anyway.
 _MAX_DIGITS = {16: 32, 2: 128, 8: 43, 10: 39}
 
 
-def _int_literal(text: str) -> int:
+def int_literal(text: str) -> int:
     """Value of an int token (the lexer only produces well-formed ones); a literal too long to be
-    below _MAX_LITERAL reads as _MAX_LITERAL, which the callers refuse as an overflow."""
+    below MAX_LITERAL reads as MAX_LITERAL, which the callers refuse as an overflow."""
     t = text.rstrip("uU")
     if t[:2] in ("0x", "0X"):
         base, digits = 16, t[2:]
@@ -35,7 +35,7 @@ def _int_literal(text: str) -> int:
         base, digits = 10, t
     digits = digits.lstrip("0") or "0"
     if len(digits) > _MAX_DIGITS[base]:
-        return _MAX_LITERAL
+        return MAX_LITERAL
     return int(digits, base)
 
 
@@ -48,10 +48,10 @@ def decimal_below(digits: str, limit: int) -> bool:
 
 def wrap64(v: int) -> int:
     """Two's-complement reduction to [-2**63, 2**63): how a 64-bit address offset wraps."""
-    return (v + (1 << 63)) % _U64 - (1 << 63)
+    return (v + (1 << 63)) % U64 - (1 << 63)
 
 
-def _hexfloat(text: str) -> ir.FImm:
+def hexfloat_literal(text: str) -> ir.FImm:
     bits = int(text[2:], 16)
     if text[1] in "fF":
         return ir.FImm(struct.unpack("<f", struct.pack("<I", bits))[0], bits, 32)

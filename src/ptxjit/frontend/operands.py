@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ptxjit.errors import PTXSyntaxError, SourcePos
 from ptxjit.frontend import ir
 from ptxjit.frontend.constexpr import STARTERS, parse_const, parse_int_const
-from ptxjit.frontend.literals import _hexfloat, wrap64
+from ptxjit.frontend.literals import hexfloat_literal, wrap64
 
 # video instruction operand selectors (.b0-.b3, .h0/.h1; SIMD .h10/.b3210 forms and .h1/.b20 masks)
 _VIDEO_SEL = re.compile(r"b[0-7]{1,4}|h[0-3]{1,2}")
@@ -297,7 +297,7 @@ class InstructionParser:
     def parse_hexfloat(self) -> ir.FImm:
         """A 0f/0d literal, optionally negated (ptxas refuses `-0f...`; we read it as the sign flip)."""
         neg = self.accept("-")
-        f = _hexfloat(self.next()[1])
+        f = hexfloat_literal(self.next()[1])
         if neg:
             return ir.FImm(-f.value, f.bits ^ (1 << (f.width - 1)), f.width)
         return f

@@ -14,7 +14,7 @@ from ptxjit.errors import PTXSyntaxError, PTXValidationError, SourcePos
 from ptxjit.frontend import ir
 from ptxjit.frontend.initializers import parse_initializer
 from ptxjit.frontend.lexer import SourceText, Token, tokenize
-from ptxjit.frontend.literals import _DECIMAL, _MAX_LITERAL, _int_literal, decimal_below
+from ptxjit.frontend.literals import DECIMAL, MAX_LITERAL, decimal_below, int_literal
 from ptxjit.frontend.operands import MAX_OPERAND_NESTING, InstructionParser
 from ptxjit.frontend.regparams import bind_reg_params, calls_through_params, reg_params
 
@@ -114,8 +114,8 @@ class _Parser(InstructionParser):
         return -v if neg else v
 
     def int_value(self, tok: Token) -> int:
-        v = _int_literal(tok[1])
-        if v >= _MAX_LITERAL:
+        v = int_literal(tok[1])
+        if v >= MAX_LITERAL:
             raise PTXSyntaxError(self.pos(tok), "integer constant overflow", tok[1][:40])
         return v
 
@@ -364,7 +364,7 @@ class _Parser(InstructionParser):
         """Declare `name` if scope k has a large range that contains it (%r<N> holds %r0..%r{N-1})."""
         assert self.func is not None
         for prefix, count, typ in self.ranges[k]:
-            if (name.startswith(prefix) and _DECIMAL.fullmatch(name, len(prefix))
+            if (name.startswith(prefix) and DECIMAL.fullmatch(name, len(prefix))
                     and decimal_below(name[len(prefix):], count)):
                 new = name
                 if k > 0:  # nested scope: renamed apart, as declare() does

@@ -11,13 +11,13 @@ UNI = mods("uni", "uni")
 
 def _call_operands(m: Match, ins: ir.Instr, ctx) -> str | None:
     """call{.uni} {(ret),} target{, (args)}{, proto|table};  target: a function or a .u64 register."""
-    from ptxjit.isa.match import _regs_declared
+    from ptxjit.isa.match import regs_declared
 
     ops = list(ins.operands)
     where = "call"
     if ops and isinstance(ops[0], ir.CallList):
         rets = ops.pop(0)
-        why = _regs_declared(rets, ctx, where)
+        why = regs_declared(rets, ctx, where)
         if why:
             return why
     if not ops:
@@ -37,7 +37,7 @@ def _call_operands(m: Match, ins: ir.Instr, ctx) -> str | None:
     else:
         return "call target must be a function name or a register"
     if ops and isinstance(ops[0], ir.CallList):
-        why = _regs_declared(ops.pop(0), ctx, where)
+        why = regs_declared(ops.pop(0), ctx, where)
         if why:
             return why
     if ops and isinstance(ops[0], ir.Sym):

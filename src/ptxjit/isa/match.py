@@ -249,7 +249,7 @@ def check_operand(i: int, o: OperandSpec, x, m: Match, ctx: Context, opname: str
     kinds = o.kinds
     where = f"operand {i + 1} ({o.name}) of {opname}"
     if ANY in kinds:
-        return _regs_declared(x, ctx, where)
+        return regs_declared(x, ctx, where)
     vec = o.vec
     if vec == "V":
         vec = m.vector if m.vector > 1 else None
@@ -305,7 +305,7 @@ def check_operand(i: int, o: OperandSpec, x, m: Match, ctx: Context, opname: str
         return f"{where} must be {_kind_words(kinds, cls, o)}, got the vector {fmt_operand(x)}"
     if isinstance(x, ir.Vec):
         for e in x.items:
-            why = _regs_declared(e, ctx, where)
+            why = regs_declared(e, ctx, where)
             if why:
                 return why
         return None
@@ -322,21 +322,21 @@ def _kind_words(kinds: frozenset[str], cls: str | None, o: OperandSpec) -> str:
     return " or ".join(words) or "nothing"
 
 
-def _regs_declared(x, ctx: Context, where: str) -> str | None:
+def regs_declared(x, ctx: Context, where: str) -> str | None:
     if ctx.lenient:
         return None
     if isinstance(x, ir.Reg):
         if x.name != "_" and x.name not in ctx.regs and special_type(x.name) is None:
             return f"register {x.name} is not declared ({where})"
     elif isinstance(x, ir.Addr) and isinstance(x.base, ir.Reg):
-        return _regs_declared(x.base, ctx, where)
+        return regs_declared(x.base, ctx, where)
     elif isinstance(x, ir.Vec | ir.CallList):
         for e in x.items:
-            why = _regs_declared(e, ctx, where)
+            why = regs_declared(e, ctx, where)
             if why:
                 return why
     elif isinstance(x, ir.Pair):
-        return _regs_declared(x.first, ctx, where) or _regs_declared(x.second, ctx, where)
+        return regs_declared(x.first, ctx, where) or regs_declared(x.second, ctx, where)
     return None
 
 
@@ -415,7 +415,7 @@ def _scalar(x, o: OperandSpec, cls: str | None, ctx: Context, where: str, m: Mat
     if isinstance(x, ir.CallList):
         if LIST not in kinds:
             return f"{where} must be {expected}, got {fmt_operand(x)}"
-        return _regs_declared(x, ctx, where)
+        return regs_declared(x, ctx, where)
     return f"{where} must be {expected}, got {fmt_operand(x)}"
 
 

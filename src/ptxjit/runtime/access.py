@@ -47,12 +47,12 @@ class KernelAccess:
     uses_printf: bool = False
 
 
-def _regs(op) -> list[ir.Reg]:
+def operand_regs(op) -> list[ir.Reg]:
     """The registers an operand reads (the base of an address is handled apart)."""
     if isinstance(op, ir.Reg):
         return [op] if op.name != "_" else []
     if isinstance(op, ir.Vec | ir.CallList):
-        return [r for x in op.items for r in _regs(x)]
+        return [r for x in op.items for r in operand_regs(x)]
     if isinstance(op, ir.Pair):
         return [op.first, op.second]
     return []
@@ -66,7 +66,7 @@ def _width(ins: ir.Instr) -> tuple[int, str] | None:
     return ir.type_size(t), t
 
 
-def _reachable(module: ir.Module, fn: ir.Function) -> list[ir.Function]:
+def reachable_functions(module: ir.Module, fn: ir.Function) -> list[ir.Function]:
     """fn and the device functions it may call (all of them if it calls indirectly)."""
     seen = {fn.name: fn}
     todo = [fn]
@@ -114,7 +114,7 @@ def _flow(fn: ir.Function, through_memory: bool) -> _Flow:
 
     def t_of(op) -> frozenset[str]:
         out = empty
-        for r in _regs(op):
+        for r in operand_regs(op):
             out |= taint.get(r.name, empty)
         return out
 
@@ -143,7 +143,7 @@ def _flow(fn: ir.Function, through_memory: bool) -> _Flow:
             if addrs:
                 a = ops[addrs[0]]
                 if op == "ld" and ins.has("param") and isinstance(a.base, ir.Sym) and a.base.name in index:
-                    add(_regs(ops[0]), frozenset({a.base.name}))
+                    add(operand_regs(ops[0]), frozenset({a.base.name}))
                     if a.offset == 0 and isinstance(ops[0], ir.Reg):
                         direct[ops[0].name] = a.base.name
                     continue
@@ -168,7 +168,7 @@ def _flow(fn: ir.Function, through_memory: bool) -> _Flow:
                     else:  # a pointer stored to memory: whoever loads it back may write through it
                         written |= vt
                 if through_memory and op not in _STORES and op not in ("prefetch", "prefetchu"):
-                    add(_regs(ops[0]), mem)  # loaded data may be any pointer that was stored
+                    add(operand_regs(ops[0]), mem)  # loaded data may be any pointer that was stored
                 continue
             if op == "call":
                 target = next((o.name for o in ops if isinstance(o, ir.Sym)), "")
@@ -186,7 +186,7 @@ def _flow(fn: ir.Function, through_memory: bool) -> _Flow:
                     and isinstance(ops[0], ir.Reg):
                 direct.setdefault(ops[0].name, direct[ops[1].name])
             if src:
-                add(_regs(ops[0]), src)
+                add(operand_regs(ops[0]), src)
     return _Flow(list(derefs), written, strong, address_taken)
 
 
@@ -216,7 +216,7 @@ def analyze(module: ir.Module, fn: ir.Function) -> KernelAccess:
     for name, kind in handle_params(fn).items():
         acc[index[name]].texture = kind
 
-    funcs = _reachable(module, fn)
+    funcs = reachable_functions(module, fn)
     extern = {v.name: v for v in [*module.globals, *(v for f in funcs for v in f.vars)]
               if v.space == "shared" and (v.linkage == "extern" or (v.dims and v.dims[-1] is None))}
     dyn = False

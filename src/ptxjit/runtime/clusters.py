@@ -27,7 +27,14 @@ from ptxjit.errors import KernelDeadlock
 from ptxjit.lower import abi
 from ptxjit.lower.rules.cluster import WS_COUNTERS, WS_DIMS, WS_EXPLICIT, WS_SHARED_TABLE
 from ptxjit.runtime import launch, watchdog
-from ptxjit.runtime.cooperative import _arrived, _threads, occupancy, pack_record, prepare, printf_scope
+from ptxjit.runtime.cooperative import (
+    block_threads,
+    grid_barrier_arrivals,
+    occupancy,
+    pack_record,
+    prepare,
+    printf_scope,
+)
 from ptxjit.runtime.launch import RecordPlan
 from ptxjit.runtime.supervise import supervised
 
@@ -101,7 +108,7 @@ def _stuck_cluster(lock: threading.Lock, partial: set[int], exited: list[int], c
     with lock:
         for j in partial:
             gone = exited[j]
-            arrived = _arrived(int(counters[j]), csize)
+            arrived = grid_barrier_arrivals(int(counters[j]), csize)
             if arrived > 0 and arrived + gone == csize:
                 return j, arrived, gone
     return None
@@ -176,16 +183,16 @@ def _run(kernel: Kernel, tr: Translation, grid, block, k, checked: bool, values,
 
     lock = threading.Lock()
     dead: tuple[int, int, int] | None = None
-    pool = _threads.acquire(nworkers)
+    pool = block_threads.acquire(nworkers)
 
     def give_back() -> None:
         for m, s in zip(mems, saved, strict=True):
             m.record[abi.W_SHARED] = s
             m.record[abi.W_BSTART] = m.record[abi.W_BEND] = 0
         pool_memory.give(tr, nthreads, shared_bytes, mems, key)
-        _threads.release(pool, nworkers)
+        block_threads.release(pool, nworkers)
 
-    with supervised(L, limit, mems, keep, kernel.name, tr.checked, give_back, _threads.forget) as run:
+    with supervised(L, limit, mems, keep, kernel.name, tr.checked, give_back, block_threads.forget) as run:
         run.futures += [pool.submit(member, mems[i], i // csize, i % csize, shared[i]) for i in range(nworkers)]
         pending = run.futures
         while pending:

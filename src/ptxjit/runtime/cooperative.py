@@ -177,7 +177,7 @@ class _BlockThreads:
             self.pool, self.size = None, 0
 
 
-_threads = _BlockThreads()
+block_threads = _BlockThreads()
 
 
 def launch_cooperative(kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int], args,
@@ -262,7 +262,7 @@ class _GridDeadlock:
     exited: int
 
 
-def _arrived(value: int, nctas: int) -> int:
+def grid_barrier_arrivals(value: int, nctas: int) -> int:
     """Blocks that have arrived at the current grid barrier, from nvcc's counter (see the docstring):
     its low 31 bits count the other blocks' arrivals until block 0 adds 1 - nblocks (mod 2**31)."""
     low = value & 0x7FFFFFFF
@@ -275,7 +275,7 @@ def _watch(L, counter, nctas: int) -> _GridDeadlock | None:
     done = int(L[abi.L_DONE])
     if not done:
         return None
-    arrived = _arrived(int(counter[_COUNTER]), nctas)
+    arrived = grid_barrier_arrivals(int(counter[_COUNTER]), nctas)
     if arrived > 0 and arrived + done == nctas and int(L[abi.L_DONE]) == done:
         return _GridDeadlock(arrived, done)
     return None
@@ -291,13 +291,13 @@ def _execute(kernel: Kernel, tr: Translation, grid, block, nctas: int, nthreads:
     mems = pool_memory.take(tr, nthreads, shared_bytes, nctas, key)
     fn = tr.native.worker
     dead: _GridDeadlock | None = None
-    pool = _threads.acquire(nctas)
+    pool = block_threads.acquire(nctas)
 
     def give_back() -> None:
         pool_memory.give(tr, nthreads, shared_bytes, mems, key)
-        _threads.release(pool, nctas)
+        block_threads.release(pool, nctas)
 
-    with supervised(L, limit, mems, keep, kernel.name, tr.checked, give_back, _threads.forget) as run:
+    with supervised(L, limit, mems, keep, kernel.name, tr.checked, give_back, block_threads.forget) as run:
         run.futures += [pool.submit(fn, lp, m.address) for m in mems]
         pending = run.futures
         while pending:

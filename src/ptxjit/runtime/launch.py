@@ -32,7 +32,7 @@ from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
 from ptxjit.passes.recursion import explain_stack_trap
 from ptxjit.runtime import watchdog
-from ptxjit.runtime.launch_errors import _fault_error, _launch_error
+from ptxjit.runtime.launch_errors import fault_error, launch_error
 from ptxjit.runtime.memory import DeviceArray, Pointer
 from ptxjit.runtime.printf import PRINTF_ADDRESS
 from ptxjit.texture import TEXTURE_TRAP, explain_texture_trap
@@ -413,8 +413,8 @@ def launch_exception(tr: Translation, kernel_name: str, L, grid, block, elapsed:
     """The exception for launch record L, which recorded an error (L_ERROR)."""
     if L[abi.L_ERROR] == abi.ERR_FAULT:
         ranges, names = fault_info[0](*fault_info[1:])
-        return _fault_error(tr, kernel_name, L, grid, block, ranges, names or [], shared_bytes)
-    err = _launch_error(tr, kernel_name, L, grid, block, elapsed, limit)
+        return fault_error(tr, kernel_name, L, grid, block, ranges, names or [], shared_bytes)
+    err = launch_error(tr, kernel_name, L, grid, block, elapsed, limit)
     if L[abi.L_ERROR] == abi.ERR_TRAP and tr.locations:  # grid.sync() outside a cooperative launch?
         from ptxjit.runtime.cooperative import explain_trap
 

@@ -11,7 +11,7 @@ from ptxjit.lower import abi
 from ptxjit.runtime.memory import DeviceArray
 
 
-def _launch_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, elapsed: float,
+def launch_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, elapsed: float,
                   limit: float | None) -> BaseException:
     code = int(L[abi.L_ERROR])
     if code == abi.ERR_TIMEOUT:
@@ -85,7 +85,7 @@ def _trap_error(tr: Translation, kernel: str, L: np.ndarray, grid, block) -> Ker
     return err
 
 
-def _fault_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, ranges, names,
+def fault_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, ranges, names,
                  shared_bytes: int) -> KernelFault:
     from ptxjit.lower.bounds import KIND_LOCAL, KIND_SHARED, unpack_fault
 

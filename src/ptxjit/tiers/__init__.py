@@ -18,7 +18,7 @@ from __future__ import annotations
 from ptxjit import config
 from ptxjit.tiers import counters
 from ptxjit.tiers.policy import Policy
-from ptxjit.tiers.state import HOOKS, POLICY, KernelTiers, _registry, _registry_lock
+from ptxjit.tiers.state import HOOKS, POLICY, KernelTiers, tiers_registry, tiers_registry_lock
 
 DEFAULT_ON = config.TIERS_DEFAULT_ON  # tiering when PTXJIT_TIERS is not set (README "Tiers")
 
@@ -63,8 +63,8 @@ def stats() -> dict[str, dict]:
     access ("memory") its alignment, the most common stride between neighbouring threads (x), warps per
     stride class (uniform, contiguous, strided, irregular) and 32-byte sectors per warp request."""
     out: dict[str, dict] = {}
-    with _registry_lock:
-        items = [(n, r()) for n, r in _registry]
+    with tiers_registry_lock:
+        items = [(n, r()) for n, r in tiers_registry]
     for name, st in items:
         if st is None:
             continue
@@ -116,8 +116,8 @@ def reset() -> None:
     """Forget the statistics of every kernel (versions already built stay)."""
     from ptxjit.tiers.state import TierStats
 
-    with _registry_lock:
-        for _, r in _registry:
+    with tiers_registry_lock:
+        for _, r in tiers_registry:
             st = r()
             if st is not None:
                 st.stats = TierStats()

@@ -75,8 +75,8 @@ class TierStats:
 
 
 # weak: a kernel's tiers live as long as the kernel (its Module) does
-_registry: list[tuple[str, weakref.ref[KernelTiers]]] = []
-_registry_lock = threading.Lock()
+tiers_registry: list[tuple[str, weakref.ref[KernelTiers]]] = []
+tiers_registry_lock = threading.Lock()
 _builders: set[threading.Thread] = set()
 
 
@@ -142,9 +142,9 @@ class KernelTiers:
         self.stats = TierStats()
         # the steady state's short path applies (no printf memory to register, no test hook)
         self.fast = not kernel._access.uses_printf and HOOKS["ready_after_batches"] is None
-        with _registry_lock:
-            _registry[:] = [(n, r) for n, r in _registry if r() is not None]
-            _registry.append((kernel.name, weakref.ref(self)))
+        with tiers_registry_lock:
+            tiers_registry[:] = [(n, r) for n, r in tiers_registry if r() is not None]
+            tiers_registry.append((kernel.name, weakref.ref(self)))
 
     # ------------------------------------------------------------------ profile
     def param_bytes(self, values: list, patches: list | None) -> bytes:
@@ -592,7 +592,7 @@ def _after_fork_in_child() -> None:
     _in_llvm.clear()
     _exit_lock = threading.Lock()  # another thread may have held it at the fork
     llvmproc.after_fork_in_child()
-    for _, r in list(_registry):
+    for _, r in list(tiers_registry):
         st = r()
         if st is not None:
             st.building = None
