@@ -92,9 +92,9 @@ def droppable(ins: ir.Instr, kparams: set[str] | frozenset = frozenset()) -> boo
 
 
 def _reg_names(op) -> list[str]:
-    from ptxjit.passes.dataflow import _regs
+    from ptxjit.passes.dataflow import operand_reg_names
 
-    return _regs(op)
+    return operand_reg_names(op)
 
 
 def _impure_special(name: str) -> bool:

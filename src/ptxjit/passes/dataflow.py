@@ -30,16 +30,20 @@ PURE = frozenset({
 CARRY_READERS = frozenset({"addc", "subc", "madc"})
 
 
-def _regs(op) -> list[str]:
+def operand_reg_names(op) -> list[str]:
+    """The names of the registers an operand reads or writes (an address's base included, the sink `_` not)."""
     if isinstance(op, ir.Reg):
         return [op.name] if op.name != "_" else []
     if isinstance(op, ir.Addr):
-        return _regs(op.base) if isinstance(op.base, ir.Reg) else []
+        return operand_reg_names(op.base) if isinstance(op.base, ir.Reg) else []
     if isinstance(op, ir.Vec | ir.CallList):
-        return [r for x in op.items for r in _regs(x)]
+        return [r for x in op.items for r in operand_reg_names(x)]
     if isinstance(op, ir.Pair):
-        return _regs(op.first) + _regs(op.second)
+        return operand_reg_names(op.first) + operand_reg_names(op.second)
     return []
+
+
+_regs = operand_reg_names  # the name lower/ imports it by, until it takes the public one
 
 
 def has_dest(ins: ir.Instr) -> bool:
@@ -52,14 +56,14 @@ def defs_uses(ins: ir.Instr) -> tuple[list[str], list[str]]:
     """(registers written, registers read).  A guarded write may not happen: it also counts as a read."""
     ops = ins.operands
     if has_dest(ins):
-        d = _regs(ops[0])
-        u = [r for op in ops[1:] for r in _regs(op)]
+        d = operand_reg_names(ops[0])
+        u = [r for op in ops[1:] for r in operand_reg_names(op)]
         # a vector destination of ld is written; an address in operand 0 would be a read
         if isinstance(ops[0], ir.Addr):
-            d, u = [], _regs(ops[0]) + u
+            d, u = [], operand_reg_names(ops[0]) + u
     else:
         d = []
-        u = [r for op in ops for r in _regs(op)]
+        u = [r for op in ops for r in operand_reg_names(op)]
     if ins.opcode == "wgmma":  # wgmma.mma_async reads its accumulator too (scale-d)
         u = u + d
     if ins.guard is not None:

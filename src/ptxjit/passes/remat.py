@@ -13,7 +13,7 @@ and takes it out of the register save area.
 from __future__ import annotations
 
 from ptxjit.frontend import ir
-from ptxjit.passes.dataflow import _regs, defs_uses, liveness
+from ptxjit.passes.dataflow import defs_uses, liveness, operand_reg_names
 
 PURE_OPS = frozenset({"add", "sub", "mul", "mad", "mul24", "mad24", "shl", "shr", "and", "or", "xor", "not",
                       "cvt", "cvta", "mov", "setp", "selp", "min", "max", "neg", "abs", "bfe", "bfi", "prmt",
@@ -60,7 +60,7 @@ def rematerializable(fn: ir.Function, kernel_params: set[str], is_special) -> di
     while changed:
         changed = False
         for r, ins in list(cand.items()):
-            srcs = [x for op in ins.operands[1:] for x in _regs(op)] if ins.opcode != "ld" else []
+            srcs = [x for op in ins.operands[1:] for x in operand_reg_names(op)] if ins.opcode != "ld" else []
             if ins.guard is not None or any(s not in cand and not is_special(s) for s in srcs):
                 del cand[r]
                 changed = True
@@ -78,5 +78,5 @@ def recompute_order(regs: set[str], remat: dict[str, ir.Instr], order: dict[int,
             continue
         need[id(ins)] = ins
         if ins.opcode != "ld":
-            stack.extend(x for op in ins.operands[1:] for x in _regs(op) if x in remat)
+            stack.extend(x for op in ins.operands[1:] for x in operand_reg_names(op) if x in remat)
     return sorted(need.values(), key=lambda i: order[id(i)])
