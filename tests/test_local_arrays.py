@@ -124,11 +124,12 @@ def test_local_index_in_bounds(mod):
 
 
 @pytest.mark.parametrize(("pos", "line"), [(9, "win[pos] = -1.0f;"), (12, "win[pos] = -1.0f;"),
-                                           (40, "win[pos] = -1.0f;"), (-1, "s += win[")])
+                                           (40, "win[pos] = -1.0f;"), (-1, "win[pos] = -1.0f;")])
 def test_local_index_past_the_end(mod, pos, line):
     """win[pos] = -1 with pos from a parameter: just past the array (into the padding of the thread's
     local memory), into the next thread's local memory, and before it (where the reads' (i * 5 + pos) % 9
-    go negative too, and fault first) all fault, thread 0 first."""
+    go negative too, after the store) all fault, thread 0 first, each thread's first faulting access
+    reported (as the GPU stops at it)."""
     x = np.random.default_rng(5).standard_normal((N, 9)).astype(np.float32)
     out = np.zeros(N, np.float32)
     k = mod.get_function("local_oob")

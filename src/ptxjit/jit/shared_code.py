@@ -5,7 +5,7 @@ translation that names it is linked, the way the heap's and the texture table's 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import llvmlite.binding as llvm
 
@@ -17,19 +17,17 @@ _lock = threading.Lock()
 _bound: dict[str, NativeCode] = {}  # symbol -> its code, kept alive for the process
 
 
-def ensure(symbols: Iterable[str]) -> None:
-    """Bind every symbol of `symbols` (names lower/shared_code.py made) to its compiled code."""
+def ensure(symbols: Iterable[str], cache_key: Callable[[str], str]) -> None:
+    """Bind every symbol of `symbols` (names lower/shared_code.py made) to its compiled code;
+    `cache_key(symbol)`: its key in the disk cache (translate.py's, bound to this translator's source)."""
     for symbol in symbols:
         if symbol not in _bound:
             with _lock:
                 if symbol not in _bound:
-                    _bound[symbol] = _compile(symbol)
+                    _bound[symbol] = _compile(symbol, cache_key(symbol))
 
 
-def _compile(symbol: str) -> NativeCode:
-    from ptxjit.jit.translate import translation_key  # (translate imports this module)
-
-    key = translation_key("shared-code", symbol, None)
+def _compile(symbol: str, key: str) -> NativeCode:
     hit = cache.load(key)
     native = None
     if hit is not None:

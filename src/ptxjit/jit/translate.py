@@ -74,6 +74,10 @@ def translation_key(ptx_hash: str, kernel: str, block: tuple[int, int, int] | No
     return cache.cache_key(ptx_hash, kernel, repr(block), VERSION, str(llvm.llvm_version_info), _host)
 
 
+def _shared_code_key(symbol: str) -> str:
+    return translation_key("shared-code", symbol, None)
+
+
 @functools.cache
 def compiler_fingerprint() -> str:
     """Hash of the translator's own source: any change to it invalidates cached translations, also
@@ -113,7 +117,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
         if hit is not None:
             meta, obj = hit
             try:
-                shared_code.ensure(meta.get("shared_code", ()))  # before the link: it names them
+                shared_code.ensure(meta.get("shared_code", ()), _shared_code_key)  # before the link: it names them
                 native = load_object(obj, WORKER_SYMBOL, kernel.name)
             except Exception:  # unusable object (e.g. other LLVM build): rebuild below
                 native = None
@@ -151,7 +155,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
         obj = optimizer(llvm_ir, opt_level=opt_level, name=kernel.name)
         phases["llvm"] = time.perf_counter() - t_opt
     t_link = time.perf_counter()
-    shared_code.ensure(cg.shared_code)
+    shared_code.ensure(cg.shared_code, _shared_code_key)
     native = load_object(obj, WORKER_SYMBOL, kernel.name)
     phases["link"] = time.perf_counter() - t_link
     _count("translations")

@@ -182,15 +182,22 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         return out
 
     # ------------------------------------------------------------------ setup
+    def new_register_slot(self, b: ll.IRBuilder, name: str) -> ll.AllocaInstr:
+        """Register `name`'s stack slot, zeroed: a register read before any write is 0, not LLVM's
+        undef (which would let a bounds check fold away and an address be anything: fuzzer, a deleted
+        mul.wide)."""
+        ty = PTR if name in self.pointer_regs else lltype(self.fn.regs[name])
+        slot = b.alloca(ty, name=name.lstrip("%").replace("$", "_"))
+        b.store(ll.Constant(ty, None), slot)
+        return slot
+
     def lower(self) -> None:
         b = self.b
         fn = self.fn
-        for name, t in fn.regs.items():
-            ty = PTR if name in self.pointer_regs else lltype(t)
-            self.regs[name] = b.alloca(ty, name=name.lstrip("%").replace("$", "_"))
-            # a register read before any write is 0, not LLVM's undef (which would let a bounds check
-            # fold away and an address be anything: fuzzer, a deleted mul.wide)
-            b.store(ll.Constant(ty, None), self.regs[name])
+        # a slot for each register the instructions name (PTX declares registers by the range,
+        # `.reg .f32 %f<24>`, and compilers declare more than they use); any other declared register
+        # gets its slot when something asks for it (Registers.__missing__)
+        self.regs = Registers(self, {r for ins in fn.instructions for r in _named_registers(ins)})
         entry = b.block
         if self.region_mode:
             self._lower_regions(entry)
@@ -512,3 +519,40 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
 
 def _align(x: int, a: int) -> int:
     return (x + a - 1) // a * a
+
+
+def _named_registers(ins: ir.Instr) -> list[str]:
+    from ptxjit.passes.dataflow import operand_reg_names
+
+    out = [r for op in ins.operands for r in operand_reg_names(op)]
+    if isinstance(ins.guard, ir.Reg):
+        out.append(ins.guard.name)
+    return out
+
+
+class Registers(dict):
+    """Register name -> stack slot.  Created in the entry block, in declaration order, for the registers
+    `named`; a declared register nothing names gets its slot on first use, at the top of the entry block
+    (so that it dominates every use)."""
+
+    def __init__(self, lw: FnLowering, named: set[str]) -> None:
+        super().__init__()
+        self.lw = lw
+        self.declared = lw.fn.regs
+        for name in self.declared:
+            if name in named:
+                self[name] = lw.new_register_slot(lw.b, name)
+
+    def __missing__(self, name: str) -> ll.AllocaInstr:
+        if name not in self.declared:
+            raise KeyError(name)
+        b = ll.IRBuilder()
+        b.position_at_start(self.lw.entry)
+        slot = self[name] = self.lw.new_register_slot(b, name)
+        return slot
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.declared or dict.__contains__(self, name)
+
+    def get(self, name: str, default=None):
+        return self[name] if name in self else default

@@ -203,7 +203,7 @@ class ModuleCodegen:
         fnty = ll.FunctionType(VOID, [I64.as_pointer(), I64.as_pointer(), I32] + [PTR] * nargs)
         f = ll.Function(self.llmod, fnty, name="dev." + name)
         f.linkage = "internal"
-        _noalias_records(f)
+        noalias_records(f)
         self.funcs[name] = f
         self.pending.append(target)
         return f
@@ -214,7 +214,7 @@ class ModuleCodegen:
         body_ty = ll.FunctionType(I32, [i64p, i64p, I32, I32])
         body = ll.Function(self.llmod, body_ty, name="body")
         body.linkage = "internal"
-        _noalias_records(body)
+        noalias_records(body)
         t0 = time.perf_counter()
         lw = FnLowering(self, self.kernel, body, is_kernel=True)
         self.analysis_seconds = time.perf_counter() - t0
@@ -274,7 +274,7 @@ class ModuleCodegen:
         i64p = I64.as_pointer()
         f = ll.Function(self.llmod, ll.FunctionType(I32, [i64p, i64p, I32]), name="run_cta")
         f.linkage = "internal"
-        _noalias_records(f)
+        noalias_records(f)
         return f, ll.IRBuilder(f.append_basic_block("entry"))
 
     def _build_cta_scheduler(self, body: ll.Value, has_yields: bool, f: ll.Function | None = None) -> ll.Function:
@@ -538,7 +538,7 @@ def _complete_barrier(b: ll.IRBuilder, W: ll.Value) -> None:
         b.store(const_int(I64, ident), acc)
 
 
-def _noalias_records(f: ll.Function) -> None:
+def noalias_records(f: ll.Function) -> None:
     """The launch and worker records are only touched by the runtime's own code: telling LLVM that
     kernel memory accesses never alias them lets it hoist their loads out of the thread loop."""
     for a, size in zip(f.args[:2], (abi.L_SIZE * 8, abi.W_SIZE * 8), strict=True):

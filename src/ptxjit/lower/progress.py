@@ -53,7 +53,7 @@ def _plain_spin_loads(loop: list[ir.Instr]) -> list[ir.Instr]:
     the load's address is the same in every iteration (no register of it is written in the loop), and
     the loaded value decides a branch of the loop.  Such a loop waits for another thread's store; LLVM
     would hoist the load out of it (nothing in the loop can change the memory) and spin forever."""
-    from ptxjit.passes.dataflow import _regs, defs_uses
+    from ptxjit.passes.dataflow import defs_uses, operand_reg_names
 
     if any(s.opcode in _WRITES for s in loop):
         return []
@@ -78,7 +78,7 @@ def _plain_spin_loads(loop: list[ir.Instr]) -> list[ir.Instr]:
         if s.opcode not in ("ld", "ldu") or s.has("param", "local", "const", "nc", *_SYNC_MODS):
             continue
         addr = s.operands[1] if len(s.operands) > 1 else None
-        if not isinstance(addr, ir.Addr) or any(r in defined for r in _regs(addr)):
+        if not isinstance(addr, ir.Addr) or any(r in defined for r in operand_reg_names(addr)):
             continue
         if any(r in deciding for r in defs_uses(s)[0]):
             out.append(s)

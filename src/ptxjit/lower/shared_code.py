@@ -80,12 +80,12 @@ class _Reserved:
 
 def build_module(symbol: str) -> ll.Module:
     """The LLVM module of one shared function, lowered by the same code as a kernel's own copy."""
-    from ptxjit.lower.module import ModuleCodegen, _noalias_records
+    from ptxjit.lower.module import ModuleCodegen, noalias_records
 
     shape = shape_of(symbol)
     cg = _SharedCodegen(shape)
     f = ll.Function(cg.llmod, shape.function_type(), name=symbol)
-    _noalias_records(f)
+    noalias_records(f)
     f.attributes.add("noredzone")
     if isinstance(shape, WorkerLoop):
         ModuleCodegen._build_worker(cg, f.args[2], f)

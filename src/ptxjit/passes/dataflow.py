@@ -43,7 +43,6 @@ def operand_reg_names(op) -> list[str]:
     return []
 
 
-_regs = operand_reg_names  # the name lower/ imports it by, until it takes the public one
 
 
 def has_dest(ins: ir.Instr) -> bool:
