@@ -182,13 +182,14 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         return out
 
     # ------------------------------------------------------------------ setup
-    def new_register_slot(self, b: ll.IRBuilder, name: str) -> ll.AllocaInstr:
+    def new_register_slot(self, b: ll.IRBuilder, name: str, zeroed: bool = True) -> ll.AllocaInstr:
         """Register `name`'s stack slot, zeroed: a register read before any write is 0, not LLVM's
         undef (which would let a bounds check fold away and an address be anything: fuzzer, a deleted
-        mul.wide)."""
+        mul.wide).  `zeroed=False` for a register written before it is read on every path."""
         ty = PTR if name in self.pointer_regs else lltype(self.fn.regs[name])
         slot = b.alloca(ty, name=name.lstrip("%").replace("$", "_"))
-        b.store(ll.Constant(ty, None), slot)
+        if zeroed:
+            b.store(ll.Constant(ty, None), slot)
         return slot
 
     def lower(self) -> None:
@@ -197,7 +198,14 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         # a slot for each register the instructions name (PTX declares registers by the range,
         # `.reg .f32 %f<24>`, and compilers declare more than they use); any other declared register
         # gets its slot when something asks for it (Registers.__missing__)
-        self.regs = Registers(self, {r for ins in fn.instructions for r in _named_registers(ins)})
+        named = {r for ins in fn.instructions for r in _named_registers(ins)}
+        read_first = named
+        if self.cg.baseline:  # (the optimized builds' SROA removes the stores of registers written first)
+            from ptxjit.passes.dataflow import liveness
+
+            blocks, _ = liveness(fn)
+            read_first = blocks[0].live_in if blocks else set()  # read before any write on some path
+        self.regs = Registers(self, named, read_first)
         entry = b.block
         if self.region_mode:
             self._lower_regions(entry)
@@ -532,16 +540,16 @@ def _named_registers(ins: ir.Instr) -> list[str]:
 
 class Registers(dict):
     """Register name -> stack slot.  Created in the entry block, in declaration order, for the registers
-    `named`; a declared register nothing names gets its slot on first use, at the top of the entry block
-    (so that it dominates every use)."""
+    `named` (zeroed where `read_first`: read before any write on some path); a declared register nothing
+    names gets its slot on first use, at the top of the entry block (so that it dominates every use)."""
 
-    def __init__(self, lw: FnLowering, named: set[str]) -> None:
+    def __init__(self, lw: FnLowering, named: set[str], read_first: set[str]) -> None:
         super().__init__()
         self.lw = lw
         self.declared = lw.fn.regs
         for name in self.declared:
             if name in named:
-                self[name] = lw.new_register_slot(lw.b, name)
+                self[name] = lw.new_register_slot(lw.b, name, zeroed=name in read_first)
 
     def __missing__(self, name: str) -> ll.AllocaInstr:
         if name not in self.declared:

@@ -67,16 +67,16 @@ def _compare_lanes(lw: FnLowering, ins: Instr, t: str) -> list[ll.Value]:
     return [compare(lw, op, t, a, c)]
 
 
-def _combine(lw: FnLowering, ins: Instr, r: ll.Value) -> tuple[ll.Value, ll.Value]:
-    """Apply the optional .and/.or/.xor with predicate c: returns (p, q)."""
+def _combine(lw: FnLowering, ins: Instr, r: ll.Value, want_q: bool = False) -> tuple[ll.Value, ll.Value | None]:
+    """Apply the optional .and/.or/.xor with predicate c: returns (p, q); q (from !r) only if `want_q`."""
     b = lw.b
     bop = next((m for m in ins.mods if m in BOOL_OPS), None)
-    nr = b.not_(r)
+    nr = b.not_(r) if want_q else None
     if bop is None:
         return r, nr
     c = lw.read_pred(ins.operands[3])
     f = {"and": b.and_, "or": b.or_, "xor": b.xor}[bop]
-    return f(r, c), f(nr, c)
+    return f(r, c), (f(nr, c) if want_q else None)
 
 
 @rule("setp", family="compare", check=_check_cmp)
@@ -93,7 +93,7 @@ def lower_setp(lw: FnLowering, ins: Instr) -> None:
         if second is not None:
             lw.write(second, p1, "pred")
         return
-    p, q = _combine(lw, ins, lanes[0])
+    p, q = _combine(lw, ins, lanes[0], want_q=hasattr(d, "first"))
     if hasattr(d, "first"):
         lw.write(d.first, p, "pred")
         lw.write(d.second, q, "pred")
