@@ -9,6 +9,7 @@ CUDA_ERROR_UNKNOWN with a traceback in the log: a bug in ptxjit never takes the 
 from __future__ import annotations
 
 import ctypes
+import os
 import traceback
 
 from ptxjit import accounting, config
@@ -33,10 +34,36 @@ def entry(fn):
     return fn
 
 
+# A process forked after the driver was initialized has none of its state that the parent's threads and
+# handles stand for: as on CUDA, every call in the child returns CUDA_ERROR_NOT_INITIALIZED (numba reports
+# "CUDA initialized before forking" on it), except the version query, which needs no initialization.
+_forked_after_init = False
+_fork_explained = False
+_FORK_SAFE = ("cuDriverGetVersion",)
+
+
+def _after_fork_in_child() -> None:
+    global _forked_after_init
+    if DRIVER.initialized:
+        _forked_after_init = True
+
+
+def _refuse_in_forked_child(name: str) -> int:
+    global _fork_explained
+    if not _fork_explained:
+        _fork_explained = True
+        E.log(f"ptxjit driver: {name}: this process was forked after cuInit in process {os.getppid()}; the driver "
+              "cannot be used in a forked child (as on CUDA). It returns CUDA_ERROR_NOT_INITIALIZED")
+    return E.NOT_INITIALIZED
+
+
 def _wrap(name: str, fn):
     quiet = name in ("cuStreamQuery", "cuEventQuery")  # CUDA_ERROR_NOT_READY is their normal answer
+    fork_safe = name in _FORK_SAFE
 
     def call(*args):
+        if _forked_after_init and not fork_safe:
+            return _refuse_in_forked_child(name)
         try:
             fn(*args)
             return 0
@@ -77,6 +104,7 @@ def install(ffi_, lib) -> None:
     ffi = ffi_
     for name, fn in _IMPLS.items():
         ffi.def_extern(name=name)(_wrap(name, fn))
+    os.register_at_fork(after_in_child=_after_fork_in_child)
     install_exit_handler(ffi, lib)
     accounting.install_exit_report()
 
