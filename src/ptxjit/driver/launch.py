@@ -192,13 +192,13 @@ def python_args(f, raw: bytes) -> list:
         t = p.type
         if p.dims:
             out.append(data)
+        elif t == "f32":
+            out.append(struct.unpack("<f", data)[0])
+        elif t == "f64":  # before the 8-byte range parameters, which an .f64 is one of: a double, not its bits
+            out.append(struct.unpack("<d", data)[0])
         elif size == 8 and i in f.kernel._range_params:
             v = int.from_bytes(data, "little")
             out.append(Pointer(v) if f.kernel._access.params[i].pointer else v)
-        elif t == "f32":
-            out.append(struct.unpack("<f", data)[0])
-        elif t == "f64":
-            out.append(struct.unpack("<d", data)[0])
         elif t in ("f16", "bf16"):
             out.append(data)
         else:
@@ -231,7 +231,8 @@ def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, in
         streams.record(driver, cap, KernelNode(f, grid, block, shared_mem, raw))
         return
     stream = stream_handle if isinstance(stream_handle, streams.Stream) else streams.resolve(driver, stream_handle)
-    checked = resolve_checked(None, False)
+    plan = plan_of(f)
+    checked = resolve_checked(None, False) and plan.checkable  # a pointer without a range: no bounds checks
     if cooperative or cluster is not None or k._declared_cluster or k._auto_cooperative:
         try:
             k(grid, block, python_args(f, raw), shared_mem=shared_mem, checked=checked, stream=stream,
@@ -240,8 +241,6 @@ def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, in
             code = E.COOPERATIVE_LAUNCH_TOO_LARGE if cooperative and "cooperative" in str(exc) else E.INVALID_VALUE
             raise CudaError(code, str(exc)) from None
         return
-    plan = plan_of(f)
-    checked = checked and plan.checkable
     values = list(plan.unpack(raw))
     patches = [(off, raw[off:off + size]) for off, size in plan.patches] or None
     ranges = None

@@ -1,0 +1,84 @@
+"""cuLaunchCooperativeKernel through libcuda.so.1's C ABI, with the raw parameters of a kernel that takes an .f64
+and reads through a pointer it loads from memory (numba's doc example of a heat equation with grid.sync is
+such a kernel): the double reaches the kernel as its value, not as its bits read as an integer, and the
+loaded pointer (which no launch range covers) runs without the bounds checks, as a plain cuLaunchKernel of
+the same kernel does, instead of being refused as an illegal address."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+PTX = r"""
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry scale(.param .u64 table, .param .u64 out, .param .f64 k)
+{
+    .reg .u32 %r<3>;
+    .reg .u64 %rd<8>;
+    .reg .f64 %fd<4>;
+    ld.param.u64 %rd1, [table];
+    ld.param.u64 %rd2, [out];
+    ld.param.f64 %fd1, [k];
+    ld.global.u64 %rd3, [%rd1];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd4, %r1, 8;
+    add.u64 %rd5, %rd3, %rd4;
+    ld.global.f64 %fd2, [%rd5];
+    mul.f64 %fd3, %fd2, %fd1;
+    add.u64 %rd6, %rd2, %rd4;
+    st.global.f64 [%rd6], %fd3;
+    ret;
+}
+"""
+
+PROGRAM = r"""
+import ctypes, struct, sys
+lib = ctypes.CDLL("libcuda.so.1")
+ptx = sys.argv[1].encode() + b"\0"
+def ok(r, what):
+    assert r == 0, (what, r)
+ok(lib.cuInit(0), "init")
+dev, ctx, mod, fn = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+ok(lib.cuDeviceGet(ctypes.byref(dev), 0), "device")
+ok(lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "retain")
+ok(lib.cuCtxSetCurrent(ctx), "current")
+ok(lib.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(ptx)), "load")
+ok(lib.cuModuleGetFunction(ctypes.byref(fn), mod, b"scale"), "function")
+n = 32
+table, src, out = ctypes.c_uint64(), ctypes.c_uint64(), ctypes.c_uint64()
+for p, size in ((table, 8), (src, 8 * n), (out, 8 * n)):
+    ok(lib.cuMemAlloc_v2(ctypes.byref(p), size), "alloc")
+host = (ctypes.c_double * n)(*range(n))
+ok(lib.cuMemcpyHtoD_v2(src, host, 8 * n), "src")
+ok(lib.cuMemcpyHtoD_v2(table, ctypes.byref(src), 8), "table")
+k = ctypes.c_double(0.25)
+params = (ctypes.c_void_p * 3)(ctypes.addressof(table), ctypes.addressof(out), ctypes.addressof(k))
+results = []
+for coop in (False, True):
+    ok(lib.cuMemsetD8_v2(out, 0, 8 * n), "clear")
+    if coop:
+        r = lib.cuLaunchCooperativeKernel(fn, 1, 1, 1, n, 1, 1, 0, None, params)
+    else:
+        r = lib.cuLaunchKernel(fn, 1, 1, 1, n, 1, 1, 0, None, params, None)
+    r2 = lib.cuCtxSynchronize()
+    got = (ctypes.c_double * n)()
+    ok(lib.cuMemcpyDtoH_v2(got, out, 8 * n), "back")
+    results.append((r, r2, list(got) == [0.25 * i for i in range(n)]))
+print(results)
+"""
+
+
+def test_cooperative_launch_raw_parameters(tmp_path):
+    from ptxjit.driver.build import ensure_built
+
+    env = dict(os.environ, PTXJIT_DRIVER_LOG=str(tmp_path / "driver.log"))
+    env["LD_LIBRARY_PATH"] = str(ensure_built().parent) + (":" + env["LD_LIBRARY_PATH"]
+                                                             if env.get("LD_LIBRARY_PATH") else "")
+    r = subprocess.run([sys.executable, "-c", PROGRAM, PTX], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    log = (tmp_path / "driver.log").read_text() if (tmp_path / "driver.log").exists() else ""
+    assert r.stdout.strip() == "[(0, 0, True), (0, 0, True)]", r.stdout + r.stderr + log
+    assert "runs without memory-safety checks" in log or "run without memory-safety checks" in log, log
