@@ -134,12 +134,21 @@ def load_bias(path: str) -> int | None:
 
 def _runtime_library() -> ctypes.CDLL | None:
     """ptxjit's libcudart.so.13 as the library path finds it (`ptxjit exec` puts its folder first); None when
-    the one found is not ptxjit's."""
-    try:
-        rt = ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
-    except OSError:
-        return None
-    return rt if hasattr(rt, "PyInit__ptxjit_libcudart") else None
+    there is none.  Another libcudart.so.13 may be loaded already (numba-cuda's import loads NVIDIA's, from
+    the nvidia-cuda-runtime wheel, for cuda.bindings.runtime): loading by its name then returns that one,
+    so ptxjit's is loaded by its path, from the library path's folders."""
+    names = ["libcudart.so.13"] + [os.path.join(d, "libcudart.so.13")
+                                   for d in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if d]
+    for name in names:
+        if name != names[0] and not os.path.isfile(name):
+            continue
+        try:
+            rt = ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+        except OSError:
+            continue
+        if hasattr(rt, "PyInit__ptxjit_libcudart"):
+            return rt
+    return None
 
 
 def _write_jump(at: int, target: int) -> None:
