@@ -17,7 +17,7 @@ from llvmlite import ir as ll
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from ptxjit.lower import mufu_tables as T  # noqa: E402
-from ptxjit.lower.module import _for_range  # noqa: E402
+from ptxjit.lower.module import for_range  # noqa: E402
 from ptxjit.lower.rules import approx  # noqa: E402
 from tools.mufu import fit  # noqa: E402
 
@@ -37,7 +37,7 @@ def test_truncated_square_is_exact_for_every_argument(name):
     f = ll.Function(m, ll.FunctionType(ll.VoidType(), [i64.as_pointer(), i64.as_pointer(), i64]), "sq")
     b = ll.IRBuilder(f.append_basic_block())
     src, dst, n = f.args
-    with _for_range(b, ll.Constant(i64, 0), n) as i:
+    with for_range(b, ll.Constant(i64, 0), n) as i:
         b.store(approx._trunc_square(_Builder(b), b.load(b.gep(src, [i])), nb, cut), b.gep(dst, [i]))
     b.ret_void()
     llvm.initialize_native_target()

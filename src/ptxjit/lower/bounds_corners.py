@@ -356,12 +356,12 @@ def _grid_linear_verified(bc: BoundsChecks, sites: list, order: dict) -> ll.Valu
     origin = evaluate([const_int(I32, 0)] * 3, n64)
     units = [evaluate(*unit(axis)) for axis in range(6)]
     coef = [[b.sub(u[j], origin[j]) for u in units] for j in range(len(origin))]
-    from ptxjit.lower.module import _for_range
+    from ptxjit.lower.module import for_range
 
     with b.goto_entry_block():
         flag = b.alloca(I1, name="grid_linear")
     b.store(const_int(I1, 1), flag)
-    with _for_range(b, const_int(I32, 1), const_int(I32, 64)) as q:  # bits 0-2: the block's far corner
+    with for_range(b, const_int(I32, 1), const_int(I32, 64)) as q:  # bits 0-2: the block's far corner
         bit = [b.icmp_unsigned("!=", b.and_(q, const_int(I32, 1 << i)), const_int(I32, 0)) for i in range(6)]
         tid = [b.select(bit[i], const_int(I32, dims[i] - 1), const_int(I32, 0)) for i in range(3)]
         ctaid = [b.select(bit[3 + i], b.sub(grid[i], const_int(I64, 1)), const_int(I64, 0)) for i in range(3)]

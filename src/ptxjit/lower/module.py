@@ -305,7 +305,7 @@ class ModuleCodegen:
         fault_words = (b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_FAULT)])), PTR), I64.as_pointer())
                        if self.checked else None)
         warp_base = b.load(b.gep(W, [const_int(I32, abi.W_WARP)]))
-        with _for_range(b, c0, n) as t:
+        with for_range(b, c0, n) as t:
             b.store(c0, b.gep(status, [t]))
         nwarps = b.lshr(b.add(n, const_int(I32, 31)), const_int(I32, 5))
         any_bar = b.alloca(I1)
@@ -316,7 +316,7 @@ class ModuleCodegen:
         stop_if_failed(b, f, L, trap_blk, "round_go")
         b.store(const_int(I1, 0), any_bar)
         released = const_int(I32, abi.RELEASED)
-        with _for_range(b, c0, nwarps) as w:
+        with for_range(b, c0, nwarps) as w:
             lo = b.mul(w, const_int(I32, 32))
             hi_raw = b.add(lo, const_int(I32, 32))
             hi = b.select(b.icmp_unsigned("<", hi_raw, n), hi_raw, n)
@@ -324,7 +324,7 @@ class ModuleCodegen:
             b.branch(warp_loop)
             b.position_at_end(warp_loop)
             # run every runnable lane of this warp until it suspends or exits
-            with _for_range(b, lo, hi) as t:
+            with for_range(b, lo, hi) as t:
                 sp = b.gep(status, [t])
                 s = b.load(sp)
                 nonneg = b.icmp_signed(">=", s, c0)
@@ -349,7 +349,7 @@ class ModuleCodegen:
                 code_slot = b.alloca(I32)
             b.store(c0, mask_slot)
             b.store(c0, code_slot)
-            with _for_range(b, lo, hi) as t:
+            with for_range(b, lo, hi) as t:
                 s = b.load(b.gep(status, [t]))
                 waiting = b.and_(b.icmp_signed(">", s, c0), b.icmp_unsigned("==", b.and_(s, released), c0))
                 at_warp = b.and_(waiting, b.icmp_unsigned("!=", b.and_(s, c1), c0))
@@ -372,7 +372,7 @@ class ModuleCodegen:
             b.store(mask, b.bitcast(b.gep(ws, [const_int(I32, abi.WARP_MASK)]), I32.as_pointer()))
             xbuf = b.bitcast(b.gep(ws, [const_int(I32, abi.WARP_XBUF)]), I64.as_pointer())
             snap = b.bitcast(b.gep(ws, [const_int(I32, abi.WARP_SNAP)]), I64.as_pointer())
-            with _for_range(b, lo, hi) as t:
+            with for_range(b, lo, hi) as t:
                 lane = b.sub(t, lo)
                 bit = b.and_(b.lshr(mask, lane), c1)
                 with b.if_then(b.icmp_unsigned("!=", bit, c0)):
@@ -385,8 +385,8 @@ class ModuleCodegen:
         release = f.append_basic_block("release_barrier")
         b.cbranch(b.load(any_bar), release, done)
         b.position_at_end(release)
-        _complete_barrier(b, W)
-        with _for_range(b, c0, n) as t:
+        complete_barrier(b, W)
+        with for_range(b, c0, n) as t:
             sp = b.gep(status, [t])
             s = b.load(sp)
             with b.if_then(b.icmp_signed(">", s, c0)):
@@ -457,7 +457,7 @@ class ModuleCodegen:
         end = b.phi(I64)
         end.add_incoming(g_end, given)
         end.add_incoming(c_end, clip)
-        with _for_range(b, start, end) as c:
+        with for_range(b, start, end) as c:
             b.store(b.urem(c, gx), slot(W, abi.W_CTA))
             q = b.udiv(c, gx)
             b.store(b.urem(q, gy), slot(W, abi.W_CTA + 1))
@@ -509,12 +509,12 @@ class ModuleCodegen:
             b.store(const_int(I64, 0), flag)
         fault = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_FAULT)])), PTR), I64.as_pointer())
         b.store(const_int(I64, 0), acc)
-        with _for_range(b, const_int(I32, 0), nthreads) as t:  # an OR reduction: vectorizes
+        with for_range(b, const_int(I32, 0), nthreads) as t:  # an OR reduction: vectorizes
             b.store(b.or_(b.load(acc), b.load(b.gep(fault, [t]))), acc)
         b.cbranch(b.icmp_unsigned("!=", b.load(acc), const_int(I64, 0)), faulted, clean)
         b.position_at_end(faulted)
         b.store(const_int(I32, -1), first)
-        with _for_range(b, const_int(I32, 0), nthreads) as t:
+        with for_range(b, const_int(I32, 0), nthreads) as t:
             hit = b.and_(b.icmp_unsigned("!=", b.load(b.gep(fault, [t])), const_int(I64, 0)),
                          b.icmp_signed("<", b.load(first), const_int(I32, 0)))
             b.store(b.select(hit, t, b.load(first)), first)
@@ -530,7 +530,7 @@ class ModuleCodegen:
         b.position_at_end(clean)
 
 
-def _complete_barrier(b: ll.IRBuilder, W: ll.Value) -> None:
+def complete_barrier(b: ll.IRBuilder, W: ll.Value) -> None:
     """A CTA barrier completes: bar.red results take the accumulators, which start over."""
     for k, ident in enumerate((0, 1, 0)):
         acc = b.gep(W, [const_int(I32, abi.W_RED_ACC + k)])
@@ -560,8 +560,8 @@ def _type_suffix(t: ll.Type) -> str:
     raise TypeError(f"no intrinsic suffix for {t}")
 
 
-class _for_range:
-    """`with _for_range(b, start, end) as i:` emits a counted loop; the body goes inside the block."""
+class for_range:
+    """`with for_range(b, start, end) as i:` emits a counted loop; the body goes inside the block."""
 
     def __init__(self, b: ll.IRBuilder, start: ll.Value, end: ll.Value) -> None:
         self.b = b

@@ -227,9 +227,9 @@ class RegionLowering:
             ok = b.and_(ok, b.icmp_signed(">=", u, const_int(u.type, smin - lo)))
         acc = b.alloca(I1)  # cheap enough outside the entry block: one per dense region check
         b.store(ok, acc)
-        from ptxjit.lower.module import _for_range
+        from ptxjit.lower.module import for_range
 
-        with _for_range(b, const_int(I32, 0), const_int(I32, n)) as t:
+        with for_range(b, const_int(I32, 0), const_int(I32, n)) as t:
             tid = (b.urem(t, const_int(I32, bx)), b.urem(b.udiv(t, const_int(I32, bx)), const_int(I32, by)),
                    b.udiv(t, const_int(I32, bx * by)))
             same = const_int(I1, 1)

@@ -73,7 +73,7 @@ def end_if_faulted(cg: ModuleCodegen, b: ll.IRBuilder, f: ll.Function, W: ll.Val
 
 
 def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering) -> ll.Function:
-    from ptxjit.lower.module import _complete_barrier, _for_range
+    from ptxjit.lower.module import complete_barrier, for_range
 
     f, b = cg._new_cta_function()
     L, W, n = f.args
@@ -94,17 +94,17 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
     b.store(c0, spin_rounds)
     last_spin = _entry_alloca(b, I32, "last_spin")  # the spin point resumed last (round robin)
     b.store(const_int(I32, -1), last_spin)
-    with _for_range(b, c0, n) as t:
+    with for_range(b, c0, n) as t:
         b.store(c0, b.gep(status, [t]))
     b.store(n, b.gep(pcount, [c0]))
-    with _for_range(b, c1, const_int(I32, nslots)) as k:
+    with for_range(b, c1, const_int(I32, nslots)) as k:
         b.store(c0, b.gep(pcount, [k]))
     # released by a barrier, waiting at one of several instructions: threads per code still to run
     rel_codes = sorted(bars)
     relcnt = _entry_alloca(b, ll.ArrayType(I32, lw.nyields + 2), "released")
     pending = _entry_alloca(b, I32, "released_codes")
     b.store(c0, pending)
-    with _for_range(b, c0, const_int(I32, lw.nyields + 2)) as k:
+    with for_range(b, c0, const_int(I32, lw.nyields + 2)) as k:
         b.store(c0, b.gep(relcnt, [c0, k]))
     trapped = f.append_basic_block("trapped")
     done = f.append_basic_block("all_exited")
@@ -186,7 +186,7 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
         release = f.append_basic_block("release")
         b.cbranch(b.icmp_signed(">", waiting, c0), release, done)
         b.position_at_end(release)
-        _complete_barrier(b, W)
+        complete_barrier(b, W)
         if len(mine) == 1:
             cp = b.gep(pcount, [const_int(I32, mine[0] >> 1)])
             b.store(c0, cp)
@@ -251,7 +251,7 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
         b.branch(main)
         b.position_at_end(with_waiters)
         b.store(c0, arrive_slot)
-        _complete_barrier(b, W)
+        complete_barrier(b, W)
         mine = [c for c, (sb, _loc) in bars.items() if sb is not None and sb[0] == k]
         _release(cg, b, f, n, status, pcount, barinfo, counts, mine, dynamic, k, run, relcnt, pending, lw.nyields)
         b.branch(main)
@@ -335,7 +335,7 @@ def _first_waiting(cg: ModuleCodegen, b: ll.IRBuilder, f: ll.Function, pcount, o
 def _prepare_warp_point(b: ll.IRBuilder, W, n, status, code, arg, mask_codes: set[int]) -> None:
     """A warp point: flip its exchange-buffer parity; when not every thread is there, the lanes
     released per warp are those waiting at this point."""
-    from ptxjit.lower.module import _for_range
+    from ptxjit.lower.module import for_range
 
     c0, c1 = const_int(I32, 0), const_int(I32, 1)
     cnt = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_CNT)])), PTR), I32.as_pointer())
@@ -348,9 +348,9 @@ def _prepare_warp_point(b: ll.IRBuilder, W, n, status, code, arg, mask_codes: se
     with b.if_then(b.and_(needs_mask, b.not_(dense))):
         wmask = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_WMASK)])), PTR), I32.as_pointer())
         nwarps = b.lshr(b.add(n, const_int(I32, 31)), const_int(I32, 5))
-        with _for_range(b, c0, nwarps) as w:
+        with for_range(b, c0, nwarps) as w:
             b.store(c0, b.gep(wmask, [w]))
-        with _for_range(b, c0, n) as t:
+        with for_range(b, c0, n) as t:
             same = b.icmp_signed("==", b.load(b.gep(status, [t])), code)
             with b.if_then(same):
                 wp = b.gep(wmask, [b.lshr(t, const_int(I32, 5))])
@@ -361,7 +361,7 @@ def _prepare_warp_point(b: ll.IRBuilder, W, n, status, code, arg, mask_codes: se
 def _scan_dynamic(b: ll.IRBuilder, f, n, status, barinfo, dynamic: list[int], counts):
     """Per barrier id: threads waiting at a barrier whose id/count are registers, and that count
     (-1: none seen, 0: no count).  Only scans when such a barrier has waiters."""
-    from ptxjit.lower.module import _for_range
+    from ptxjit.lower.module import for_range
 
     c0 = const_int(I32, 0)
     arr = ll.ArrayType(I32, abi.NBARRIERS)
@@ -373,7 +373,7 @@ def _scan_dynamic(b: ll.IRBuilder, f, n, status, barinfo, dynamic: list[int], co
     for code in dynamic:
         any_waiting = b.or_(any_waiting, b.icmp_signed(">", counts[code], c0))
     with b.if_then(any_waiting, likely=False):
-        with _for_range(b, c0, n) as t:
+        with for_range(b, c0, n) as t:
             s = b.load(b.gep(status, [t]))
             at = const_int(I1, 0)
             for code in dynamic:
@@ -392,7 +392,7 @@ def _release(cg: ModuleCodegen, b: ll.IRBuilder, f, n, status, pcount, barinfo, 
     """Resume every thread waiting at barrier k.  At one instruction (the usual case): run its
     threads now.  At several: mark them RELEASED (so that threads arriving there again meanwhile
     stay put) and count them per instruction; the next rounds run them."""
-    from ptxjit.lower.module import _for_range
+    from ptxjit.lower.module import for_range
 
     c0, c1 = const_int(I32, 0), const_int(I32, 1)
     if not dynamic:
@@ -429,7 +429,7 @@ def _release(cg: ModuleCodegen, b: ll.IRBuilder, f, n, status, pcount, barinfo, 
     for code in mine + dynamic:
         b.store(c0, b.gep(relcnt, [c0, const_int(I32, code >> 1)]))
     limit = const_int(I32, nyields + 2)
-    with _for_range(b, c0, n) as t:
+    with for_range(b, c0, n) as t:
         sp = b.gep(status, [t])
         s = b.load(sp)
         idx = b.lshr(s, c1)
@@ -454,12 +454,12 @@ def _release(cg: ModuleCodegen, b: ll.IRBuilder, f, n, status, pcount, barinfo, 
 
 def _report_deadlock(cg, b: ll.IRBuilder, f, L, W, n, status, barinfo, bars, arrivals, needs, live) -> None:
     """Record ERR_DEADLOCK (first error of the launch wins): the first waiting thread's barrier."""
-    from ptxjit.lower.module import _for_range
+    from ptxjit.lower.module import for_range
 
     c0 = const_int(I32, 0)
     first = _entry_alloca(b, I32, "first_waiter")
     b.store(const_int(I32, -1), first)
-    with _for_range(b, c0, n) as t:
+    with for_range(b, c0, n) as t:
         s = b.load(b.gep(status, [t]))
         with b.if_then(b.and_(b.icmp_signed(">", s, c0), b.icmp_signed("<", b.load(first), c0))):
             b.store(t, first)

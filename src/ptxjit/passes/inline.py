@@ -75,18 +75,18 @@ def inline_suspending_calls(module: ir.Module, yields) -> int:
 def _callee(st, targets: set[str], module: ir.Module) -> ir.Function | None:
     if not isinstance(st, ir.Instr) or st.opcode != "call":
         return None
-    from ptxjit.lower.rules.control import _split_call
+    from ptxjit.lower.rules.control import split_call
 
-    _rets, target, _args = _split_call(st)
+    _rets, target, _args = split_call(st)
     if isinstance(target, ir.Sym) and target.name in targets:
         return module.functions[target.name]
     return None
 
 
 def _expand(caller: ir.Function, call: ir.Instr, callee: ir.Function, k: int) -> list:
-    from ptxjit.lower.rules.control import _split_call
+    from ptxjit.lower.rules.control import split_call
 
-    rets, _target, args = _split_call(call)
+    rets, _target, args = split_call(call)
     tag = f"$inl{k}"
     regs = {r: f"{r}{tag}" for r in callee.regs}
     for r, t in callee.regs.items():

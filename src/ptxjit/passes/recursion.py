@@ -18,7 +18,7 @@ RECURSION_STACK_BYTES = 256 * 1024
 
 def _callees(fn: ir.Function) -> tuple[set[str], bool]:
     """Direct call targets of `fn`, and whether it makes an indirect call."""
-    from ptxjit.lower.rules.control import _split_call
+    from ptxjit.lower.rules.control import split_call
 
     out: set[str] = set()
     indirect = False
@@ -26,7 +26,7 @@ def _callees(fn: ir.Function) -> tuple[set[str], bool]:
         if ins.opcode != "call":
             continue
         try:
-            _rets, target, _args = _split_call(ins)
+            _rets, target, _args = split_call(ins)
         except ValueError:
             continue
         if isinstance(target, ir.Sym):

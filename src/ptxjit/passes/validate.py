@@ -21,7 +21,7 @@ from ptxjit.errors import InvalidInstructionError, PTXError, PTXValidationError,
 from ptxjit.frontend import ir
 from ptxjit.isa import Context, fmt_instr
 from ptxjit.lower.module import EXTERN_FUNCS
-from ptxjit.lower.rules.control import _split_call
+from ptxjit.lower.rules.control import split_call
 from ptxjit.lower.rules.registry import diagnose
 
 MAX_LISTED = 20
@@ -121,7 +121,7 @@ def validate(module: ir.Module) -> None:
                 if not isinstance(t, ir.Sym) or t.name not in labels:
                     raise PTXValidationError(ins.pos, f"branch to unknown label in '{fn.name}': {t}")
             if ins.opcode == "call":
-                rets, target, args = _split_call(ins)
+                rets, target, args = split_call(ins)
                 if isinstance(target, ir.Sym) and target.name not in EXTERN_FUNCS:
                     callee = module.functions.get(target.name)
                     if callee is None:

@@ -94,7 +94,7 @@ def lower_cp(lw: FnLowering, ins: Instr) -> None:
     if ins.has("prefetch"):  # a hint: bulk and tensor prefetches to L2
         return
     if ins.has("tensor"):
-        lower_tensor(lw, ins, lambda mbar, n: _mbar_modify(lw, ins, mbar, tx=lw.b.sub(const_int(I64, 0), n),
+        lower_tensor(lw, ins, lambda mbar, n: mbar_modify(lw, ins, mbar, tx=lw.b.sub(const_int(I64, 0), n),
                                                            space="shared"),
                      lambda op, t: _combiner(lw, op, t, "global"))
         return
@@ -107,7 +107,7 @@ def lower_cp(lw: FnLowering, ins: Instr) -> None:
         # cp.async.mbarrier.arrive: an arrive-on once this thread's earlier cp.asyncs completed (they
         # have).  Without .noinc the pending count is raised by one first: no net change.
         if ins.has("noinc"):
-            _mbar_modify(lw, ins, ins.operands[0], arrivals=const_int(I64, 1))
+            mbar_modify(lw, ins, ins.operands[0], arrivals=const_int(I64, 1))
         return
     if ins.has("bulk") and ins.has("multicast::cluster"):  # to several blocks: cluster.py
         from ptxjit.lower.rules.cluster import lower_bulk_multicast
@@ -208,7 +208,7 @@ def _lower_bulk(lw: FnLowering, ins: Instr) -> None:
         lw, ins.operands[1], src_space, src, size, lambda: (b.call(
             memcpy, [dst, src, size, const_int(I1, 0)]), None)[1]))
     if ins.has("mbarrier::complete_tx::bytes"):
-        _mbar_modify(lw, ins, ins.operands[3], tx=b.sub(const_int(I64, 0), size), space="shared")
+        mbar_modify(lw, ins, ins.operands[3], tx=b.sub(const_int(I64, 0), size), space="shared")
 
 
 # ---------------------------------------------------------------- cp.reduce.async.bulk
@@ -251,7 +251,7 @@ def _lower_reduce(lw: FnLowering, ins: Instr) -> None:
     _dynamic_guard(lw, ins.operands[0], dst_space, dst, size, lambda: _dynamic_guard(
         lw, ins.operands[1], "shared", src, size, loop))
     if ins.has("mbarrier::complete_tx::bytes"):
-        _mbar_modify(lw, ins, ins.operands[3], tx=b.sub(const_int(I64, 0), size), space="shared")
+        mbar_modify(lw, ins, ins.operands[3], tx=b.sub(const_int(I64, 0), size), space="shared")
 
 
 def _combiner(lw: FnLowering, op: str, t: str, dst_space: str):
@@ -259,15 +259,15 @@ def _combiner(lw: FnLowering, op: str, t: str, dst_space: str):
     floating-point adds and f16/bf16 min/max are atomic.py's, which follow the H100's red/atom bit for bit
     (a bulk reduction is taken to round and flush like red: not measured on the hardware); inc/dec wrap
     at v like atom.inc/dec."""
-    from ptxjit.lower.rules.atomic import _f32_add, _f64_add_global, _half_op
+    from ptxjit.lower.rules.atomic import _half_op, f32_add, f64_add_global
 
     if t in ("f16", "bf16"):
         return _half_op(lw, t, op)
     if t == "f32":
-        return _f32_add(dst_space == "global")
+        return f32_add(dst_space == "global")
     if t == "f64":
         if dst_space == "global":
-            return _f64_add_global
+            return f64_add_global
         return lambda b, a, v: b.bitcast(b.fadd(b.bitcast(a, ll.DoubleType()), b.bitcast(v, ll.DoubleType())), I64)
     signed = t.startswith("s")
 
@@ -307,7 +307,7 @@ def _field(b: ll.IRBuilder, w: ll.Value, shift: int, bits: int = PEND_BITS) -> l
     return b.and_(b.lshr(w, const_int(I64, shift)), const_int(I64, (1 << bits) - 1))
 
 
-def _mbar_modify(lw: FnLowering, ins: Instr, addr: ir.Addr, arrivals: ll.Value | None = None,
+def mbar_modify(lw: FnLowering, ins: Instr, addr: ir.Addr, arrivals: ll.Value | None = None,
                  tx: ll.Value | None = None, drop: bool = False, space: str | None = None) -> ll.Value | None:
     """Count `arrivals` (i64) on the mbarrier (also off its expected count: `drop`) and add `tx` (i64)
     to its transaction count; complete the phase when both reach zero.  Returns the state (i64)."""
@@ -369,17 +369,17 @@ def lower_mbarrier(lw: FnLowering, ins: Instr) -> None:
         _mbar_word(lw, ins, ops[0], space, lambda p: _store(lw, const_int(I64, 0), p, space))
         return
     if ins.has("expect_tx") and not ins.has("arrive", "arrive_drop"):
-        _mbar_modify(lw, ins, ops[0], tx=b.zext(lw.read(ops[1], "u32"), I64))
+        mbar_modify(lw, ins, ops[0], tx=b.zext(lw.read(ops[1], "u32"), I64))
         return
     if ins.has("complete_tx"):
-        _mbar_modify(lw, ins, ops[0], tx=b.sub(const_int(I64, 0), b.zext(lw.read(ops[1], "u32"), I64)))
+        mbar_modify(lw, ins, ops[0], tx=b.sub(const_int(I64, 0), b.zext(lw.read(ops[1], "u32"), I64)))
         return
     if ins.has("arrive", "arrive_drop"):
         if ins.has("expect_tx"):  # expect_tx, then an arrive of count 1
-            state = _mbar_modify(lw, ins, ops[1], arrivals=const_int(I64, 1),
+            state = mbar_modify(lw, ins, ops[1], arrivals=const_int(I64, 1),
                                  tx=b.zext(lw.read(ops[2], "u32"), I64), drop=ins.has("arrive_drop"))
         else:
-            state = _mbar_modify(lw, ins, ops[1], arrivals=_count_operand(lw, ins, 2), drop=ins.has("arrive_drop"))
+            state = mbar_modify(lw, ins, ops[1], arrivals=_count_operand(lw, ins, 2), drop=ins.has("arrive_drop"))
         if not (isinstance(ops[0], ir.Reg) and ops[0].name == "_"):
             lw.write(ops[0], state, "b64")
         return

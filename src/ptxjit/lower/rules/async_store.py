@@ -31,10 +31,10 @@ def _plain(ins: Instr, nops: int) -> Instr:
 
 
 def _complete(lw: FnLowering, ins: Instr, nbytes: int) -> None:
-    from ptxjit.lower.rules.async_copy import _mbar_modify
+    from ptxjit.lower.rules.async_copy import mbar_modify
 
     if len(ins.operands) > 2:
-        _mbar_modify(lw, ins, ins.operands[2], tx=const_int(I64, -nbytes), space="shared")
+        mbar_modify(lw, ins, ins.operands[2], tx=const_int(I64, -nbytes), space="shared")
 
 
 def lower_st_async(lw: FnLowering, ins: Instr) -> None:

@@ -117,7 +117,7 @@ def _is_nan_bits(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
     return b.icmp_unsigned(">", b.and_(x, ll.Constant(x.type, (1 << (w - 1)) - 1)), ll.Constant(x.type, inf))
 
 
-def _f32_add(global_mem: bool) -> Callable[[ll.IRBuilder, ll.Value, ll.Value], ll.Value]:
+def f32_add(global_mem: bool) -> Callable[[ll.IRBuilder, ll.Value, ll.Value], ll.Value]:
     def add(b: ll.IRBuilder, old: ll.Value, v: ll.Value) -> ll.Value:
         if global_mem:
             old, v = _ftz32(b, old), _ftz32(b, v)
@@ -129,7 +129,7 @@ def _f32_add(global_mem: bool) -> Callable[[ll.IRBuilder, ll.Value, ll.Value], l
     return add
 
 
-def _f64_add_global(b: ll.IRBuilder, old: ll.Value, v: ll.Value) -> ll.Value:
+def f64_add_global(b: ll.IRBuilder, old: ll.Value, v: ll.Value) -> ll.Value:
     """NaN operands come back unchanged (v's first); otherwise the IEEE sum."""
     r = b.bitcast(b.fadd(b.bitcast(old, F64), b.bitcast(v, F64)), I64)
     return b.select(_is_nan_bits(b, v), v, b.select(_is_nan_bits(b, old), old, r))
@@ -229,9 +229,9 @@ def _element(lw: FnLowering, ins: Instr, t: str, op: str, ptr8: ll.Value, vals: 
         if t in HALF_TYPES:
             fn = _half_op(lw, t, op)
         elif t == "f32":
-            fn = _f32_add(space != "shared")
+            fn = f32_add(space != "shared")
         elif space != "shared":
-            fn = _f64_add_global
+            fn = f64_add_global
         else:
             fn = _f64_add_shared
         return _rmw_loop(lw, ptr, v, fn, space)

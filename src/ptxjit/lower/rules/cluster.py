@@ -270,7 +270,7 @@ def lower_bulk_multicast(lw: FnLowering, ins: Instr) -> None:
     Another block's mbarrier is updated with a compare-and-swap, as every mbarrier change is
     (async_copy.py), so a multicast racing with the target block's own arrive/expect_tx loses nothing."""
     from ptxjit.lower.bounds import ADDR_BITS, KIND_SHARED, pack_fault
-    from ptxjit.lower.rules.async_copy import _intrinsics, _mbar_modify
+    from ptxjit.lower.rules.async_copy import _intrinsics, mbar_modify
     from ptxjit.lower.rules.special import special_register
 
     b = lw.b
@@ -303,7 +303,7 @@ def lower_bulk_multicast(lw: FnLowering, ins: Instr) -> None:
             with b.if_else(mine) as (then, other):
                 with then:
                     b.call(memcpy, [b.gep(lw.shared_ptr(), [dst]), src, size, const_int(I1, 0)])
-                    _mbar_modify(lw, ins, ins.operands[3], tx=b.sub(const_int(I64, 0), size), space="shared")
+                    mbar_modify(lw, ins, ins.operands[3], tx=b.sub(const_int(I64, 0), size), space="shared")
                 with other:  # only in a cluster launch (csize > 1): the shared table exists
                     base = b.load(b.gep(table, [_target_block(lw, rc)]))
                     b.call(memcpy, [b.inttoptr(b.add(base, dst), PTR), src, size, const_int(I1, 0)])

@@ -79,7 +79,7 @@ def lower_trap(lw: FnLowering, ins: Instr) -> None:
     lw.trap(abi.ERR_SELF_LOOP if ins.has("selfloop") else abi.ERR_TRAP)
 
 
-def _split_call(ins: Instr) -> tuple[tuple, ir.Sym | ir.Reg, tuple]:
+def split_call(ins: Instr) -> tuple[tuple, ir.Sym | ir.Reg, tuple]:
     ops = list(ins.operands)
     rets: tuple = ()
     args: tuple = ()
@@ -95,7 +95,7 @@ def _split_call(ins: Instr) -> tuple[tuple, ir.Sym | ir.Reg, tuple]:
 
 def _check_call(ins: Instr) -> str | None:
     try:
-        _split_call(ins)
+        split_call(ins)
     except ValueError as e:
         return str(e)
     return None
@@ -125,7 +125,7 @@ def _load_u64(lw: FnLowering, p: ll.Value) -> ll.Value:
 def lower_call(lw: FnLowering, ins: Instr) -> None:
     """call[.uni] (rets), f, (args): device functions, recursion; vprintf, __assertfail, malloc, free."""
     b = lw.b
-    rets, target, args = _split_call(ins)
+    rets, target, args = split_call(ins)
     name = getattr(target, "name", "")
     arg_ptrs = [_param_ptr(lw, a) for a in args]
     ret_ptrs = [_param_ptr(lw, r) for r in rets]

@@ -121,7 +121,7 @@ def _err_signs(lw: FnLowering, e: ll.Value) -> tuple[ll.Value, ll.Value]:
     return b.fcmp_ordered(">", e, z), b.fcmp_ordered("<", e, z)
 
 
-def _two_sum(lw: FnLowering, x: ll.Value, y: ll.Value) -> tuple[ll.Value, ll.Value]:
+def two_sum(lw: FnLowering, x: ll.Value, y: ll.Value) -> tuple[ll.Value, ll.Value]:
     """s + e == x + y exactly (Knuth's TwoSum)."""
     b = lw.b
     s = b.fadd(x, y)
@@ -203,7 +203,7 @@ def rounded_binop(lw: FnLowering, op: str, a: ll.Value, c: ll.Value, mode: str) 
         # exact (or exactly bracketed) in f64, then one directed rounding to f32
         a64, c64 = b.fpext(a, F64), b.fpext(c, F64)
         if op == "add":
-            s, e = _two_sum(lw, a64, c64)
+            s, e = two_sum(lw, a64, c64)
         elif op == "mul":
             s, e = b.fmul(a64, c64), fconst(F64, 0.0)
         else:
@@ -213,7 +213,7 @@ def rounded_binop(lw: FnLowering, op: str, a: ll.Value, c: ll.Value, mode: str) 
         r = _f32_from_exact(lw, s, e, mode)
     else:
         if op == "add":
-            r, e = _two_sum(lw, a, c)
+            r, e = two_sum(lw, a, c)
             fin = b.fcmp_ordered("<", intr(lw, "llvm.fabs", [r]), fconst(r.type, float("inf")))
             e = b.select(fin, e, fconst(r.type, 0.0))
         elif op == "mul":
@@ -264,21 +264,21 @@ def rounded_fma(lw: FnLowering, a: ll.Value, c: ll.Value, d: ll.Value, mode: str
         # a*c is exact in f64; TwoSum makes s + e the exact result
         a64, c64, d64 = (b.fpext(x, F64) for x in (a, c, d))
         p = b.fmul(a64, c64)
-        s, e = _two_sum(lw, p, d64)
+        s, e = two_sum(lw, p, d64)
         r = _f32_from_exact(lw, s, e, mode)
         exact_zero = b.and_(b.fcmp_ordered("==", s, z), b.fcmp_ordered("==", e, z))
         return _zero_sign_rm(lw, r, p, d64, exact_zero) if mode == "rm" else r
     # f64: a*c = ph + pl exactly; (ph + d) = s1 + e1 exactly; error sign from the pieces
     ph = b.fmul(a, c)
     pl = intr(lw, "llvm.fma", [a, c, b.fneg(ph)])
-    s1, e1 = _two_sum(lw, ph, d)
+    s1, e1 = two_sum(lw, ph, d)
     err_normal = b.fadd(b.fadd(b.fsub(s1, r), e1), pl)
     # tiny products: pl is not exact; compare (d - r) + a*c in a domain scaled up exactly
     a2, ka = _scale_up_if_tiny(lw, a)
     c2, kc = _scale_up_if_tiny(lw, c)
     ph2 = b.fmul(a2, c2)
     pl2 = intr(lw, "llvm.fma", [a2, c2, b.fneg(ph2)])
-    dr, dr_lo = _two_sum(lw, d, b.fneg(r))  # d - r == dr + dr_lo exactly
+    dr, dr_lo = two_sum(lw, d, b.fneg(r))  # d - r == dr + dr_lo exactly
     big_dr = b.fcmp_ordered(">", intr(lw, "llvm.fabs", [dr]), fconst(F64, 2.0**-300))
     scaled = b.fadd(b.fmul(b.fmul(dr, ka), kc), ph2)
     scaled = b.fadd(b.fadd(scaled, b.fmul(b.fmul(dr_lo, ka), kc)), pl2)
@@ -363,7 +363,7 @@ def _flush_tiny_exact(lw: FnLowering, op: str, srcs: list[ll.Value], r: ll.Value
         err_neg = b.xor(b.fcmp_ordered("<", rem, z), b.fcmp_ordered("<", x[1], z))
         below = b.and_(b.fcmp_ordered("!=", rem, z), b.xor(err_neg, b.fcmp_ordered("<", q, z)))
         return fpbits.flush_tiny_before_rounding(b, r, q, below)
-    s, e = _two_sum(lw, b.fmul(x[0], x[1]), x[2])  # a*c exact, s + e == a*c + d exactly
+    s, e = two_sum(lw, b.fmul(x[0], x[1]), x[2])  # a*c exact, s + e == a*c + d exactly
     below = b.and_(b.fcmp_ordered("!=", e, z), b.xor(b.fcmp_ordered("<", e, z), b.fcmp_ordered("<", s, z)))
     return fpbits.flush_tiny_before_rounding(b, r, s, below)
 

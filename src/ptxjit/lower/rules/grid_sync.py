@@ -71,10 +71,10 @@ def uses_grid_wait(fn: ir.Function) -> bool:
 @rule(GRID_WAIT, family="sync")
 def lower_grid_wait(lw: FnLowering, ins: Instr) -> None:
     """Internal (between two CTA barriers): thread 0 arrives at the grid barrier and waits for every block."""
-    from ptxjit.lower.rules.special import _mark_grid_workspace, special_register
+    from ptxjit.lower.rules.special import mark_grid_workspace, special_register
 
     b = lw.b
-    _mark_grid_workspace(lw)  # a trap here in a non-cooperative launch gets runtime/cooperative.py's hint
+    mark_grid_workspace(lw)  # a trap here in a non-cooperative launch gets runtime/cooperative.py's hint
     ws = lw.launch_slot(abi.L_COOP)
     leader = lw.llfn.append_basic_block("grid_arrive")
     after = lw.llfn.append_basic_block("grid_passed")

@@ -284,10 +284,10 @@ def _half_minmax(lw: FnLowering, ins: Instr, args: list[ll.Value], fmt: HalfForm
 def _fma_round_to_odd(lw: FnLowering, a: ll.Value, c: ll.Value, d: ll.Value) -> ll.Value:
     """a*c + d rounded to odd in f64, so that the one later rounding to a half format is exact
     (f64 keeps more than two extra bits; the product of halves is exact in f64)."""
-    from ptxjit.lower.rules.floating import _two_sum, next_toward
+    from ptxjit.lower.rules.floating import next_toward, two_sum
 
     b = lw.b
-    s, e = _two_sum(lw, b.fmul(a, c), d)
+    s, e = two_sum(lw, b.fmul(a, c), d)
     z = ll.Constant(F64, 0.0)
     inexact = b.fcmp_ordered("!=", e, z)
     # truncate toward zero: step back when the error points toward zero

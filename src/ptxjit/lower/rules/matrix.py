@@ -23,7 +23,7 @@ from ptxjit.frontend.ir import Instr
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules.registry import rule
-from ptxjit.lower.rules.sync import _Exchange
+from ptxjit.lower.rules.sync import Exchange
 from ptxjit.lower.types import I16, I32, I64, PTR, const_int
 
 ROW_BYTES = 16  # a row of an 8x8 b16 matrix
@@ -69,7 +69,7 @@ def _publish_row(lw: FnLowering, ins: Instr, addr: ir.Addr, n: int, store: bool)
     return b.ptrtoint(p, I64)
 
 
-def _element_ptr(lw: FnLowering, ex: _Exchange, lane: ll.Value, byte_off: ll.Value, store: bool) -> ll.Value:
+def _element_ptr(lw: FnLowering, ex: Exchange, lane: ll.Value, byte_off: ll.Value, store: bool) -> ll.Value:
     """Host pointer to byte `byte_off` of the row published by `lane`.  A row outside the CTA's shared
     memory -- a lane that did not take part (exited, or beyond a partial warp: its slot holds nothing
     valid), or an out-of-bounds row already reported by its publisher -- reads zeros / writes nowhere,
@@ -115,7 +115,7 @@ def lower_ldmatrix(lw: FnLowering, ins: Instr) -> None:
     b = lw.b
     n = _count(ins)
     trans = ins.has("trans")
-    ex = _Exchange(lw, _publish_row(lw, ins, ins.operands[1], n, store=False))
+    ex = Exchange(lw, _publish_row(lw, ins, ins.operands[1], n, store=False))
     space = _space(ins)
     for i, dst in enumerate(_regs(ins.operands[0])[:n]):
         parts = []
@@ -135,7 +135,7 @@ def lower_stmatrix(lw: FnLowering, ins: Instr) -> None:
     b = lw.b
     n = _count(ins)
     trans = ins.has("trans")
-    ex = _Exchange(lw, _publish_row(lw, ins, ins.operands[0], n, store=True))
+    ex = Exchange(lw, _publish_row(lw, ins, ins.operands[0], n, store=True))
     space = _space(ins)
     for i, src in enumerate(_regs(ins.operands[1])[:n]):
         v = lw.read(src, "b32")  # read after the suspension point: registers are restored there
@@ -151,7 +151,7 @@ def lower_movmatrix(lw: FnLowering, ins: Instr) -> None:
     fragments.  Lane l's element k is the source matrix's (row 2(l & 3) + k, column l >> 2), held
     by lane 4 * (2(l & 3) + k) + (l >> 3) in its half (l >> 2) & 1."""
     b = lw.b
-    ex = _Exchange(lw, lw.read(ins.operands[1], "b32"))
+    ex = Exchange(lw, lw.read(ins.operands[1], "b32"))
     lane = lw.lane()
     quad = b.and_(lane, const_int(I32, 3))
     col = b.lshr(lane, const_int(I32, 2))

@@ -43,7 +43,7 @@ GROUP = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}  # f16/bf16/t
 
 
 @contextmanager
-def _for(b: ll.IRBuilder, n: int, name: str):
+def counted_loop(b: ll.IRBuilder, n: int, name: str):
     """for i in range(n) (i32 i), as LLVM blocks."""
     f = b.function
     pre = b.block
@@ -238,20 +238,20 @@ def _build_vec(cg, mm: Mma, group: int) -> ll.Function:
     exps = {name: b.bitcast(b.alloca(ll.ArrayType(I32, count), name=name), I32.as_pointer())
             for count, name in ((mm.M * ka, "ea"), (ka * N, "eb"))}  # in the entry block: static
     for off, count, name in ((oa, mm.M * ka, "ea"), (ob, ka * N, "eb")):
-        with _for(b, count // VW, name + "_loop") as i:
+        with counted_loop(b, count // VW, name + "_loop") as i:
             idx = b.mul(i, const_int(I32, VW))
             x = b.load(_vptr(b, base, off, idx, _V64), align=8)
             b.store(_vexpo(b, x, _V64, _VI32, vzero), b.bitcast(b.gep(exps[name], [idx]), _VI32.as_pointer()),
                     align=4)
     ea, eb = exps["ea"], exps["eb"]
-    with _for(b, N // VW, "nc") as nc:
+    with counted_loop(b, N // VW, "nc") as nc:
         n0 = b.mul(nc, const_int(I32, VW))
         bv, bev = [], []
         for k in range(ka):  # this column slice of B, for every row
             idx = b.add(const_int(I32, k * N), n0)
             bv.append(b.load(_vptr(b, base, ob, idx, _V64), align=8))
             bev.append(b.load(b.bitcast(b.gep(eb, [idx]), _VI32.as_pointer()), align=4))
-        with _for(b, mm.M, "m") as m:
+        with counted_loop(b, mm.M, "m") as m:
             cp = _vptr(b, base, oc, b.add(b.mul(m, const_int(I32, N)), n0), _V64)
             acc = b.load(cp, align=8)
             for k0 in range(0, mm.K, group):
@@ -296,7 +296,7 @@ def _build(cg, mm: Mma) -> ll.Function:
     b = ll.IRBuilder(fn.append_basic_block("entry"))
     base = fn.args[0]
     oa, ob, oc, _ = mm.offsets()
-    with _for(b, mm.M * mm.N, "mn") as idx:
+    with counted_loop(b, mm.M * mm.N, "mn") as idx:
         m = b.udiv(idx, const_int(I32, mm.N))
         n = b.urem(idx, const_int(I32, mm.N))
         if mm.kind in ("float", "f64"):

@@ -38,7 +38,7 @@ from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules import mma as dense
-from ptxjit.lower.rules.mma_numerics import _for
+from ptxjit.lower.rules.mma_numerics import counted_loop
 from ptxjit.lower.types import F64, I32, I64, const_int
 
 _SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
@@ -129,7 +129,7 @@ def _slot(lw: FnLowering, base: ll.Value, off: int, idx: ll.Value, t: ll.Type) -
     return lw.typed_ptr(p, t)
 
 
-def _publish_packed(lw: FnLowering, sp: SpMma, a_ops: list, e_op) -> None:
+def publish_packed(lw: FnLowering, sp: SpMma, a_ops: list, e_op) -> None:
     """This lane's packed A elements (row-major M x K/2) and its metadata word."""
     b = lw.b
     pk = sp.packed
@@ -158,7 +158,7 @@ def _expand(lw: FnLowering, sp: SpMma, base: ll.Value) -> None:
     t = F64 if full.kind == "float" else I64
     zero = ll.Constant(F64, 0.0) if t is F64 else const_int(I64, 0)
     c4 = const_int(I32, 4)
-    with _for(b, full.M * sp.nibbles, "sp_expand") as i:
+    with counted_loop(b, full.M * sp.nibbles, "sp_expand") as i:
         row = b.udiv(i, const_int(I32, sp.nibbles))
         c = b.urem(i, const_int(I32, sp.nibbles))
         # lane 4 (row % 8) + sel * lanes + c / 4 of warp row / 16 (wgmma: each warp has 16 rows) holds
@@ -194,7 +194,7 @@ def lower_sparse(lw: FnLowering, ins: Instr) -> None:
     assert isinstance(sp, SpMma)
     lw.cg.location_id(ins)  # sizes the scratch area (dense.scratch_per_thread reads the text)
     d_ops, a_ops, b_ops, c_ops = (dense._regs(o) for o in ins.operands[:4])
-    _publish_packed(lw, sp, a_ops, ins.operands[4])
+    publish_packed(lw, sp, a_ops, ins.operands[4])
     dense.publish(lw, sp.full, [], b_ops, dense._acc_elements(lw, c_ops, sp.full.ct))
     lw.yield_point(warp_level=True)
     base = dense.compute_once(lw, sp.full, fill=lambda bs: _expand(lw, sp, bs))

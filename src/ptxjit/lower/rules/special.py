@@ -109,7 +109,7 @@ def special_register(lw, name: str) -> ll.Value:
     if base in ("%envreg1", "%envreg2"):
         # the grid workspace of a cooperative launch (runtime/cooperative.py): nvcc's grid.sync()
         # builds its address as %envreg1 << 32 | %envreg2, and traps where it is 0 (not cooperative)
-        _mark_grid_workspace(lw)
+        mark_grid_workspace(lw)
         ws = lw.launch_slot(abi.L_COOP)
         return b.trunc(b.lshr(ws, const_int(I64, 32)) if base == "%envreg1" else ws, I32)
     if base.startswith("%envreg"):
@@ -124,7 +124,7 @@ GRID_WORKSPACE_MARK = "%envreg"
 SMEM_ALLOCATION_UNIT = 128
 
 
-def _mark_grid_workspace(lw) -> None:
+def mark_grid_workspace(lw) -> None:
     """List a marker in the translation's location table: the kernel reads the grid workspace, so a
     trap in a non-cooperative launch gets a hint (runtime/cooperative.py: explain_trap)."""
     from ptxjit.frontend import ir

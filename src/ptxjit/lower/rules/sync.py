@@ -118,7 +118,7 @@ def lower_warpstep(lw: FnLowering, ins: Instr) -> None:
 # ---------------------------------------------------------------- warp exchange helpers
 
 
-class _Exchange:
+class Exchange:
     """Publishes this lane's value, suspends, then reads the released lanes' values."""
 
     def __init__(self, lw: FnLowering, value: ll.Value | None,
@@ -231,7 +231,7 @@ def _xbuf_access(lw: FnLowering, idx: int, inst: ll.Instruction) -> ll.Instructi
     return inst
 
 
-def _members(lw: FnLowering, ex: _Exchange, ins: Instr, mask_index: int) -> ll.Value:
+def _members(lw: FnLowering, ex: Exchange, ins: Instr, mask_index: int) -> ll.Value:
     if len(ins.operands) > mask_index:
         return lw.b.and_(ex.arrived, lw.read(ins.operands[mask_index], "b32"))
     return ex.arrived
@@ -257,7 +257,7 @@ def lower_shfl(lw: FnLowering, ins: Instr) -> None:
         return
     run = lw.shfl_runs.get(id(ins), [])
     a = lw.read(ins.operands[1], "b32")
-    ex = _Exchange(lw, a, [(lw.xbuf_index[id(m)], lw.read(m.operands[1], "b32")) for m in run])
+    ex = Exchange(lw, a, [(lw.xbuf_index[id(m)], lw.read(m.operands[1], "b32")) for m in run])
     for m, row in [(ins, None)] + [(m, lw.xbuf_index[id(m)]) for m in run]:
         chain = lw.chain_of.get(id(m))
         if chain is None:
@@ -277,7 +277,7 @@ def chain_prologue(lw: FnLowering, point: Instr) -> None:
     recomputed for t first (pure functions of the thread index: passes/remat.py).  Every register it
     sets is reset to 0 after (a register read before any write is 0: FnLowering.lower).  The point's
     dense and guarded copies share it (lower/regions.py)."""
-    from ptxjit.lower.module import _for_range
+    from ptxjit.lower.module import for_range
     from ptxjit.lower.rules import RULES
     from ptxjit.passes.dataflow import defs_uses
     from ptxjit.passes.remat import recompute_order
@@ -294,7 +294,7 @@ def chain_prologue(lw: FnLowering, point: Instr) -> None:
     for chain, row in chains:
         src, src_parity = row, parity
         for step, dst in zip(chain.steps, lw.chain_rows[id(chain.head)], strict=True):
-            with _for_range(b, const_int(I32, 0), const_int(I32, n)) as t:
+            with for_range(b, const_int(I32, 0), const_int(I32, n)) as t:
                 lw.tlin = t
 
                 def at(u, signed=False, _row=src, _par=src_parity):
@@ -346,7 +346,7 @@ def _xslot(lw: FnLowering, idx: int, count: ll.Value, t: ll.Value, signed: bool 
     return lw.typed_ptr(b.gep(lw.entry_record_ptr(abi.W_XBUF), [off]), I64)
 
 
-def _shfl_result(lw: FnLowering, ins: Instr, ex: _Exchange, row: int | None) -> None:
+def _shfl_result(lw: FnLowering, ins: Instr, ex: Exchange, row: int | None) -> None:
     b = lw.b
     lane = lw.lane()
     k, c = ins.operands[2:4]
@@ -395,7 +395,7 @@ def _shfl_result(lw: FnLowering, ins: Instr, ex: _Exchange, row: int | None) -> 
 # ---------------------------------------------------------------- vote / match / redux
 
 
-def _ballot(lw: FnLowering, ex: _Exchange, members: ll.Value, test) -> ll.Value:
+def _ballot(lw: FnLowering, ex: Exchange, members: ll.Value, test) -> ll.Value:
     """Bitmask of member lanes for which test(value_of(lane)) holds."""
     b = lw.b
     acc = const_int(I32, 0)
@@ -411,7 +411,7 @@ def lower_vote(lw: FnLowering, ins: Instr) -> None:
     """vote[.sync].all/any/uni.pred and vote[.sync].ballot.b32."""
     b = lw.b
     pred = lw.read_pred(ins.operands[1])
-    ex = _Exchange(lw, b.zext(pred, I64))
+    ex = Exchange(lw, b.zext(pred, I64))
     members = _members(lw, ex, ins, 2)
     ballot = _ballot(lw, ex, members, lambda v: b.icmp_unsigned("!=", v, const_int(I64, 0)))
     zero = const_int(I32, 0)
@@ -433,7 +433,7 @@ def lower_match(lw: FnLowering, ins: Instr) -> None:
     b = lw.b
     t = ins.types()[-1]
     a = lw.read(ins.operands[1], t)
-    ex = _Exchange(lw, a)
+    ex = Exchange(lw, a)
     members = _members(lw, ex, ins, 2)
     a = lw.read(ins.operands[1], t)  # re-read after the suspension point
     own = b.zext(a, I64) if a.type.width < 64 else a
@@ -454,7 +454,7 @@ def lower_redux(lw: FnLowering, ins: Instr) -> None:
     b = lw.b
     t = ins.types()[-1]
     a = lw.read(ins.operands[1], t)
-    ex = _Exchange(lw, a)
+    ex = Exchange(lw, a)
     members = _members(lw, ex, ins, 2)
     signed = t.startswith("s")
     op = next(m for m in ins.mods if m in ("add", "min", "max", "and", "or", "xor"))
@@ -479,7 +479,7 @@ def lower_redux(lw: FnLowering, ins: Instr) -> None:
 @rule("activemask", family="warp", yields=True)
 def lower_activemask(lw: FnLowering, ins: Instr) -> None:
     """activemask.b32 d: the lanes of the warp that reach this point together."""
-    ex = _Exchange(lw, None)
+    ex = Exchange(lw, None)
     lw.write(ins.operands[0], ex.arrived, "b32")
 
 
@@ -489,7 +489,7 @@ def lower_elect(lw: FnLowering, ins: Instr) -> None:
     """elect.sync d|p, membermask: of the member lanes that reach this point together, the lowest is the
     leader; d = its lane id (every member gets it), p = whether this thread is the leader."""
     b = lw.b
-    ex = _Exchange(lw, None)
+    ex = Exchange(lw, None)
     members = _members(lw, ex, ins, 1)
     cttz = lw.cg.llmod.globals.get("llvm.cttz.i32") or ll.Function(
         lw.cg.llmod, ll.FunctionType(I32, [I32, ll.IntType(1)]), name="llvm.cttz.i32")

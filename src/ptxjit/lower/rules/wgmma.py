@@ -39,7 +39,7 @@ from ptxjit.lower import abi
 from ptxjit.lower.bounds import ADDR_BITS, KIND_SHARED, pack_fault
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules import mma as M
-from ptxjit.lower.rules.mma_numerics import _for
+from ptxjit.lower.rules.mma_numerics import counted_loop
 from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.rules.wgmma_desc import Descriptor
 from ptxjit.lower.types import F64, I8, I16, I32, I64, const_int
@@ -132,7 +132,7 @@ def _descriptor_fill(lw: FnLowering, mm: M.Mma, base: ll.Value, desc: ll.Value, 
     size = b.load(b.gep(lw.worker, [const_int(I32, abi.W_SHARED_SIZE)]))
     rows = mm.M if which == "a" else mm.N  # the strided dimension: m of A, n of B
     store_t = F64 if mm.kind == "float" else I64
-    with _for(b, rows * mm.K, "wg_" + which) as idx:
+    with counted_loop(b, rows * mm.K, "wg_" + which) as idx:
         r = b.zext(b.udiv(idx, const_int(I32, mm.K)), I64)
         k = b.zext(b.urem(idx, const_int(I32, mm.K)), I64)
         off = d.offset(r, k, es, mn_major)

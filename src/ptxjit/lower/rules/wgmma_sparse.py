@@ -23,7 +23,7 @@ from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.rules import mma as M
 from ptxjit.lower.rules import wgmma as W
-from ptxjit.lower.rules.mma_sparse import SpMma, _expand, _publish_packed
+from ptxjit.lower.rules.mma_sparse import SpMma, _expand, publish_packed
 from ptxjit.lower.types import F64, I64, const_int
 
 _K = {"f16": 32, "bf16": 32, "tf32": 16, "e4m3": 64, "e5m2": 64, "s8": 64, "u8": 64}
@@ -92,9 +92,9 @@ def lower(lw: FnLowering, ins: Instr) -> None:
     zero = ll.Constant(F64, 0.0) if float_ab else const_int(I64, 0)
     c_vals = [b.select(keep, v, zero) for v in M._acc_elements(lw, d_ops, mm.ct)]
     if rs:
-        _publish_packed(lw, sp, M._regs(ops[1]), ops[3])
+        publish_packed(lw, sp, M._regs(ops[1]), ops[3])
     else:
-        _publish_packed(lw, sp, [], ops[3])
+        publish_packed(lw, sp, [], ops[3])
     M.publish(lw, mm, [], [], c_vals)
     bad = W.wait_for_warpgroup(lw, mm, "wgmma_sp")
 
@@ -115,11 +115,11 @@ def lower(lw: FnLowering, ins: Instr) -> None:
 
 def _negate_a(lw: FnLowering, mm: M.Mma, base: ll.Value) -> None:
     """imm-scale-a = -1: the expanded A negated (zeros stay zeros of either sign: they add nothing)."""
-    from ptxjit.lower.rules.mma_numerics import _for
+    from ptxjit.lower.rules.mma_numerics import counted_loop
 
     b = lw.b
     oa = mm.offsets()[0]
-    with _for(b, mm.M * mm.ka, "wgmma_sp_neg") as i:
+    with counted_loop(b, mm.M * mm.ka, "wgmma_sp_neg") as i:
         p = M._slot(lw, base, oa, i, F64)
         b.store(b.fneg(b.load(p)), p)
 
