@@ -36,11 +36,33 @@ def kernels_dir() -> Path:
     return cache_root() / "kernels"
 
 
+# the directory found trusted last, with its identity then: every translation reads and writes the cache,
+# and the full check (the directory, its owner, its mode, every parent's) costs a quarter millisecond
+_trusted: tuple[Path, tuple[int, int, int, int]] | None = None
+
+
+def _identity(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_uid, st.st_mode
+
+
 def _usable_dir(create: bool) -> Path | None:
+    global _trusted
+    kernels = cache_root() / "kernels"
+    seen = _trusted
+    if seen is not None and seen[0] == kernels and _identity(kernels) == seen[1]:
+        return kernels  # the same directory, owner and mode as when it was checked in full
     root = trusted_dir(cache_root(), create)
     if root is None:
         return None
-    return trusted_dir(root / "kernels", create)
+    d = trusted_dir(kernels, create)
+    if d is not None:
+        ident = _identity(d)
+        _trusted = (d, ident) if ident is not None else None
+    return d
 
 
 def cache_key(*parts: str) -> str:
