@@ -114,8 +114,20 @@ def build_cfg(fn: ir.Function) -> tuple[list[Block], dict[str, int]]:
 
 
 def liveness(fn: ir.Function) -> tuple[list[Block], dict[int, set[str]]]:
-    """Live registers per block, and live-after sets per instruction id (id(instr)) for all instructions."""
+    """Live registers per block, and live-after sets per instruction id (id(instr)) for all instructions.
+    Kept on the function while its body holds the same statements (instructions are never changed in
+    place: passes build new ones), so the lowering's several asks compute it once; read-only."""
     body = fn.body or []
+    signature = (id(body), tuple(map(id, body)))
+    kept = fn.__dict__.get("_liveness")
+    if kept is not None and kept[0] == signature:
+        return kept[1]
+    result = _liveness(fn, body)
+    fn.__dict__["_liveness"] = (signature, result)
+    return result
+
+
+def _liveness(fn: ir.Function, body: list) -> tuple[list[Block], dict[int, set[str]]]:
     blocks, _ = build_cfg(fn)
     summaries = []
     for blk in blocks:
