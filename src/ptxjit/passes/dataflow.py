@@ -52,7 +52,15 @@ def has_dest(ins: ir.Instr) -> bool:
 
 
 def defs_uses(ins: ir.Instr) -> tuple[list[str], list[str]]:
-    """(registers written, registers read).  A guarded write may not happen: it also counts as a read."""
+    """(registers written, registers read).  A guarded write may not happen: it also counts as a read.
+    Kept on the instruction (never changed in place): the passes and the lowering ask tens of times."""
+    kept = ins.__dict__.get("_defs_uses")
+    if kept is None:
+        kept = ins.__dict__["_defs_uses"] = tuple(map(tuple, _defs_uses(ins)))
+    return list(kept[0]), list(kept[1])
+
+
+def _defs_uses(ins: ir.Instr) -> tuple[list[str], list[str]]:
     ops = ins.operands
     if has_dest(ins):
         d = operand_reg_names(ops[0])
