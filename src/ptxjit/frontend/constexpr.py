@@ -59,6 +59,7 @@ _LEVELS: tuple[tuple[str, ...], ...] = (
 _COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt,
             "<=": operator.le, ">=": operator.ge}
 _FLOAT_OK = set(_COMPARE) | {"+", "-", "*", "/"}
+_CONTINUES = frozenset(op for ops in _LEVELS for op in ops) | {"?"}  # what may follow an operand in an expression
 _UNARY = ("+", "-", "!", "~")
 # the tokens that can start an expression (besides int/float tokens)
 STARTERS = frozenset(("(", "+", "-", "!", "~", "WARP_SZ"))
@@ -72,7 +73,12 @@ class ConstExprParser:
         self.depth = 0
 
     def parse(self) -> Const:
-        cond_tok = self.p.peek()
+        p = self.p
+        if p.peek()[0] == "int":  # a lone integer literal, as most immediates are: no precedence climbing
+            nxt = p.peek(1)
+            if nxt[0] != "punct" or nxt[1] not in _CONTINUES:
+                return self.primary()
+        cond_tok = p.peek()
         c = self.binary(0)
         if not self.p.accept("?"):
             return c
