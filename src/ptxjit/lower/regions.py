@@ -422,12 +422,12 @@ class RegionLowering:
             block = self.cg.block
             n = const_int(I64, block[0] * block[1] * block[2]) if block is not None else self.launch_slot(
                 abi.L_NTHREADS)
-            if tlin is self.tlin:
-                within = self.per_thread(("soa", size), lambda bb: bb.mul(bb.zext(tlin, I64), const_int(I64, size)))
+            if tlin is self.tlin:  # (this thread's column of the area, once per thread and register size)
+                column = self.per_thread(("soa", size), lambda bb: bb.gep(
+                    base, [bb.mul(bb.zext(tlin, I64), const_int(I64, size))]))
             else:
-                within = b.mul(b.zext(tlin, I64), const_int(I64, size))
-            off = b.add(b.mul(n, const_int(I64, self.soa_offsets[name])), within)
-            return self.typed_ptr(b.gep(base, [off]), ty)
+                column = b.gep(base, [b.mul(b.zext(tlin, I64), const_int(I64, size))])
+            return self.typed_ptr(b.gep(column, [b.mul(n, const_int(I64, self.soa_offsets[name]))]), ty)
         return self.typed_ptr(b.gep(self._save_area(), [const_int(I64, self._save_slot(name))]), ty)
 
     def _save_slot(self, name: str) -> int:
