@@ -227,57 +227,57 @@ def tiers_enabled() -> bool:
 
 
 _TIERS_KEY = TIERS.key
-_WORKERS_KEY = WORKERS.key
-_TIMEOUT_KEY = TIMEOUT.key
-# (the variable's bytes or None, its meaning): these run at every launch, a repeated value is not parsed again
-_workers_parsed: tuple[bytes | None, int] | None = None
-_timeout_parsed: tuple[bytes | None, float | None] | None = None
 
 
-def workers() -> int:
-    """PTXJIT_WORKERS, else all cores; raises ValueError for a value that is not a positive integer."""
-    global _workers_parsed
-    env = ENV_DATA
-    if env is not None:
-        parsed = _workers_parsed
-        if parsed is not None and parsed[0] == env.get(_WORKERS_KEY):
-            return parsed[1]
-    v = getenv(WORKERS.name, _WORKERS_KEY)
-    if v:
-        try:
-            n = int(v)
-        except ValueError as e:
-            raise ValueError(f"{WORKERS.name} must be a positive integer, got {v!r}") from e
-        if n < 1:
-            raise ValueError(f"{WORKERS.name} must be a positive integer, got {v!r}")
-    else:
-        n = os.cpu_count() or 1
-    if env is not None:
-        _workers_parsed = (None if v is None else os.fsencode(v), n)
+class _ReadAtLaunch:
+    """A variable read at every launch: its value parsed once per distinct setting (a repeated value
+    is a bytes comparison, not a parse)."""
+
+    def __init__(self, var: Var, parse, doc: str) -> None:
+        self.var, self.parse, self.__doc__ = var, parse, doc
+        self.last: tuple[bytes | None, object] | None = None  # (the variable's bytes or None, its meaning)
+
+    def __call__(self):
+        env = ENV_DATA
+        if env is not None:
+            last = self.last
+            if last is not None and last[0] == env.get(self.var.key):
+                return last[1]
+        v = getenv(self.var.name, self.var.key)
+        value = self.parse(v)
+        if env is not None:
+            self.last = (None if v is None else os.fsencode(v), value)
+        return value
+
+
+def _parse_workers(v: str | None) -> int:
+    if not v:
+        return os.cpu_count() or 1
+    try:
+        n = int(v)
+    except ValueError as e:
+        raise ValueError(f"{WORKERS.name} must be a positive integer, got {v!r}") from e
+    if n < 1:
+        raise ValueError(f"{WORKERS.name} must be a positive integer, got {v!r}")
     return n
 
 
-def timeout() -> float | None:
-    """PTXJIT_TIMEOUT in seconds, None when unset or empty; raises ValueError for a value that is not a
-    positive number."""
-    global _timeout_parsed
-    env = ENV_DATA
-    if env is not None:
-        parsed = _timeout_parsed
-        if parsed is not None and parsed[0] == env.get(_TIMEOUT_KEY):
-            return parsed[1]
-    v = getenv(TIMEOUT.name, _TIMEOUT_KEY)
-    limit = None
-    if v:
-        try:
-            limit = float(v)
-        except ValueError:
-            limit = -1.0
-        if not limit > 0:
-            raise ValueError(f"{TIMEOUT.name} must be a positive number of seconds, got {v!r}")
-    if env is not None:
-        _timeout_parsed = (None if v is None else os.fsencode(v), limit)
+def _parse_timeout(v: str | None) -> float | None:
+    if not v:
+        return None
+    try:
+        limit = float(v)
+    except ValueError:
+        limit = -1.0
+    if not limit > 0:
+        raise ValueError(f"{TIMEOUT.name} must be a positive number of seconds, got {v!r}")
     return limit
+
+
+workers = _ReadAtLaunch(WORKERS, _parse_workers, "PTXJIT_WORKERS, else all cores; raises ValueError for a "
+                                                 "value that is not a positive integer.")
+timeout = _ReadAtLaunch(TIMEOUT, _parse_timeout, "PTXJIT_TIMEOUT in seconds, None when unset or empty; raises "
+                                                 "ValueError for a value that is not a positive number.")
 
 
 def launch_checked() -> bool:
