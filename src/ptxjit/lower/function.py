@@ -554,9 +554,17 @@ class Registers(dict):
     def __missing__(self, name: str) -> ll.AllocaInstr:
         if name not in self.declared:
             raise KeyError(name)
-        b = ll.IRBuilder()
+        # (with the lowering's own builder, put back where it was by the instruction after it: an index
+        # into the entry block would move with the two instructions inserted at its start)
+        b = self.lw.b
+        here = b.block
+        after = here.instructions[b._anchor] if b._anchor < len(here.instructions) else None
         b.position_at_start(self.lw.entry)
         slot = self[name] = self.lw.new_register_slot(b, name)
+        if after is not None:
+            b.position_before(after)
+        else:
+            b.position_at_end(here)
         return slot
 
     def __contains__(self, name: object) -> bool:
