@@ -250,6 +250,14 @@ CUresult cuGraphAddHostNode(CUhandle *phGraphNode, CUhandle hGraph, const CUhand
                             const ptxjit_host_node_params *nodeParams);
 CUresult cuGraphAddEmptyNode(CUhandle *phGraphNode, CUhandle hGraph, const CUhandle *dependencies, size_t numDependencies);
 CUresult cuGraphInstantiateWithFlags(CUhandle *phGraphExec, CUhandle hGraph, unsigned long long flags);
+typedef struct {
+    cuuint64_t flags;
+    CUhandle hUploadStream;
+    CUhandle hErrNode_out;
+    int result_out;  /* CUgraphInstantiateResult */
+} ptxjit_graph_instantiate_params;
+CUresult cuGraphInstantiateWithParams(CUhandle *phGraphExec, CUhandle hGraph,
+                                      ptxjit_graph_instantiate_params *instantiateParams);
 CUresult cuGraphInstantiate_v2(CUhandle *phGraphExec, CUhandle hGraph, CUhandle *phErrorNode, char *logBuffer,
                                size_t bufferSize);
 CUresult cuGraphExecKernelNodeSetParams(CUhandle hGraphExec, CUhandle hNode, const ptxjit_kernel_node_params *nodeParams);
@@ -259,6 +267,12 @@ CUresult cuGraphExecMemcpyNodeSetParams(CUhandle hGraphExec, CUhandle hNode, con
                                         CUhandle ctx);
 CUresult cuGraphLaunch(CUhandle hGraphExec, CUhandle hStream);
 CUresult cuGraphExecDestroy(CUhandle hGraphExec);
+CUresult cuUserObjectCreate(CUhandle *object_out, void *ptr, CUhostFn destroy, unsigned int initialRefcount,
+                            unsigned int flags);
+CUresult cuUserObjectRetain(CUhandle object, unsigned int count);
+CUresult cuUserObjectRelease(CUhandle object, unsigned int count);
+CUresult cuGraphRetainUserObject(CUhandle graph, CUhandle object, unsigned int count, unsigned int flags);
+CUresult cuGraphReleaseUserObject(CUhandle graph, CUhandle object, unsigned int count);
 CUresult cuGraphGetNodes(CUhandle hGraph, CUhandle *nodes, size_t *numNodes);
 CUresult cuStreamBeginCapture_v2(CUhandle hStream, int mode);
 CUresult cuStreamEndCapture(CUhandle hStream, CUhandle *phGraph);

@@ -1362,9 +1362,12 @@ def cuGraphCreate(out, flags):
 
 @entry
 def cuGraphDestroy(h):
+    from ptxjit.driver.graphs import release_user_refs
+
     g = DRIVER.graphs.drop(_h(h))
     for node in g.nodes:
         DRIVER.graph_nodes.drop(node.handle)
+    release_user_refs(DRIVER, g.user_refs)
 
 
 @entry
@@ -1410,6 +1413,14 @@ def _instantiate(out, graph) -> None:
 
 @entry
 def cuGraphInstantiateWithFlags(out, graph, flags):
+    _instantiate(out, graph)
+
+
+@entry
+def cuGraphInstantiateWithParams(out, graph, params):
+    p = _out(params, "instantiateParams")  # the flags (upload, auto-free, priorities) change nothing here
+    p.hErrNode_out = ffi.NULL
+    p.result_out = 0  # CUDA_GRAPH_INSTANTIATE_SUCCESS
     _instantiate(out, graph)
 
 
@@ -1466,7 +1477,74 @@ def cuGraphLaunch(ex_h, stream):
 
 @entry
 def cuGraphExecDestroy(h):
-    DRIVER.graph_execs.drop(_h(h))
+    from ptxjit.driver.graphs import release_user_refs
+
+    release_user_refs(DRIVER, DRIVER.graph_execs.drop(_h(h)).user_refs)
+
+
+# ---------------------------------------------------------------------------- user objects
+_USER_OBJECT_NO_DESTRUCTOR_SYNC = 1  # CU_USER_OBJECT_NO_DESTRUCTOR_SYNC, the one flag CUDA accepts
+_GRAPH_USER_OBJECT_MOVE = 1  # CU_GRAPH_USER_OBJECT_MOVE: the graph takes over the caller's references
+
+
+@entry
+def cuUserObjectCreate(out, ptr, destroy, refcount, flags):
+    from ptxjit.driver.graphs import UserObject
+
+    if destroy == ffi.NULL:
+        raise CudaError(E.INVALID_VALUE, "cuUserObjectCreate: destroy is NULL")
+    if refcount == 0:
+        raise CudaError(E.INVALID_VALUE, "cuUserObjectCreate: initialRefcount is 0")
+    if flags != _USER_OBJECT_NO_DESTRUCTOR_SYNC:
+        raise CudaError(E.INVALID_VALUE, f"cuUserObjectCreate: flags {flags} (CUDA requires "
+                                         "CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)")
+    _out(out, "object_out")
+    obj = UserObject(0, lambda: destroy(ptr), refcount)
+    obj.handle = DRIVER.user_objects.new(obj)
+    out[0] = _ptr(obj.handle)
+
+
+@entry
+def cuUserObjectRetain(h, count):
+    if count == 0:
+        raise CudaError(E.INVALID_VALUE, "cuUserObjectRetain: count is 0")
+    DRIVER.user_objects.get(_h(h)).refs += count
+
+
+@entry
+def cuUserObjectRelease(h, count):
+    from ptxjit.driver.graphs import release_user_object
+
+    release_user_object(DRIVER, _h(h), count)
+
+
+@entry
+def cuGraphRetainUserObject(graph, h, count, flags):
+    g = DRIVER.graphs.get(_h(graph))
+    obj = DRIVER.user_objects.get(_h(h))
+    if count == 0 or flags not in (0, _GRAPH_USER_OBJECT_MOVE):
+        raise CudaError(E.INVALID_VALUE, f"cuGraphRetainUserObject: count {count}, flags {flags}")
+    if not flags & _GRAPH_USER_OBJECT_MOVE:  # new references; a move takes the caller's
+        obj.refs += count
+    g.user_refs[obj.handle] = g.user_refs.get(obj.handle, 0) + count
+
+
+@entry
+def cuGraphReleaseUserObject(graph, h, count):
+    from ptxjit.driver.graphs import release_user_object
+
+    g = DRIVER.graphs.get(_h(graph))
+    handle = _h(h)
+    DRIVER.user_objects.get(handle)
+    held = g.user_refs.get(handle, 0)
+    if count == 0 or count > held:
+        raise CudaError(E.INVALID_VALUE, f"cuGraphReleaseUserObject: releasing {count} of the graph's {held} "
+                                         "references")
+    if held == count:
+        del g.user_refs[handle]
+    else:
+        g.user_refs[handle] = held - count
+    release_user_object(DRIVER, handle, count)
 
 
 @entry

@@ -90,6 +90,7 @@ class Driver:
         self.graphs = HandleTable("graph")
         self.graph_execs = HandleTable("graph exec")
         self.graph_nodes = HandleTable("graph node")
+        self.user_objects = HandleTable("user object")
         self.primary: Context | None = None
         self.primary_refs = 0
         self.primary_flags = 0

@@ -62,6 +62,7 @@ class Node:
 class Graph:
     handle: int = 0
     nodes: list[Node] = field(default_factory=list)
+    user_refs: dict[int, int] = field(default_factory=dict)  # user object handle -> references the graph owns
 
     def add(self, driver, work, deps: list[int]) -> Node:
         parents = []
@@ -81,13 +82,43 @@ class GraphExec:
     handle: int
     order: list[Node]  # topological
     work: dict[int, object]  # node handle -> its (settable) work in this instance
+    user_refs: dict[int, int] = field(default_factory=dict)  # cloned from the graph's at instantiation
 
 
 def instantiate(driver, graph: Graph) -> GraphExec:
     # nodes are added after their dependencies exist, so the order of addition is already topological
-    ex = GraphExec(0, list(graph.nodes), {n.handle: n.work for n in graph.nodes})
+    ex = GraphExec(0, list(graph.nodes), {n.handle: n.work for n in graph.nodes}, dict(graph.user_refs))
+    for h, count in ex.user_refs.items():  # the executable graph holds references of its own
+        driver.user_objects.get(h).refs += count
     ex.handle = driver.graph_execs.new(ex)
     return ex
+
+
+@dataclass
+class UserObject:
+    """cuUserObjectCreate's object: a destructor called once the last reference (the caller's, a graph's or an
+    executable graph's) is released."""
+
+    handle: int
+    destroy: object  # () -> None
+    refs: int
+
+
+def release_user_object(driver, handle: int, count: int) -> None:
+    obj = driver.user_objects.get(handle)
+    if count == 0 or count > obj.refs:
+        raise CudaError(E.INVALID_VALUE, f"user object {handle:#x}: releasing {count} of its {obj.refs} references")
+    obj.refs -= count
+    if obj.refs == 0:
+        driver.user_objects.drop(handle)
+        obj.destroy()
+
+
+def release_user_refs(driver, refs: dict[int, int]) -> None:
+    """The references a graph or an executable graph owns, released as it is destroyed."""
+    for handle, count in list(refs.items()):
+        release_user_object(driver, handle, count)
+    refs.clear()
 
 
 def copy_3d(p, host_address, what: str) -> Copy3D:
