@@ -405,8 +405,13 @@ TRIAGED: tuple[tuple[str, str, str], ...] = (
      "cuda.local.array / cuda.shared.array with alignment=64 or 256 (a `.local` or `.shared` array declared "
      "`.align 64` / `.align 256`): its address is 16-byte aligned only on ptxjit (address % alignment = "
      "16..240); alignments up to 16 hold"),
-    (r"No module named 'ml_dtypes'", "test dependency",
+    (r"No module named 'ml_dtypes'|_FailedTest\.test_bfloat16\n", "test dependency",
      "the module imports ml_dtypes, which is not installed (the same error under the simulator)"),
+    (r"test_print\.TestPrint\.test_(?:cuhello|dim3)\n", "simulator",
+     "the simulator runs a block's threads as Python threads, and their printed lines come out interleaved"),
+    (r"::test_(?:one_arg|many_args)\[", "test dependency",
+     "numba's benchmarks need pytest-benchmark's `benchmark` fixture, which is not installed (the simulator skips "
+     "them)"),
     (r"libcurand", "library not installed",
      "cupy.random needs cuRAND (libcurand.so), which is not installed: CuPy raises an ImportError naming it"),
     (r"CUDAAndCPUCachingTest", "host-side (numba)",
