@@ -185,11 +185,16 @@ def shared_layout(module: ir.Module, fn: ir.Function) -> SharedLayout:
 
 
 def local_size(fn: ir.Function) -> int:
+    """A thread's .local bytes: the stride between threads' slices, a multiple of the largest alignment a
+    variable asks for (the runtime aligns the first slice to BASE_ALIGN), so `.align 256` holds in every
+    thread's slice."""
     off = 0
+    most = 16
     for v in fn.vars:
         if v.space == "local":
             off = align_up(off, v.alignment) + v.size
+            most = max(most, v.alignment)
             if off > MAX_LOCAL_BYTES:
                 raise PTXValidationError(v.pos, f"'{fn.name}' declares more than {MAX_LOCAL_BYTES // 1024} KB "
                                          f"of .local memory per thread (CUDA's limit) at '{v.name}'")
-    return align_up(off, 16)
+    return align_up(off, most)

@@ -77,12 +77,17 @@ def _get_pool(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
+BASE_ALIGN = 4096  # where a worker's shared window and local slices start (PTX variables align to at most this)
+
+
 class _WorkerMemory:
     """One worker's private CTA memory: shared, local, register save area, status, warp state."""
 
     def __init__(self, tr: Translation, nthreads: int, shared_bytes: int, index: int) -> None:
-        self.shared = np.zeros(max(shared_bytes, 16) + 16, dtype=np.uint8)
-        self.local = np.zeros(max(tr.local_stride * nthreads, 16), dtype=np.uint8)
+        # the CTA's shared window and the first thread's local slice start at BASE_ALIGN: a variable's
+        # `.align` (numba's alignment=256 arrays) holds at its offset from there (lower/layout.py)
+        self.shared = np.zeros(max(shared_bytes, 16) + BASE_ALIGN, dtype=np.uint8)
+        self.local = np.zeros(max(tr.local_stride * nthreads, 16) + BASE_ALIGN, dtype=np.uint8)
         self.save = np.zeros(max(tr.save_stride * nthreads, 16), dtype=np.uint8) if tr.has_yields else \
             np.zeros(16, np.uint8)
         self.status = np.zeros(nthreads, dtype=np.int32)
@@ -100,8 +105,8 @@ class _WorkerMemory:
         # tensor-core scratch (lower/rules/mma.py): per thread, for threads rounded up to a warpgroup
         self.tc = np.zeros(tc_scratch(tr) * -(-nthreads // 128) * 128 + 16, dtype=np.uint8)
         rec = np.zeros(abi.W_SIZE, dtype=np.int64)
-        rec[abi.W_SHARED] = _aligned_addr(self.shared, 16)
-        rec[abi.W_LOCAL] = self.local.ctypes.data
+        rec[abi.W_SHARED] = _aligned_addr(self.shared, BASE_ALIGN)
+        rec[abi.W_LOCAL] = _aligned_addr(self.local, BASE_ALIGN)
         rec[abi.W_SAVE] = self.save.ctypes.data
         rec[abi.W_STATUS] = self.status.ctypes.data
         rec[abi.W_WARP] = self.warps.ctypes.data
