@@ -82,3 +82,74 @@ def test_a_mismatched_call_within_one_input_is_still_refused():
         assert "consume" in str(e) and "returns 0" in str(e)
     else:
         raise AssertionError("a mismatched call within one input was accepted")
+
+
+def test_a_common_variable_of_several_inputs_is_one():
+    """Two inputs that both define `.common .global .u64 env` (numba's environment pointer with debug=True):
+    one variable after the link, which both inputs' code reaches (ptxas refuses two definitions in one input)."""
+    head = ".version 8.0\n.target sm_90\n.address_size 64\n.common .global .align 8 .u64 env;\n"
+    writer = head + """.visible .func set_env(.param .u64 v)
+{
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [v];
+    st.global.u64 [env], %rd1;
+    ret;
+}
+"""
+    reader = head + """.extern .func set_env(.param .u64 v);
+.visible .entry read_env(.param .u64 out)
+{
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u64 %rd2, 41;
+    { .param .u64 a; st.param.u64 [a], %rd2; call.uni set_env, (a); }
+    ld.global.u64 %rd3, [env];
+    add.u64 %rd3, %rd3, 1;
+    st.global.u64 [%rd1], %rd3;
+    ret;
+}
+"""
+    DRIVER.init(0)
+    state = LinkState(handle=2)
+    state.add(INPUT_PTX, writer.encode(), "writer.ptx")
+    state.add(INPUT_PTX, reader.encode(), "reader.ptx")
+    image = state.complete()[:-1].decode()
+    assert image.count(".common .global .align 8 .u64 env;") == 1
+    out = np.zeros(1, np.uint64)
+    ptxjit.Module(image).get_function("read_env")(1, 1, (out,))
+    assert out[0] == 42
+
+
+def test_a_weak_function_of_several_inputs_is_one():
+    """numba with debug=True compiles a device function into each caller's input as `.weak .func`: the link
+    keeps the first definition (braces in comments do not end it early), the kernel calls it."""
+    head = ".version 8.0\n.target sm_90\n.address_size 64\n"
+    helper = """.weak .func (.param .b32 r) twice(.param .b32 x)
+{   // a comment with a brace }
+    .reg .b32 %r<3>;
+    ld.param.b32 %r1, [x];
+    add.s32 %r2, %r1, %r1;
+    st.param.b32 [r], %r2;
+    ret;
+}
+"""
+    first = head + helper + """.visible .entry use_twice(.param .u64 out)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, 21;
+    { .param .b32 a; .param .b32 r; st.param.b32 [a], %r1; call.uni (r), twice, (a); ld.param.b32 %r2, [r]; }
+    st.global.u32 [%rd1], %r2;
+    ret;
+}
+"""
+    DRIVER.init(0)
+    state = LinkState(handle=3)
+    state.add(INPUT_PTX, first.encode(), "first.ptx")
+    state.add(INPUT_PTX, (head + helper).encode(), "second.ptx")
+    image = state.complete()[:-1].decode()
+    assert image.count(".weak .func (.param .b32 r) twice") == 1
+    out = np.zeros(1, np.uint32)
+    ptxjit.Module(image).get_function("use_twice")(1, 1, (out,))
+    assert out[0] == 42

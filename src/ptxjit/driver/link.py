@@ -28,9 +28,10 @@ _ENTRY_HEAD = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+[\w$]+\s*\([
 _FUNC_HEAD = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.func\s+(\([^)]*\)\s*)?([\w$]+)\s*\(", re.M)
 # a call that receives a return value: `call.uni (retval0), name, (args)` (NVVM writes it across lines)
 _CALL_WITH_RETURN = re.compile(r"(call(?:\.uni)?)\s+\(\s*[\w$]+\s*\)\s*,(\s*)([\w$]+)(\s*[,;])", re.S)
-# a weak variable (a C++ inline variable or template static: libcu++'s integral_constant<bool>::value) and its name
-_WEAK_VAR = re.compile(r"^[ \t]*\.weak\s+\.(?:global|const)\b[^;{]*?([\w$]+)\s*(?:\[[^\]]*\]\s*)*(?:=[^;]*)?;[ \t]*\n?",
-                       re.M)
+# a weak variable (a C++ inline variable or template static: libcu++'s integral_constant<bool>::value) or a
+# .common one (numba's environment pointer with debug=True, in every input) and its name
+_WEAK_VAR = re.compile(
+    r"^[ \t]*\.(?:weak|common)\s+\.(?:global|const)\b[^;{]*?([\w$]+)\s*(?:\[[^\]]*\]\s*)*(?:=[^;]*)?;[ \t]*\n?", re.M)
 _EXTERN = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)[^;]*;\s*\n?", re.M | re.S)
 
 
@@ -77,6 +78,7 @@ class LinkState:
             void_in.append({name for rets, name in _FUNC_HEAD.findall(text) if not rets})
         parts = []
         weak_seen: set[str] = set()
+        weak_func_seen: set[str] = set()
         for k, (_, text) in enumerate(self.inputs):
             body = text if k == 0 else _HEADER.sub("", text)
             body = _EXTERN.sub(lambda m: "" if m.group(1) in defined else m.group(0), body)
@@ -87,8 +89,11 @@ class LinkState:
             void_elsewhere = set().union(*(v for j, v in enumerate(void_in) if j != k)) - void_in[k]
             if void_elsewhere:
                 body = _CALL_WITH_RETURN.sub(lambda m, void=void_elsewhere: _without_return(m, void), body)
-            # a weak variable defined by several inputs is one variable: the first definition stays
+            # a weak or common variable defined by several inputs is one variable, and a weak function one
+            # function (numba's device functions with debug=True, compiled into each caller's input): the
+            # first definition stays
             body = _WEAK_VAR.sub(lambda m: m.group(0) if _first(m.group(1), weak_seen) else "", body)
+            body = _drop_weak_functions(body, weak_func_seen)
             parts.append(body)
         return "\n".join(parts)
 
@@ -105,6 +110,52 @@ class LinkState:
             return head[:-1].rstrip() + f"\n.maxnreg {self.max_registers}\n{{"
 
         return _ENTRY_HEAD.sub(add, text)
+
+
+_WEAK_FUNC_HEAD = re.compile(r"^[ \t]*\.weak\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)\s*\(", re.M)
+
+
+def _drop_weak_functions(text: str, seen: set[str]) -> str:
+    """`text` without the bodies of weak functions already defined by an earlier input (a weak function's
+    declaration, without a body, stays)."""
+    out, at = [], 0
+    for m in _WEAK_FUNC_HEAD.finditer(text):
+        if m.start() < at:
+            continue
+        end = _definition_end(text, m.end())
+        if end is None:  # a declaration: `...);`
+            continue
+        if not _first(m.group(1), seen):
+            out.append(text[at:m.start()])
+            at = end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _definition_end(text: str, i: int) -> int | None:
+    """From inside a function's header: the index after its body's closing brace, or None when the
+    header ends with `;` (a declaration).  Braces in `//` and `/* */` comments do not count."""
+    depth, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+            continue
+        if c == "/" and text.startswith("/*", i):
+            i = text.find("*/", i)
+            i = n if i < 0 else i + 2
+            continue
+        if c == ";" and depth == 0:
+            return None
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
 
 
 def _first(name: str, seen: set[str]) -> bool:
