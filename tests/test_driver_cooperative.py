@@ -6,9 +6,7 @@ the same kernel does, instead of being refused as an illegal address."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from tests.driver_util import run_on_driver
 
 PTX = r"""
 .version 8.0
@@ -72,13 +70,7 @@ print(results)
 
 
 def test_cooperative_launch_raw_parameters(tmp_path):
-    from ptxjit.driver.build import ensure_built
-
-    env = dict(os.environ, PTXJIT_DRIVER_LOG=str(tmp_path / "driver.log"))
-    env["LD_LIBRARY_PATH"] = str(ensure_built().parent) + (":" + env["LD_LIBRARY_PATH"]
-                                                             if env.get("LD_LIBRARY_PATH") else "")
-    r = subprocess.run([sys.executable, "-c", PROGRAM, PTX], env=env, capture_output=True, text=True, timeout=600)
+    r, log = run_on_driver(PROGRAM, tmp_path, PTX)
     assert r.returncode == 0, r.stdout + r.stderr
-    log = (tmp_path / "driver.log").read_text() if (tmp_path / "driver.log").exists() else ""
     assert r.stdout.strip() == "[(0, 0, True), (0, 0, True)]", r.stdout + r.stderr + log
     assert "runs without memory-safety checks" in log or "run without memory-safety checks" in log, log

@@ -5,11 +5,10 @@ the parent goes on working, and a process forked before any cuInit initializes o
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+
+from tests.driver_util import run_on_driver
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 
@@ -46,13 +45,7 @@ print("fresh", fresh, "forked", forked, "parent", ok)
 
 
 def test_fork_after_init(tmp_path):
-    from ptxjit.driver.build import ensure_built
-
-    env = dict(os.environ, PTXJIT_DRIVER_LOG=str(tmp_path / "driver.log"))
-    env["LD_LIBRARY_PATH"] = str(ensure_built().parent) + (":" + env["LD_LIBRARY_PATH"]
-                                                             if env.get("LD_LIBRARY_PATH") else "")
-    r = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True, timeout=600)
+    r, log = run_on_driver(PROGRAM, tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.split() == ["fresh", "0", "forked", "0", "parent", "True"], r.stdout + r.stderr
-    log = Path(tmp_path / "driver.log").read_text()
     assert log.count("forked after cuInit") == 1, log

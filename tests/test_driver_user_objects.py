@@ -4,9 +4,7 @@ reference (the caller's, a graph's, an executable graph's) goes, and bad counts 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from tests.driver_util import run_on_driver
 
 PROGRAM = r"""
 import ctypes
@@ -51,12 +49,7 @@ print(bad_flags, bad_count, params.result_out, params.hErrNode_out, after_graph,
 
 
 def test_user_objects_and_instantiate_with_params(tmp_path):
-    from ptxjit.driver.build import ensure_built
-
-    env = dict(os.environ, PTXJIT_DRIVER_LOG=str(tmp_path / "driver.log"))
-    env["LD_LIBRARY_PATH"] = str(ensure_built().parent) + (":" + env["LD_LIBRARY_PATH"]
-                                                             if env.get("LD_LIBRARY_PATH") else "")
-    r = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True, timeout=600)
+    r, log = run_on_driver(PROGRAM, tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     # INVALID_VALUE (1) for flags 0 and a zero refcount; SUCCESS with no error node; the destructor not after the
     # graph's destruction but after the executable graph's; an over-release refused; the second object's
