@@ -71,6 +71,24 @@ def test_c_program_linked_with_lcuda(libdir, tmp_path):
     assert "vec_add_off_by_one" in log and "kernels.cu:10" in log and "block (390, 0, 0)" in log
 
 
+def test_stream_capture_across_streams(libdir, tmp_path):
+    """tests/driver/driver_capture.c: a fork into two streams and a join through events captured into one graph
+    (its nodes, types and edges checked through cuGraph*, replayed with new inputs against the program's own
+    arithmetic), capture into an existing graph, a graph launched inside a capture, the dependency set, capture
+    modes, and the capture rules of the driver API documentation: a fork not joined back is
+    CUDA_ERROR_STREAM_CAPTURE_UNJOINED, synchronizing or querying a capturing stream or captured event
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (and the capture then ends CUDA_ERROR_STREAM_CAPTURE_INVALIDATED), the
+    legacy stream beside a capturing blocking stream CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, a wait for uncaptured
+    work CUDA_ERROR_STREAM_CAPTURE_ISOLATION, two captures joined CUDA_ERROR_STREAM_CAPTURE_MERGE."""
+    r = subprocess.run([str(HERE / "driver_capture"), str(HERE / "kernels.ptx")], env=_env(libdir, tmp_path),
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 checks failed" in r.stdout and "FAIL" not in r.stdout
+    assert r.stdout.count("\nok ") >= 40, r.stdout
+    log = (tmp_path / "driver.log").read_text()
+    assert "were not joined back into the origin stream" in log  # the explanation behind the bare code
+
+
 def test_cuda_python_program(libdir, tmp_path):
     pytest.importorskip("cuda.bindings.driver")
     pytest.importorskip("cuda.bindings.nvrtc")

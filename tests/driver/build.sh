@@ -10,3 +10,4 @@ CUDA_INC=${CUDA_HOME:-/usr/local/cuda}/include
 nvcc -ptx -arch=sm_80 -lineinfo -O3 kernels.cu -o kernels.ptx
 nvcc -fatbin -gencode arch=compute_80,code=compute_80 -gencode arch=compute_90,code=sm_90 -O3 kernels.cu -o kernels.fatbin
 gcc -O2 -std=c11 -I"$CUDA_INC" driver_vecadd.c -o driver_vecadd -L"$LIB" -lcuda -lm
+gcc -O2 -std=c11 -I"$CUDA_INC" driver_capture.c -o driver_capture -L"$LIB" -lcuda

@@ -197,6 +197,10 @@ cudaError_t cudaStreamGetCaptureInfo(void *stream, int *captureStatus_out, unsig
                                      void **graph_out, void ***dependencies_out, void **edgeData_out,
                                      size_t *numDependencies_out);
 cudaError_t cudaThreadExchangeStreamCaptureMode(int *mode);
+cudaError_t cudaStreamBeginCaptureToGraph(void *stream, void *graph, void **dependencies, const void *dependencyData,
+                                          size_t numDependencies, int mode);
+cudaError_t cudaStreamUpdateCaptureDependencies(void *stream, void **dependencies, const void *dependencyData,
+                                                size_t numDependencies, unsigned int flags);
 cudaError_t cudaGraphCreate(void **pGraph, unsigned int flags);
 cudaError_t cudaGraphDestroy(void *graph);
 cudaError_t cudaGraphAddKernelNode(void **pGraphNode, void *graph, void **pDependencies, size_t numDependencies,

@@ -20,6 +20,7 @@ from ptxjit.cudart import errors as RE
 from ptxjit.cudart import registry as R
 from ptxjit.cudart.abi_tables import CUDART_VERSION
 from ptxjit.cudart.errors import RuntimeError_
+from ptxjit.driver import capture as _capture
 from ptxjit.driver import errors as DE
 from ptxjit.driver import launch as _launch
 from ptxjit.driver import memory as M
@@ -388,7 +389,11 @@ def cudaMemGetInfo(free, total):
     _out(total, "total")[0] = model.total_mem
 
 
-def _sync_legacy(ctx) -> None:
+def _sync_legacy(ctx, what: str = "a synchronous copy or memset") -> None:
+    """A synchronous call waits for the legacy stream: refused while a capture forbids it."""
+    if _capture.active():
+        _capture.refuse_unsafe(what)
+        _capture.refuse_legacy(DRIVER, what)
     _streams.synchronized(ctx, _streams.Stream.null.synchronize)
 
 
@@ -483,7 +488,9 @@ def cudaGetSymbolSize(out, symbol):
 # ---------------------------------------------------------------------------- device
 @entry
 def cudaDeviceSynchronize():
-    _streams.synchronize_all(_ctx())
+    ctx = _ctx()
+    _capture.refuse_all("cudaDeviceSynchronize")
+    _streams.synchronize_all(ctx)
 
 
 @entry
@@ -642,6 +649,8 @@ def cudaStreamCreateWithFlags(out, flags):
 @entry
 def cudaStreamDestroy(stream):
     _ctx()
+    DRIVER.streams.get(_h(stream))
+    _capture.stream_destroyed(DRIVER, _h(stream))
     DRIVER.streams.drop(_h(stream))  # its outstanding work still completes
 
 
@@ -664,7 +673,7 @@ def cudaStreamQuery(stream):
 def cudaStreamWaitEvent(stream, event, flags):
     _ctx()
     ev = DRIVER.events.get(_h(event)).event
-    if _graphs().stream_waits(_h(stream), _h(event)):  # a fork or a join of a stream capture
+    if _graphs().stream_waits(_h(stream), _h(event), flags):  # a fork or a join of a stream capture
         return
     _streams.resolve(DRIVER, _h(stream)).wait_event(ev)
 
@@ -705,12 +714,14 @@ def cudaEventRecord(event, stream):
 @entry
 def cudaEventSynchronize(event):
     ctx = _ctx()
+    _capture.refuse_event(_h(event), "cudaEventSynchronize")
     _streams.synchronized(ctx, DRIVER.events.get(_h(event)).event.synchronize)
 
 
 @entry
 def cudaEventQuery(event):
     _ctx()
+    _capture.refuse_event(_h(event), "cudaEventQuery")
     if not DRIVER.events.get(_h(event)).event.query():
         raise CudaError(DE.NOT_READY, "the event has not completed")
 

@@ -20,12 +20,11 @@ another, which is one of the orders a GPU may choose.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ptxjit.cudart import capi as C
 from ptxjit.cudart import errors as RE
 from ptxjit.cudart import registry as R
 from ptxjit.cudart.errors import RuntimeError_
+from ptxjit.driver import capture as _capture
 from ptxjit.driver import graphs as G
 from ptxjit.driver import launch as _launch
 from ptxjit.driver import memory as M
@@ -34,101 +33,32 @@ from ptxjit.driver.context import DRIVER
 
 entry = C.entry
 
-CAPTURE_UNSUPPORTED = RE.CODES["cudaErrorStreamCaptureUnsupported"]
-CAPTURE_INVALIDATED = RE.CODES["cudaErrorStreamCaptureInvalidated"]
-CAPTURE_UNJOINED = RE.CODES["cudaErrorStreamCaptureUnjoined"]
-CAPTURE_UNMATCHED = RE.CODES["cudaErrorStreamCaptureUnmatched"]
-ILLEGAL_STATE = RE.CODES["cudaErrorIllegalState"]
-INVALID_HANDLE = RE.CODES["cudaErrorInvalidResourceHandle"]
-
-# cudaGraphNodeType
-NODE_KERNEL, NODE_MEMCPY, NODE_MEMSET, NODE_HOST, NODE_GRAPH, NODE_EMPTY = 0, 1, 2, 3, 4, 5
-# cudaStreamCaptureStatus
-STATUS_NONE, STATUS_ACTIVE, STATUS_INVALIDATED = 0, 1, 2
-
-
-@dataclass
-class Capture:
-    """One capture sequence: the origin stream, the streams that joined it, whether a call broke it."""
-
-    graph: G.Graph
-    origin: int
-    ident: int
-    mode: int
-    streams: set[int] = field(default_factory=set)
-    invalidated: str = ""
-
-
-_CAPTURES: dict[int, Capture] = {}  # stream handle (origin or joined) -> its capture
-_EVENTS: dict[int, tuple[Capture, list]] = {}  # event handle -> (capture, the nodes recorded before it)
-_ids = iter(range(1, 1 << 62))
-
-
-class MemsetWork(G.HostNode):
-    """A memset node: host work with its parameters kept (cudaGraphNodeGetType tells it from a host node)."""
-
-    def __init__(self, dst: int, pitch: int, value: int, size: int, width: int, height: int) -> None:
-        super().__init__(lambda: M.fill(dst, value, size, width, "memset node", pitch, height))
-        self.dst, self.pitch, self.value, self.size, self.width, self.height = dst, pitch, value, size, width, height
+MemsetWork = G.MemsetWork
 
 
 # ---------------------------------------------------------------------------- what capi.py asks
-def capture_of(stream: int) -> Capture | None:
-    return _CAPTURES.get(stream)
+def capture_of(stream: int):
+    return _capture.of(stream)
 
 
 def record(stream: int, work) -> bool:
     """Record `work` (a driver graph work object) as a node if `stream` is capturing; False if it is not."""
-    cap = _CAPTURES.get(stream)
-    if cap is None:
-        return False
-    _streams.record(DRIVER, DRIVER.streams.get(stream), work)
-    return True
+    return _capture.record(DRIVER, stream, work) is not None
 
 
 def refuse_while_capturing(stream: int, what: str) -> None:
     """A call that may not run on a capturing stream: it fails, and the capture is invalidated."""
-    cap = _CAPTURES.get(stream)
-    if cap is not None:
-        cap.invalidated = cap.invalidated or what
-        raise RuntimeError_(CAPTURE_UNSUPPORTED, f"{what} on a stream that is capturing; the capture is "
-                                                 f"invalidated (cudaStreamEndCapture will fail)")
+    _capture.refuse(stream, what)
 
 
 def event_recorded(event: int, stream: int) -> bool:
     """cudaEventRecord in a capturing stream: the event stands for the work captured so far (no node)."""
-    cap = _CAPTURES.get(stream)
-    if cap is None:
-        _EVENTS.pop(event, None)
-        return False
-    _EVENTS[event] = (cap, list(DRIVER.streams.get(stream).capture_tail))
-    return True
+    return _capture.event_recorded(DRIVER, event, stream)
 
 
-def stream_waits(stream: int, event: int) -> bool:
-    """cudaStreamWaitEvent on an event recorded during a capture: a fork (the stream joins the capture)
-    or a join (its captured work now follows the event's); False when the event was not captured."""
-    got = _EVENTS.get(event)
-    if got is None:
-        return False
-    cap, nodes = got
-    if _CAPTURES.get(cap.origin) is not cap:  # that capture has ended: an ordinary wait
-        del _EVENTS[event]
-        return False
-    if stream in (0, _streams.CU_STREAM_LEGACY, _streams.CU_STREAM_PER_THREAD):
-        raise RuntimeError_(CAPTURE_UNSUPPORTED, "the legacy stream cannot join a stream capture")
-    ds = DRIVER.streams.get(stream)
-    mine = _CAPTURES.get(stream)
-    if mine is None:  # a fork: the stream captures into the same graph from the event's point on
-        ds.capture, ds.capture_tail, ds.capture_id = cap.graph, list(nodes), cap.ident
-        cap.streams.add(stream)
-        _CAPTURES[stream] = cap
-    elif mine is not cap:
-        raise RuntimeError_(RE.CODES["cudaErrorStreamCaptureIsolation"],
-                            "cudaStreamWaitEvent: the event belongs to another stream capture")
-    else:
-        ds.capture_tail = ds.capture_tail + [n for n in nodes if n not in ds.capture_tail]
-    return True
+def stream_waits(stream: int, event: int, flags: int = 0) -> bool:
+    """cudaStreamWaitEvent: a fork or a join of a stream capture (True), or an ordinary wait (False)."""
+    return _capture.stream_waits(DRIVER, stream, event, flags, "cudaStreamWaitEvent")
 
 
 # ---------------------------------------------------------------------------- stream capture
@@ -136,71 +66,30 @@ def stream_waits(stream: int, event: int) -> bool:
 def cudaStreamBeginCapture(stream, mode):
     C._ctx()
     v = C._h(stream)
-    if v in (0, _streams.CU_STREAM_LEGACY, _streams.CU_STREAM_PER_THREAD):
-        raise RuntimeError_(CAPTURE_UNSUPPORTED, "cudaStreamBeginCapture: the legacy default stream cannot be "
-                                                 "captured; capture a stream made with cudaStreamCreate")
-    if mode not in (0, 1, 2):  # cudaStreamCaptureModeGlobal, ThreadLocal, Relaxed
-        raise RuntimeError_(RE.INVALID_VALUE, f"cudaStreamBeginCapture: {mode} is not a cudaStreamCaptureMode")
-    ds = DRIVER.streams.get(v)
-    if v in _CAPTURES:
-        raise RuntimeError_(ILLEGAL_STATE, "cudaStreamBeginCapture: the stream is capturing already")
-    _streams.synchronized(DRIVER.top(), ds.stream.synchronize)  # the work enqueued before runs, as it would
-    g = G.Graph()
-    g.handle = DRIVER.graphs.new(g)
-    cap = Capture(g, v, next(_ids), mode, {v})
-    ds.capture, ds.capture_tail, ds.capture_id = g, [], cap.ident
-    _CAPTURES[v] = cap
+    if v not in _capture.LEGACY_HANDLES:
+        _streams.synchronized(DRIVER.top(), DRIVER.streams.get(v).stream.synchronize)  # earlier work runs first
+    _capture.begin(DRIVER, v, mode, "cudaStreamBeginCapture")
 
 
-def _ancestors(nodes: list) -> set[int]:
-    seen: set[int] = set()
-    todo = list(nodes)
-    while todo:
-        n = todo.pop()
-        if n.handle not in seen:
-            seen.add(n.handle)
-            todo.extend(n.deps)
-    return seen
+@entry
+def cudaStreamBeginCaptureToGraph(stream, graph, deps, edges, n, mode):
+    C._ctx()
+    v = C._h(stream)
+    g = _graph(graph)
+    nodes = [DRIVER.graph_nodes.get(h) for h in _deps(deps, n)]
+    if any(node.graph is not g for node in nodes):
+        raise RuntimeError_(RE.INVALID_VALUE, "cudaStreamBeginCaptureToGraph: a dependency is not in the graph")
+    if v not in _capture.LEGACY_HANDLES:
+        _streams.synchronized(DRIVER.top(), DRIVER.streams.get(v).stream.synchronize)
+    _capture.begin(DRIVER, v, mode, "cudaStreamBeginCaptureToGraph", graph=g, deps=nodes)
 
 
 @entry
 def cudaStreamEndCapture(stream, out):
     C._ctx()
-    v = C._h(stream)
-    C._out(out, "pGraph")
-    cap = _CAPTURES.get(v)
-    if cap is None:
-        raise RuntimeError_(ILLEGAL_STATE, "cudaStreamEndCapture: the stream is not capturing")
-    if cap.origin != v:
-        raise RuntimeError_(CAPTURE_UNMATCHED, "cudaStreamEndCapture: the stream joined a capture begun on "
-                                               "another stream; end it on that one")
-    tail = DRIVER.streams.get(v).capture_tail
-    covered = _ancestors(tail)
-    unjoined = [n for n in cap.graph.nodes if n.handle not in covered]
-    for s in cap.streams:
-        _CAPTURES.pop(s, None)
-        ds = DRIVER.streams._objects.get(s)
-        if ds is not None:
-            ds.capture, ds.capture_tail = None, []
-    for e in [e for e, (c, _n) in _EVENTS.items() if c is cap]:
-        del _EVENTS[e]
-    if cap.invalidated or unjoined:
-        _drop_graph(cap.graph)
-        out[0] = C.ffi.NULL
-        if cap.invalidated:
-            raise RuntimeError_(CAPTURE_INVALIDATED, f"cudaStreamEndCapture: the capture was invalidated by "
-                                                     f"{cap.invalidated}")
-        raise RuntimeError_(CAPTURE_UNJOINED, f"cudaStreamEndCapture: {len(unjoined)} captured operation(s) of a "
-                                              f"forked stream were not joined back into the origin stream "
-                                              f"(record an event there and cudaStreamWaitEvent on it)")
-    out[0] = C.ffi.cast("void *", cap.graph.handle)
-
-
-def _status(v: int) -> int:
-    cap = _CAPTURES.get(v)
-    if cap is None:
-        return STATUS_NONE
-    return STATUS_INVALIDATED if cap.invalidated else STATUS_ACTIVE
+    C._out(out, "pGraph")[0] = C.ffi.NULL
+    g = _capture.end(DRIVER, C._h(stream), "cudaStreamEndCapture")
+    out[0] = C.ffi.cast("void *", g.handle)
 
 
 @entry
@@ -208,7 +97,7 @@ def cudaStreamIsCapturing(stream, out):
     C._ctx()
     v = C._h(stream)
     _streams.resolve(DRIVER, v)
-    C._out(out, "pCaptureStatus")[0] = _status(v)
+    C._out(out, "pCaptureStatus")[0] = _capture.status(v)
 
 
 @entry
@@ -216,10 +105,10 @@ def cudaStreamGetCaptureInfo(stream, status, ident, graph, deps, edges, ndeps):
     C._ctx()
     v = C._h(stream)
     _streams.resolve(DRIVER, v)
-    C._out(status, "captureStatus_out")[0] = _status(v)
-    cap = _CAPTURES.get(v)
+    C._out(status, "captureStatus_out")[0] = _capture.status(v)
+    cap = _capture.of(v)
     ffi = C.ffi
-    tail = DRIVER.streams.get(v).capture_tail if cap is not None else []
+    tail = _capture.dependencies(DRIVER, v)
     if ident != ffi.NULL:
         ident[0] = cap.ident if cap is not None else 0
     if graph != ffi.NULL:
@@ -238,11 +127,16 @@ _keep: dict[int, object] = {}
 
 
 @entry
+def cudaStreamUpdateCaptureDependencies(stream, deps, edges, n, flags):
+    C._ctx()
+    nodes = [DRIVER.graph_nodes.get(h) for h in _deps(deps, n)]
+    _capture.update_dependencies(DRIVER, C._h(stream), nodes, flags, "cudaStreamUpdateCaptureDependencies")
+
+
+@entry
 def cudaThreadExchangeStreamCaptureMode(mode):
-    C._out(mode, "mode")
-    if mode[0] not in (0, 1, 2):
-        raise RuntimeError_(RE.INVALID_VALUE, f"cudaThreadExchangeStreamCaptureMode: {mode[0]} is not a mode")
-    mode[0], C._tls.capture_mode = getattr(C._tls, "capture_mode", 0), mode[0]
+    p = C._out(mode, "mode")
+    p[0] = _capture.exchange_mode(p[0], "cudaThreadExchangeStreamCaptureMode")
 
 
 # ---------------------------------------------------------------------------- graphs and nodes
@@ -251,9 +145,7 @@ def _graph(h) -> G.Graph:
 
 
 def _drop_graph(g: G.Graph) -> None:
-    DRIVER.graphs.drop(g.handle)
-    for node in g.nodes:
-        DRIVER.graph_nodes._objects.pop(node.handle, None)
+    _capture.drop_graph(DRIVER, g)
 
 
 @entry
@@ -269,7 +161,9 @@ def cudaGraphCreate(out, flags):
 
 @entry
 def cudaGraphDestroy(graph):
-    _drop_graph(_graph(graph))
+    g = _graph(graph)
+    _drop_graph(g)
+    G.release_user_refs(DRIVER, g.user_refs)
 
 
 def _deps(deps, n: int) -> list[int]:
@@ -402,21 +296,9 @@ def _node(h) -> G.Node:
     return DRIVER.graph_nodes.get(C._h(h))
 
 
-def _kind_of(work) -> int:
-    if isinstance(work, G.KernelNode):
-        return NODE_KERNEL
-    if isinstance(work, G.Copy3D):
-        return NODE_MEMCPY
-    if isinstance(work, MemsetWork):
-        return NODE_MEMSET
-    if isinstance(work, G.HostNode):
-        return NODE_HOST
-    return NODE_EMPTY
-
-
 @entry
 def cudaGraphNodeGetType(node, out):
-    C._out(out, "pType")[0] = _kind_of(_node(node).work)
+    C._out(out, "pType")[0] = G.kind_of(_node(node).work)
 
 
 def _list(nodes, out, count, what: str) -> None:
@@ -446,57 +328,21 @@ def cudaGraphAddDependencies(graph, from_, to, edge_data, n):
         raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphAddDependencies: from or to is NULL")
     if edge_data != C.ffi.NULL:
         raise RuntimeError_(RE.NOT_SUPPORTED, "cudaGraphAddDependencies: edge data is not supported")
-    for i in range(n):
-        a, b = DRIVER.graph_nodes.get(C._h(from_[i])), DRIVER.graph_nodes.get(C._h(to[i]))
-        if a.graph is not g or b.graph is not g:
-            raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphAddDependencies: a node is not in this graph")
-        if a in b.deps or a is b:
-            raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphAddDependencies: the edge exists already")
-        b.deps.append(a)
+    G.add_edges(DRIVER, g, [(C._h(from_[i]), C._h(to[i])) for i in range(n)], "cudaGraphAddDependencies")
 
 
 @entry
 def cudaGraphDestroyNode(node):
-    n = _node(node)
-    g = n.graph
-    g.nodes.remove(n)
-    for other in g.nodes:
-        if n in other.deps:
-            other.deps.remove(n)
-    DRIVER.graph_nodes.drop(n.handle)
+    G.destroy_node(DRIVER, _node(node))
 
 
 # ---------------------------------------------------------------------------- executable graphs
-def _topological(g: G.Graph) -> list[G.Node]:
-    """The nodes in an order that respects every edge (Kahn's, ties by order of addition)."""
-    pending = {n.handle: len(n.deps) for n in g.nodes}
-    children: dict[int, list[G.Node]] = {n.handle: [] for n in g.nodes}
-    for n in g.nodes:
-        for d in n.deps:
-            children[d.handle].append(n)
-    ready = [n for n in g.nodes if not n.deps]
-    order: list[G.Node] = []
-    while ready:
-        n = ready.pop(0)
-        order.append(n)
-        for c in children[n.handle]:
-            pending[c.handle] -= 1
-            if pending[c.handle] == 0:
-                ready.append(c)
-    if len(order) != len(g.nodes):
-        raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphInstantiate: the graph has a cycle")
-    return order
-
-
 def _instantiate(out, graph, flags: int) -> None:
     C._ctx()
     C._out(out, "pGraphExec")
     if flags & ~0xF:  # AutoFreeOnLaunch, Upload, DeviceLaunch, UseNodePriority
         raise RuntimeError_(RE.INVALID_VALUE, f"cudaGraphInstantiate: unknown flags {flags:#x}")
-    g = _graph(graph)
-    order = _topological(g)
-    ex = G.GraphExec(0, order, {n.handle: n.work for n in g.nodes})
-    ex.handle = DRIVER.graph_execs.new(ex)
+    ex = G.instantiate(DRIVER, _graph(graph))
     out[0] = C.ffi.cast("void *", ex.handle)
 
 
@@ -512,7 +358,7 @@ def cudaGraphInstantiateWithFlags(out, graph, flags):
 
 @entry
 def cudaGraphExecDestroy(ex):
-    DRIVER.graph_execs.drop(C._h(ex))
+    G.release_user_refs(DRIVER, DRIVER.graph_execs.drop(C._h(ex)).user_refs)
 
 
 @entry
@@ -540,7 +386,7 @@ def cudaGraphLaunch(ex, stream):
     ctx = C._ctx()
     e = DRIVER.graph_execs.get(C._h(ex))
     v = C._h(stream)
-    if v in _CAPTURES:  # a graph launched into a capture becomes its nodes there
+    if _capture.of(v) is not None:  # a graph launched into a capture becomes its nodes there
         for node in e.order:
             if e.work[node.handle] is not None:
                 record(v, e.work[node.handle])

@@ -280,3 +280,29 @@ CUresult cuStreamGetCaptureInfo_v3(CUhandle hStream, int *captureStatus_out, uns
                                    CUhandle *graph_out, const CUhandle **dependencies_out, const void **edgeData_out,
                                    size_t *numDependencies_out);
 CUresult cuThreadExchangeStreamCaptureMode(int *mode);
+CUresult cuStreamBeginCapture(CUhandle hStream);
+CUresult cuStreamBeginCaptureToGraph(CUhandle hStream, CUhandle hGraph, const CUhandle *dependencies,
+                                     const void *dependencyData, size_t numDependencies, int mode);
+CUresult cuStreamGetCaptureInfo_v2(CUhandle hStream, int *captureStatus_out, unsigned long long *id_out,
+                                   CUhandle *graph_out, const CUhandle **dependencies_out,
+                                   size_t *numDependencies_out);
+CUresult cuStreamGetCaptureInfo(CUhandle hStream, int *captureStatus, unsigned long long *id);
+CUresult cuStreamUpdateCaptureDependencies_v2(CUhandle hStream, CUhandle *dependencies, const void *dependencyData,
+                                              size_t numDependencies, unsigned int flags);
+CUresult cuStreamUpdateCaptureDependencies(CUhandle hStream, CUhandle *dependencies, size_t numDependencies,
+                                           unsigned int flags);
+CUresult cuGraphAddDependencies(CUhandle hGraph, const CUhandle *from, const CUhandle *to, size_t numDependencies);
+CUresult cuGraphAddDependencies_v2(CUhandle hGraph, const CUhandle *from, const CUhandle *to, const void *edgeData,
+                                   size_t numDependencies);
+CUresult cuGraphGetEdges(CUhandle hGraph, CUhandle *from, CUhandle *to, size_t *numEdges);
+CUresult cuGraphGetEdges_v2(CUhandle hGraph, CUhandle *from, CUhandle *to, void *edgeData, size_t *numEdges);
+CUresult cuGraphGetRootNodes(CUhandle hGraph, CUhandle *rootNodes, size_t *numRootNodes);
+CUresult cuGraphNodeGetType(CUhandle hNode, int *type);
+CUresult cuGraphNodeGetDependencies(CUhandle hNode, CUhandle *dependencies, size_t *numDependencies);
+CUresult cuGraphNodeGetDependencies_v2(CUhandle hNode, CUhandle *dependencies, void *edgeData,
+                                       size_t *numDependencies);
+CUresult cuGraphNodeGetDependentNodes(CUhandle hNode, CUhandle *dependentNodes, size_t *numDependentNodes);
+CUresult cuGraphNodeGetDependentNodes_v2(CUhandle hNode, CUhandle *dependentNodes, void *edgeData,
+                                         size_t *numDependentNodes);
+CUresult cuGraphDestroyNode(CUhandle hNode);
+CUresult cuGraphUpload(CUhandle hGraphExec, CUhandle hStream);

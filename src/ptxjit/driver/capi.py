@@ -13,6 +13,7 @@ import os
 import traceback
 
 from ptxjit import accounting, config
+from ptxjit.driver import capture as _capture
 from ptxjit.driver import errors as E
 from ptxjit.driver import launch as _launch
 from ptxjit.driver import memory as M
@@ -368,6 +369,7 @@ def cuCtxGetId(ctx, out):
 @entry
 def cuCtxSynchronize():
     ctx = _ctx()
+    _capture.refuse_all("cuCtxSynchronize")
     _streams.synchronize_all(ctx)
 
 
@@ -375,6 +377,7 @@ def cuCtxSynchronize():
 def cuCtxSynchronize_v2(ctx):
     h = _h(ctx)
     c = DRIVER.context(h) if h else _ctx()
+    _capture.refuse_all("cuCtxSynchronize")
     _streams.synchronize_all(c)
 
 
@@ -456,11 +459,16 @@ def cuMemAllocManaged(out, size, flags):
     _alloc(out, size, M.MANAGED, flags)
 
 
+# In a stream capture an allocation is made when it is captured, and the graph's allocation and free nodes
+# keep their place in the order as empty nodes: the address is the same in every launch of the graph, as CUDA
+# promises, and never dangles between launches.  The price: memory a graph frees stays allocated (until a
+# cuMemFree outside the graph, or the process's end).
 @entry
 def cuMemAllocAsync(out, size, stream):
     _streams.resolve(DRIVER, _h(stream))
     pool = _pools.current_pool(DRIVER, 0)
     pool.allocated(_alloc(out, size, M.POOL).base)
+    _capture.record(DRIVER, _h(stream), None)
 
 
 @entry
@@ -468,6 +476,7 @@ def cuMemAllocFromPoolAsync(out, size, pool, stream):
     p = DRIVER.pools.get(_h(pool))
     _streams.resolve(DRIVER, _h(stream))
     p.allocated(_alloc(out, size, M.POOL).base)
+    _capture.record(DRIVER, _h(stream), None)
 
 
 @entry
@@ -498,6 +507,8 @@ def cuMemFreeAsync(dptr, stream):
     a = M.REGISTRY.find(dptr)
     if a is None or a.base != dptr:
         raise CudaError(E.INVALID_VALUE, f"cuMemFreeAsync({dptr:#x}): not a live allocation")
+    if _capture.record(DRIVER, _h(stream), None) is not None:
+        return
     _streams.enqueue_host(s, lambda _: M.REGISTRY.remove(dptr, (M.DEVICE, M.MANAGED, M.POOL), "cuMemFreeAsync"))
 
 
@@ -712,6 +723,8 @@ def cuPointerSetAttribute(value, attr, ptr):
 # copies: synchronous ones wait for the legacy stream first (its kernels may write the source)
 def _sync_copy(dst: int, src: int, size: int, what: str) -> None:
     ctx = _ctx()
+    _capture.refuse_unsafe(what)
+    _capture.refuse_legacy(DRIVER, what)
     _streams.synchronized(ctx, _streams.Stream.null.synchronize)
     M.copy(dst, src, size, what)
 
@@ -724,6 +737,8 @@ def _async(stream, what: str, fn) -> None:
 
         _streams.record(DRIVER, cap, HostNode(fn))
         return
+    if _capture.active() and _h(stream) in _capture.LEGACY_HANDLES:
+        _capture.refuse_legacy(DRIVER, what)
     s = _streams.resolve(DRIVER, _h(stream))
     _streams.enqueue_host(s, lambda _: fn())
 
@@ -748,7 +763,8 @@ def cuMemcpyDtoD_v2(dst, src, size):
     _sync_copy(dst, src, size, "cuMemcpyDtoD")
 
 
-def _ordered_copy(stream, what: str, dst: int, dst_extent: int, src: int, src_extent: int, copy) -> None:
+def _ordered_copy(stream, what: str, dst: int, dst_extent: int, src: int, src_extent: int, copy,
+                  node=None) -> None:
     """An async copy `copy(dst, src)` in stream order, with CUDA's rules for pageable host memory (memory the
     driver did not allocate or register): a pageable source is staged before the call returns (the caller may
     reuse or free it at once), and a copy into pageable memory has completed when the call returns."""
@@ -759,7 +775,7 @@ def _ordered_copy(stream, what: str, dst: int, dst_extent: int, src: int, src_ex
 
         M.REGISTRY.check_range(dst, dst_extent, what + " destination")
         M.REGISTRY.check_range(src, src_extent, what + " source")
-        _streams.record(DRIVER, cap, HostNode(lambda: copy(dst, src)))
+        _streams.record(DRIVER, cap, node or HostNode(lambda: copy(dst, src)))
         return
     s = _streams.resolve(DRIVER, _h(stream))
     pageable_dst = M.REGISTRY.check_range(dst, dst_extent, what + " destination") is None
@@ -778,7 +794,10 @@ def _checked_async_copy(dst: int, src: int, size: int, stream, what: str) -> Non
     if size == 0:
         _streams.resolve(DRIVER, _h(stream))
         return
-    _ordered_copy(stream, what, dst, size, src, size, lambda d, s_: M.move(d, s_, size))
+    from ptxjit.driver.graphs import Copy3D
+
+    _ordered_copy(stream, what, dst, size, src, size, lambda d, s_: M.move(d, s_, size),
+                  Copy3D(dst, size, 1, src, size, 1, size, 1, 1))
 
 
 @entry
@@ -804,10 +823,20 @@ def cuMemcpyDtoDAsync_v2(dst, src, size, stream):
 def _memset(dst, value, elem, n, what, stream=None, pitch=0, height=1):
     ctx = _ctx()
     if stream is None:
+        _capture.refuse_unsafe(what)
+        _capture.refuse_legacy(DRIVER, what)
         _streams.synchronized(ctx, _streams.Stream.null.synchronize)
         M.fill(dst, value, elem, n, what, pitch, height)
     else:
         M.REGISTRY.check_range(dst, (pitch or elem * n) * (height - 1) + elem * n if n and height else 0, what)
+        cap = _streams.capturing(DRIVER, _h(stream))
+        if cap is not None:  # a memset node
+            from ptxjit.driver.graphs import MemsetWork
+
+            _ctx()
+            _streams.record(DRIVER, cap, MemsetWork(dst, pitch or elem * n, value & ((1 << (8 * elem)) - 1), elem, n,
+                                                    height))
+            return
         _async(stream, what, lambda: M.fill(dst, value, elem, n, what, pitch, height))
 
 
@@ -886,8 +915,10 @@ def _memcpy2d(p, stream, what: str) -> None:
         _streams.synchronized(ctx, _streams.Stream.null.synchronize)
         M.copy_2d(dst, dp, src, sp, w, h, what)
     elif w and h:
+        from ptxjit.driver.graphs import Copy3D
+
         _ordered_copy(stream, what, dst, dp * (h - 1) + w, src, sp * (h - 1) + w,
-                      lambda d, s_: M.copy_2d(d, dp, s_, sp, w, h, what))
+                      lambda d, s_: M.copy_2d(d, dp, s_, sp, w, h, what), Copy3D(dst, dp, h, src, sp, h, w, h, 1))
     else:
         _streams.resolve(DRIVER, _h(stream))
 
@@ -1465,6 +1496,13 @@ def cuGraphLaunch(ex_h, stream):
     ctx = _ctx()
     ex = DRIVER.graph_execs.get(_h(ex_h))
     s = _streams.resolve(DRIVER, _h(stream))
+    if _capture.of(_h(stream)) is not None:  # a graph launched into a capture becomes its nodes there
+        for node in ex.order:
+            if ex.work[node.handle] is not None:
+                _capture.record(DRIVER, _h(stream), ex.work[node.handle])
+        return
+    if _capture.active() and _h(stream) in _capture.LEGACY_HANDLES:
+        _capture.refuse_legacy(DRIVER, "cuGraphLaunch")
     for node in ex.order:
         work = ex.work[node.handle]
         if isinstance(work, KernelNode):
@@ -1547,6 +1585,110 @@ def cuGraphReleaseUserObject(graph, h, count):
     release_user_object(DRIVER, handle, count)
 
 
+def _node_out(nodes: list, out, count, what: str) -> None:
+    """CUDA's two-call listing: a NULL array asks for the count; otherwise up to *count handles are written
+    and *count becomes the number written."""
+    _out(count, what)
+    if out != ffi.NULL:
+        n = min(count[0], len(nodes))
+        for i in range(n):
+            out[i] = _ptr(nodes[i].handle)
+        count[0] = n
+    else:
+        count[0] = len(nodes)
+
+
+def _edges(graph) -> list[tuple]:
+    g = DRIVER.graphs.get(_h(graph))
+    return [(d, n) for n in g.nodes for d in n.deps]
+
+
+@entry
+def cuGraphGetEdges_v2(graph, from_, to, edge_data, count):
+    edges = _edges(graph)
+    _out(count, "numEdges")
+    if from_ == ffi.NULL and to == ffi.NULL:
+        count[0] = len(edges)
+        return
+    if from_ == ffi.NULL or to == ffi.NULL:
+        raise CudaError(E.INVALID_VALUE, "cuGraphGetEdges: from and to must both be NULL or both arrays")
+    n = min(count[0], len(edges))
+    for i in range(n):
+        from_[i], to[i] = _ptr(edges[i][0].handle), _ptr(edges[i][1].handle)
+    if edge_data != ffi.NULL:
+        ffi.memmove(edge_data, b"\0" * (8 * n), 8 * n)  # CUgraphEdgeData: every edge a default one
+    count[0] = n
+
+
+@entry
+def cuGraphGetEdges(graph, from_, to, count):
+    cuGraphGetEdges_v2(graph, from_, to, ffi.NULL, count)
+
+
+@entry
+def cuGraphGetRootNodes(graph, nodes, count):
+    _node_out([n for n in DRIVER.graphs.get(_h(graph)).nodes if not n.deps], nodes, count, "numRootNodes")
+
+
+@entry
+def cuGraphNodeGetType(node, out):
+    from ptxjit.driver.graphs import kind_of
+
+    _out(out, "type")[0] = kind_of(DRIVER.graph_nodes.get(_h(node)).work)
+
+
+@entry
+def cuGraphNodeGetDependencies_v2(node, deps, edge_data, count):
+    _node_out(DRIVER.graph_nodes.get(_h(node)).deps, deps, count, "numDependencies")
+
+
+@entry
+def cuGraphNodeGetDependencies(node, deps, count):
+    cuGraphNodeGetDependencies_v2(node, deps, ffi.NULL, count)
+
+
+@entry
+def cuGraphNodeGetDependentNodes_v2(node, out, edge_data, count):
+    from ptxjit.driver.graphs import dependents
+
+    n = DRIVER.graph_nodes.get(_h(node))
+    _node_out(dependents(n.graph, n), out, count, "numDependentNodes")
+
+
+@entry
+def cuGraphNodeGetDependentNodes(node, out, count):
+    cuGraphNodeGetDependentNodes_v2(node, out, ffi.NULL, count)
+
+
+@entry
+def cuGraphAddDependencies_v2(graph, from_, to, edge_data, n):
+    from ptxjit.driver.graphs import add_edges
+
+    g = DRIVER.graphs.get(_h(graph))
+    if n and (from_ == ffi.NULL or to == ffi.NULL):
+        raise CudaError(E.INVALID_VALUE, "cuGraphAddDependencies: from or to is NULL")
+    add_edges(DRIVER, g, [(_h(from_[i]), _h(to[i])) for i in range(n)], "cuGraphAddDependencies")
+
+
+@entry
+def cuGraphAddDependencies(graph, from_, to, n):
+    cuGraphAddDependencies_v2(graph, from_, to, ffi.NULL, n)
+
+
+@entry
+def cuGraphDestroyNode(node):
+    from ptxjit.driver.graphs import destroy_node
+
+    destroy_node(DRIVER, DRIVER.graph_nodes.get(_h(node)))
+
+
+@entry
+def cuGraphUpload(ex, stream):
+    _ctx()
+    DRIVER.graph_execs.get(_h(ex))
+    _streams.resolve(DRIVER, _h(stream))  # nothing to upload: device memory is host memory
+
+
 @entry
 def cuGraphGetNodes(graph, nodes, count):
     g = DRIVER.graphs.get(_h(graph))
@@ -1574,6 +1716,7 @@ def cuStreamCreateWithPriority(out, flags, priority):
 def cuStreamDestroy_v2(h):
     DRIVER.require_init()
     ds = DRIVER.streams.get(_h(h))
+    _capture.stream_destroyed(DRIVER, _h(h))
     DRIVER.streams.drop(_h(h))
     del ds  # its outstanding work still completes (CUDA's rule), the stream object lives on with it
 
@@ -1581,6 +1724,7 @@ def cuStreamDestroy_v2(h):
 @entry
 def cuStreamSynchronize(h):
     ctx = _ctx()
+    _stream_use(_h(h), "cuStreamSynchronize")
     s = _streams.resolve(DRIVER, _h(h))
     _streams.synchronized(ctx, s.synchronize)
 
@@ -1588,6 +1732,7 @@ def cuStreamSynchronize(h):
 @entry
 def cuStreamQuery(h):
     _ctx()
+    _stream_use(_h(h), "cuStreamQuery")
     if not _streams.resolve(DRIVER, _h(h)).query():
         raise CudaError(E.NOT_READY, "work is outstanding")
 
@@ -1595,7 +1740,22 @@ def cuStreamQuery(h):
 @entry
 def cuStreamWaitEvent(h, ev, flags):
     _ctx()
-    _streams.resolve(DRIVER, _h(h)).wait_event(DRIVER.events.get(_h(ev)).event)
+    event = DRIVER.events.get(_h(ev)).event
+    s = _streams.resolve(DRIVER, _h(h))
+    if _capture.stream_waits(DRIVER, _h(h), _h(ev), flags, "cuStreamWaitEvent"):  # a fork or join of a capture
+        return
+    if _h(h) in _capture.LEGACY_HANDLES:
+        _capture.refuse_legacy(DRIVER, "cuStreamWaitEvent")
+    s.wait_event(event)
+
+
+def _stream_use(v: int, what: str) -> None:
+    """Synchronizing or querying a stream: refused on a capturing stream, and on the legacy stream while a
+    blocking stream captures."""
+    if _capture.active():
+        _capture.refuse(v, what)
+        if v in _capture.LEGACY_HANDLES:
+            _capture.refuse_legacy(DRIVER, what)
 
 
 @entry
@@ -1626,64 +1786,104 @@ def cuStreamGetId(h, out):
 def cuStreamIsCapturing(h, out):
     v = _h(h)
     _streams.resolve(DRIVER, v)
-    _out(out, "captureStatus")[0] = 1 if _streams.capturing(DRIVER, v) is not None else 0  # ACTIVE / NONE
-
-
-_capture_ids = iter(range(1, 1 << 62))
+    _out(out, "captureStatus")[0] = _capture.status(v)
 
 
 @entry
 def cuStreamBeginCapture_v2(h, mode):
-    from ptxjit.driver.graphs import Graph
-
     _ctx()
     v = _h(h)
-    if v in (0, _streams.CU_STREAM_LEGACY, _streams.CU_STREAM_PER_THREAD):
-        raise CudaError(E.STREAM_CAPTURE_UNSUPPORTED, "cuStreamBeginCapture: the legacy default stream cannot be "
-                                                      "captured; capture a stream made with cuStreamCreate")
-    ds = DRIVER.streams.get(v)
-    if ds.capture is not None:
-        raise CudaError(E.CODES["CUDA_ERROR_ILLEGAL_STATE"], "cuStreamBeginCapture: the stream is capturing already")
-    _streams.synchronized(DRIVER.top(), ds.stream.synchronize)  # work enqueued before runs, as it would
-    g = Graph()
-    g.handle = DRIVER.graphs.new(g)
-    ds.capture, ds.capture_tail, ds.capture_id = g, [], next(_capture_ids)
+    if v not in _capture.LEGACY_HANDLES:
+        _streams.synchronized(DRIVER.top(), DRIVER.streams.get(v).stream.synchronize)  # earlier work runs first
+    _capture.begin(DRIVER, v, mode, "cuStreamBeginCapture")
+
+
+@entry
+def cuStreamBeginCapture(h):
+    cuStreamBeginCapture_v2(h, _capture.MODE_GLOBAL)
+
+
+def _node_list(deps, n: int, what: str) -> list:
+    if n and deps == ffi.NULL:
+        raise CudaError(E.INVALID_VALUE, f"{what}: {n} dependencies but the array is NULL")
+    return [DRIVER.graph_nodes.get(_h(deps[i])) for i in range(n)]
+
+
+@entry
+def cuStreamBeginCaptureToGraph(h, graph, deps, edges, n, mode):
+    _ctx()
+    v = _h(h)
+    g = DRIVER.graphs.get(_h(graph))
+    nodes = _node_list(deps, n, "cuStreamBeginCaptureToGraph")
+    if any(node.graph is not g for node in nodes):
+        raise CudaError(E.INVALID_VALUE, "cuStreamBeginCaptureToGraph: a dependency is not a node of the graph")
+    if v not in _capture.LEGACY_HANDLES:
+        _streams.synchronized(DRIVER.top(), DRIVER.streams.get(v).stream.synchronize)
+    _capture.begin(DRIVER, v, mode, "cuStreamBeginCaptureToGraph", graph=g, deps=nodes)
 
 
 @entry
 def cuStreamEndCapture(h, out):
     _ctx()
-    ds = DRIVER.streams.get(_h(h))
-    if ds.capture is None:
-        raise CudaError(E.CODES["CUDA_ERROR_ILLEGAL_STATE"], "cuStreamEndCapture: the stream is not capturing")
-    g, ds.capture, ds.capture_tail = ds.capture, None, []
-    _out(out, "phGraph")[0] = _ptr(g.handle)
+    _out(out, "phGraph")[0] = ffi.NULL
+    g = _capture.end(DRIVER, _h(h), "cuStreamEndCapture")
+    out[0] = _ptr(g.handle)
+
+
+_capture_arrays: dict[int, object] = {}  # per stream: the dependency array cuStreamGetCaptureInfo returned
+
+
+def _capture_info(h, status, ident, graph, deps, edges, ndeps) -> None:
+    v = _h(h)
+    _streams.resolve(DRIVER, v)
+    _out(status, "captureStatus_out")[0] = _capture.status(v)
+    cap = _capture.of(v)
+    tail = _capture.dependencies(DRIVER, v)
+    if ident != ffi.NULL:
+        ident[0] = cap.ident if cap is not None else 0
+    if graph != ffi.NULL:
+        graph[0] = _ptr(cap.graph.handle) if cap is not None else ffi.NULL
+    if deps != ffi.NULL:
+        arr = ffi.new("CUhandle[]", [_ptr(n.handle) for n in tail] or [ffi.NULL])
+        _capture_arrays[v] = arr  # valid until the next call for the stream, as CUDA's
+        deps[0] = arr if tail else ffi.NULL
+    if edges != ffi.NULL:
+        edges[0] = ffi.NULL  # no edge data: every edge is a default one
+    if ndeps != ffi.NULL:
+        ndeps[0] = len(tail)
 
 
 @entry
 def cuStreamGetCaptureInfo_v3(h, status, ident, graph, deps, edges, ndeps):
-    v = _h(h)
-    _streams.resolve(DRIVER, v)
-    ds = _streams.capturing(DRIVER, v)
-    if status != ffi.NULL:
-        status[0] = 1 if ds is not None else 0
-    if ds is None:
-        return
-    if ident != ffi.NULL:
-        ident[0] = ds.capture_id
-    if graph != ffi.NULL:
-        graph[0] = _ptr(ds.capture.handle)
-    if deps != ffi.NULL:
-        deps[0] = ffi.NULL
-    if edges != ffi.NULL:
-        edges[0] = ffi.NULL
-    if ndeps != ffi.NULL:
-        ndeps[0] = 0
+    _capture_info(h, status, ident, graph, deps, edges, ndeps)
+
+
+@entry
+def cuStreamGetCaptureInfo_v2(h, status, ident, graph, deps, ndeps):
+    _capture_info(h, status, ident, graph, deps, ffi.NULL, ndeps)
+
+
+@entry
+def cuStreamGetCaptureInfo(h, status, ident):
+    _capture_info(h, status, ident, ffi.NULL, ffi.NULL, ffi.NULL, ffi.NULL)
+
+
+@entry
+def cuStreamUpdateCaptureDependencies_v2(h, deps, edges, n, flags):
+    _ctx()
+    _capture.update_dependencies(DRIVER, _h(h), _node_list(deps, n, "cuStreamUpdateCaptureDependencies"), flags,
+                                 "cuStreamUpdateCaptureDependencies")
+
+
+@entry
+def cuStreamUpdateCaptureDependencies(h, deps, n, flags):
+    cuStreamUpdateCaptureDependencies_v2(h, deps, ffi.NULL, n, flags)
 
 
 @entry
 def cuThreadExchangeStreamCaptureMode(mode):
-    _out(mode, "mode")[0] = 0  # CU_STREAM_CAPTURE_MODE_GLOBAL; ptxjit has only the one
+    p = _out(mode, "mode")
+    p[0] = _capture.exchange_mode(p[0], "cuThreadExchangeStreamCaptureMode")
 
 
 @entry
@@ -1719,7 +1919,13 @@ def cuEventDestroy_v2(h):
 @entry
 def cuEventRecord(h, stream):
     _ctx()
-    DRIVER.events.get(_h(h)).event.record(_streams.resolve(DRIVER, _h(stream)))
+    event = DRIVER.events.get(_h(h)).event
+    s = _streams.resolve(DRIVER, _h(stream))
+    if _capture.event_recorded(DRIVER, _h(h), _h(stream)):  # in a capture: it marks the work captured so far
+        return
+    if _capture.active() and _h(stream) in _capture.LEGACY_HANDLES:
+        _capture.refuse_legacy(DRIVER, "cuEventRecord")
+    event.record(s)
 
 
 @entry
@@ -1730,12 +1936,14 @@ def cuEventRecordWithFlags(h, stream, flags):
 @entry
 def cuEventSynchronize(h):
     ctx = _ctx()
+    _capture.refuse_event(_h(h), "cuEventSynchronize")
     _streams.synchronized(ctx, DRIVER.events.get(_h(h)).event.synchronize)
 
 
 @entry
 def cuEventQuery(h):
     _ctx()
+    _capture.refuse_event(_h(h), "cuEventQuery")
     if not DRIVER.events.get(_h(h)).event.query():
         raise CudaError(E.NOT_READY, "the event has not completed")
 

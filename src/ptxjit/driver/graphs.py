@@ -50,6 +50,30 @@ class HostNode:
     call: object  # () -> None
 
 
+class MemsetWork(HostNode):
+    """A memset node: host work with its parameters kept (the node's type tells it from a host node)."""
+
+    def __init__(self, dst: int, pitch: int, value: int, size: int, width: int, height: int) -> None:
+        super().__init__(lambda: M.fill(dst, value, size, width, "memset node", pitch, height))
+        self.dst, self.pitch, self.value, self.size, self.width, self.height = dst, pitch, value, size, width, height
+
+
+# CUgraphNodeType / cudaGraphNodeType
+NODE_KERNEL, NODE_MEMCPY, NODE_MEMSET, NODE_HOST, NODE_GRAPH, NODE_EMPTY = 0, 1, 2, 3, 4, 5
+
+
+def kind_of(work) -> int:
+    if isinstance(work, KernelNode):
+        return NODE_KERNEL
+    if isinstance(work, Copy3D):
+        return NODE_MEMCPY
+    if isinstance(work, MemsetWork):
+        return NODE_MEMSET
+    if isinstance(work, HostNode):
+        return NODE_HOST
+    return NODE_EMPTY
+
+
 @dataclass
 class Node:
     handle: int
@@ -85,9 +109,53 @@ class GraphExec:
     user_refs: dict[int, int] = field(default_factory=dict)  # cloned from the graph's at instantiation
 
 
+def topological(g: Graph) -> list[Node]:
+    """The nodes in an order that respects every edge (Kahn's, ties by order of addition); a cycle (edges
+    added after the nodes can make one) is refused."""
+    pending = {n.handle: len(n.deps) for n in g.nodes}
+    children: dict[int, list[Node]] = {n.handle: [] for n in g.nodes}
+    for n in g.nodes:
+        for d in n.deps:
+            children[d.handle].append(n)
+    ready = [n for n in g.nodes if not n.deps]
+    order: list[Node] = []
+    while ready:
+        n = ready.pop(0)
+        order.append(n)
+        for c in children[n.handle]:
+            pending[c.handle] -= 1
+            if pending[c.handle] == 0:
+                ready.append(c)
+    if len(order) != len(g.nodes):
+        raise CudaError(E.INVALID_VALUE, "graph instantiation: the graph has a cycle")
+    return order
+
+
+def dependents(g: Graph, node: Node) -> list[Node]:
+    return [n for n in g.nodes if node in n.deps]
+
+
+def add_edges(driver, g: Graph, pairs: list[tuple[int, int]], what: str) -> None:
+    for a_h, b_h in pairs:
+        a, b = driver.graph_nodes.get(a_h), driver.graph_nodes.get(b_h)
+        if a.graph is not g or b.graph is not g:
+            raise CudaError(E.INVALID_VALUE, f"{what}: a node is not in this graph")
+        if a in b.deps or a is b:
+            raise CudaError(E.INVALID_VALUE, f"{what}: the edge exists already")
+        b.deps.append(a)
+
+
+def destroy_node(driver, node: Node) -> None:
+    g = node.graph
+    g.nodes.remove(node)
+    for other in g.nodes:
+        if node in other.deps:
+            other.deps.remove(node)
+    driver.graph_nodes.drop(node.handle)
+
+
 def instantiate(driver, graph: Graph) -> GraphExec:
-    # nodes are added after their dependencies exist, so the order of addition is already topological
-    ex = GraphExec(0, list(graph.nodes), {n.handle: n.work for n in graph.nodes}, dict(graph.user_refs))
+    ex = GraphExec(0, topological(graph), {n.handle: n.work for n in graph.nodes}, dict(graph.user_refs))
     for h, count in ex.user_refs.items():  # the executable graph holds references of its own
         driver.user_objects.get(h).refs += count
     ex.handle = driver.graph_execs.new(ex)

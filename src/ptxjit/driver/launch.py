@@ -13,8 +13,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 
+from ptxjit.driver import capture, streams
 from ptxjit.driver import errors as E
-from ptxjit.driver import streams
 from ptxjit.driver.errors import CudaError
 from ptxjit.driver.memory import REGISTRY
 from ptxjit.errors import KernelError
@@ -230,6 +230,8 @@ def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, in
 
         streams.record(driver, cap, KernelNode(f, grid, block, shared_mem, raw))
         return
+    if capture.active() and stream_handle in capture.LEGACY_HANDLES:
+        capture.refuse_legacy(driver, f"launching '{f.name}' on the legacy stream")
     stream = stream_handle if isinstance(stream_handle, streams.Stream) else streams.resolve(driver, stream_handle)
     plan = plan_of(f)
     checked = resolve_checked(None, False) and plan.checkable  # a pointer without a range: no bounds checks

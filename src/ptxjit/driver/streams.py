@@ -43,9 +43,10 @@ def capturing(driver, handle) -> DriverStream | None:
 
 
 def record(driver, ds: DriverStream, work) -> None:
-    """Add captured work as a node after the stream's previous captured node."""
-    node = ds.capture.add(driver, work, [n.handle for n in ds.capture_tail])
-    ds.capture_tail = [node]
+    """Add captured work as a node after the stream's dependency set (driver/capture.py)."""
+    from ptxjit.driver import capture
+
+    capture.record(driver, ds.handle, work)
 
 
 @dataclass
