@@ -74,3 +74,32 @@ def test_cooperative_launch_raw_parameters(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip() == "[(0, 0, True), (0, 0, True)]", r.stdout + r.stderr + log
     assert "runs without memory-safety checks" in log or "run without memory-safety checks" in log, log
+
+
+OCCUPANCY = r"""
+import ctypes, sys
+lib = ctypes.CDLL("libcuda.so.1")
+ptx = sys.argv[1].encode() + b"\0"
+assert lib.cuInit(0) == 0
+dev, ctx, mod, fn = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+assert lib.cuDeviceGet(ctypes.byref(dev), 0) == 0
+assert lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0
+assert lib.cuCtxSetCurrent(ctx) == 0
+assert lib.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(ptx)) == 0
+assert lib.cuModuleGetFunction(ctypes.byref(fn), mod, b"scale") == 0
+for block, smem in ((128, 0), (32, 0), (1024, 0), (96, 0), (128, 114 * 1024), (256, 60 * 1024)):
+    n = ctypes.c_int(-1)
+    r = lib.cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(n), fn, block, ctypes.c_size_t(smem))
+    print(block, smem, r, n.value)
+"""
+
+
+def test_occupancy_is_cudas_for_sm90(tmp_path):
+    """cuOccupancyMaxActiveBlocksPerMultiprocessor answers as CUDA's occupancy calculator does for an H100
+    (2048 threads, 32 blocks and 228 KB of shared memory per SM, 1 KB of it reserved per block; registers
+    aside): two blocks with 114 KB of dynamic shared memory each need 230 KB, so one fits."""
+    r, log = run_on_driver(OCCUPANCY, tmp_path, PTX)
+    assert r.returncode == 0, r.stdout + r.stderr + log
+    got = {tuple(map(int, line.split()[:2])): tuple(map(int, line.split()[2:])) for line in r.stdout.splitlines()}
+    assert got == {(128, 0): (0, 16), (32, 0): (0, 32), (1024, 0): (0, 2), (96, 0): (0, 21),
+                   (128, 114 * 1024): (0, 1), (256, 60 * 1024): (0, 3)}, got

@@ -1302,14 +1302,17 @@ def cuStreamAddCallback(stream, cb, user, flags):
 
 
 def _occupancy(f, block: int, smem: int) -> int:
+    """Blocks per multiprocessor, by the cooperative launch's model (runtime/cooperative.py: CUDA's occupancy
+    calculator for sm_90, registers aside).  A cooperative launch takes that many per worker thread, fewer than
+    the device's 132 multiprocessors on most hosts: a grid sized occupancy x MULTIPROCESSOR_COUNT is refused with
+    CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE and the limit in the log."""
+    from ptxjit.runtime import cooperative
+
     if block <= 0:
         raise CudaError(E.INVALID_VALUE, f"occupancy: blockSize {block}")
-    model = DRIVER.model
-    per_sm_threads = model.attribute(39)  # MAX_THREADS_PER_MULTIPROCESSOR
-    shared = f.kernel.static_shared_size + smem
-    by_threads = per_sm_threads // block
-    by_shared = model.attribute(81) // shared if shared else by_threads  # MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
-    return max(0, min(32, by_threads, by_shared))
+    if block > 1024:
+        return 0
+    return cooperative.max_active_blocks_per_multiprocessor(f.kernel, (block, 1, 1), smem)
 
 
 @entry
