@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernels", help="comma-separated subset of kernels to run")
     ap.add_argument("--skip", default="",
                     help="comma-separated: pocl, native_c, numpy, numba, cold, scaling, tracing, checking, streams, "
-                         "tiers, distributed, triton, driver, samples, many_kernels, first_launch")
+                         "tiers, distributed, triton, driver, samples, tinygrad, many_kernels, first_launch")
     args = ap.parse_args(argv)
 
     from ptxbench.harness import Run
@@ -60,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         from ptxbench import samples
 
         samples.add_to(run, log=run.log)
+    if "tinygrad" not in skip:  # tinygrad's test_tiny.py on its CUDA backend, beside its CPU backend
+        from ptxbench import tinygrad
+
+        tinygrad.add_to(run, log=run.log)
     if "many_kernels" not in skip:  # programs of many distinct kernels, each launched once (Numba, Triton)
         from ptxbench import many_kernels
 
