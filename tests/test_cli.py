@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -310,3 +312,22 @@ def test_run_const_errors_name_the_problem(tmp_path):
     assert r.exit_code == 2 and "cannot read a NumPy array" in r.output, r.output
     r = _const_run(tmp_path, "--const", "coef")
     assert r.exit_code == 2 and "expected NAME=PATH.npy" in r.output, r.output
+
+
+def test_run_help_lists_the_argument_forms():
+    """`--arg` says "see below": the forms are in `ptxjit run --help`, each one parse_arg accepts."""
+    r = CliRunner().invoke(main, ["run", "--help"])
+    assert r.exit_code == 0
+    forms = r.output.split("Argument forms", 1)[1]
+    for spec in ("zeros:float32:8", "ones:int32:2x2", "rand:float32:4:1", "arange:int64:5", "full:float32:3:2.5"):
+        assert spec.split(":")[0] + ":DTYPE" in forms
+        assert parse_arg(spec) is not None
+
+
+def test_exec_entry_point_loads_no_command_line_libraries():
+    """The installed `ptxjit` script's module starts `ptxjit exec` without click's other commands, rich or
+    NumPy: what a program under exec pays before it starts."""
+    code = ("import sys, ptxjit.cli.entry; "
+            "print(sorted(m for m in ('rich', 'numpy', 'ptxjit.cli.app', 'ptxjit.api') if m in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr

@@ -143,10 +143,10 @@ def test_tinygrad_cuda_backend(libdir, tmp_path, dev):
     """tinygrad's CUDA backend unchanged: DEV=CUDA renders CUDA C and compiles it with NVRTC, DEV=CUDA:PTX
     uses tinygrad's own PTX renderer (shared-memory reductions address `local0[0]` elements)."""
     pytest.importorskip("tinygrad")
-    from ptxjit.cli_driver import _nvrtc_dirs
+    from ptxjit.cli.driver import nvrtc_dirs
 
     env = _env(libdir, tmp_path)
-    env["LD_LIBRARY_PATH"] += "".join(":" + d for d in _nvrtc_dirs())
+    env["LD_LIBRARY_PATH"] += "".join(":" + d for d in nvrtc_dirs())
     env["DEV"] = dev
     r = subprocess.run([sys.executable, str(HERE / "tinygrad_app.py")], env=env, capture_output=True, text=True,
                        timeout=900)
@@ -185,10 +185,10 @@ def test_tinygrad_test_tiny(libdir, tmp_path, dev):
     test = _tinygrad_sdist_test()
     if test is None:
         pytest.skip("tinygrad's source distribution is not in .venv/sdist (scripts/setup_venv.sh downloads it)")
-    from ptxjit.cli_driver import _nvrtc_dirs
+    from ptxjit.cli.driver import nvrtc_dirs
 
     env = _env(libdir, tmp_path)
-    env["LD_LIBRARY_PATH"] += "".join(":" + d for d in _nvrtc_dirs())
+    env["LD_LIBRARY_PATH"] += "".join(":" + d for d in nvrtc_dirs())
     env.update(DEV=dev, PARALLEL="0")
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)], env=env,
                        capture_output=True, text=True, timeout=1800, cwd=test.parent)

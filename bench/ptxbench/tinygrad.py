@@ -43,10 +43,10 @@ def _env(dev: str, driver: bool, tmp: Path) -> dict[str, str]:
                CACHEDB=str(tmp / "tinygrad-cache.db"))
     env.pop("PTXJIT_DRIVER_LOG", None)
     if driver:
-        from ptxjit.cli_driver import _nvrtc_dirs
+        from ptxjit.cli.driver import nvrtc_dirs
         from ptxjit.driver.build import ensure_built
 
-        dirs = [str(ensure_built().parent), *_nvrtc_dirs()]
+        dirs = [str(ensure_built().parent), *nvrtc_dirs()]
         env["LD_LIBRARY_PATH"] = ":".join(dirs + ([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else []))
     return env
 

@@ -28,7 +28,7 @@ def _libdir() -> str:
     return str(folder)
 
 
-def _nvrtc_dirs() -> list[str]:
+def nvrtc_dirs() -> list[str]:
     """The folders of the NVRTC/NVVM wheels (nvidia-cuda-nvrtc), for clients that look for libnvrtc.so on the
     library path (tinygrad's DEV=CUDA); absent wheels give nothing."""
     import glob
@@ -61,7 +61,7 @@ def exec_command(device: str | None, log: str | None, stats: str | None, command
     """
     env = dict(os.environ)
     lib = _libdir()
-    path = [lib, *([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else []), *_nvrtc_dirs()]
+    path = [lib, *([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else []), *nvrtc_dirs()]
     env["LD_LIBRARY_PATH"] = os.pathsep.join(path)
     # clients that look for the driver by path (numba-cuda, cuda-pathfinder) find it here
     env["NUMBA_CUDA_DRIVER"] = os.path.join(lib, "libcuda.so.1")

@@ -8,11 +8,11 @@ import sys
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "exec":
-        from ptxjit.cli_driver import exec_command
+        from ptxjit.cli.driver import exec_command
 
         exec_command.main(sys.argv[2:], prog_name="ptxjit exec")
         return
-    from ptxjit.cli import main as cli_main
+    from ptxjit.cli.app import main as cli_main
 
     cli_main()
 

@@ -1,9 +1,8 @@
 """Command line: `ptxjit trace` (run a kernel instrumented, write every export) and `ptxjit profile`
 (per-line execution counts, memory efficiency where instrument/analysis.py provides it, a hot-line chart).
 
-Registered on cli.py's group by `add_commands(main)`; the argument parsing (--grid/--block/--arg, .cu
-through NVRTC) and the error handling (one `Error:` line, exit 2 or 1) are cli.py's.  This module imports
-cli.py only inside the commands, so that either module can be imported first.
+Registered on the command group by `add_commands(main)` (cli/app.py); the launch options, argument parsing
+(--grid/--block/--arg, .cu through NVRTC) and the one-line error exit are cli/common.py's.
 """
 
 from __future__ import annotations
@@ -14,30 +13,13 @@ from pathlib import Path
 import click
 import numpy as np
 
-COMMON = [
-    click.argument("ptx_file", type=click.Path(exists=True, dir_okay=False)),  # .ptx or .cu
-    click.argument("kernel"),
-    click.option("--grid", default="1", show_default=True, help="Grid dimensions, e.g. 64 or 8,8."),
-    click.option("--block", default="256", show_default=True, help="Block dimensions, e.g. 256 or 16,16."),
-    click.option("--arg", "args", multiple=True,
-                 help="A kernel argument, as for `ptxjit run` (see its --help); repeat per parameter."),
-    click.option("--shared-mem", default=0, show_default=True, type=click.IntRange(min=0),
-                 help="Dynamic shared memory bytes."),
-    click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker threads (default: all cores)."),
-]
-
-
-def _common(f):
-    for deco in reversed(COMMON):
-        f = deco(f)
-    return f
+from ptxjit.cli.common import console, error_exit, launch_options, parse_arg, parse_dims, ptx_text
 
 
 def _run_trace(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str, ...], shared_mem: int,
                workers: int | None, records: tuple[str, ...], with_values: bool = False):
     """Load the module, parse the arguments as `ptxjit run` does, and trace one launch (with a spinner)."""
     import ptxjit
-    from ptxjit.cli import console, error_exit, parse_arg, parse_dims, ptx_text
 
     g, b = parse_dims(grid, "grid"), parse_dims(block, "block")
     values = [parse_arg(a) for a in args]
@@ -72,7 +54,7 @@ def _records_option(s: str) -> tuple[str, ...]:
 
 
 @click.command("trace")
-@_common
+@launch_options
 @click.option("--records", "records_spec", default="blocks,memory", show_default=True,
               help="Record types, comma-separated: blocks, memory, branches, barriers.")
 @click.option("--values", "with_values", is_flag=True,
@@ -93,7 +75,6 @@ def trace_cmd(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str
     from rich.markup import escape
     from rich.table import Table
 
-    from ptxjit.cli import console, error_exit
 
     recs = _records_option(records_spec)
     out = Path(out_dir)
@@ -144,7 +125,7 @@ def _write_csv(table, path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------- profile
 @click.command("profile")
-@_common
+@launch_options
 @click.option("--by", type=click.Choice(["ptx", "source"]), default="ptx", show_default=True,
               help="One row per PTX line, or per CUDA source line (from .loc).")
 @click.option("--top", type=click.IntRange(min=1), default=None,
@@ -165,7 +146,6 @@ def profile_cmd(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[s
     from rich.markup import escape
     from rich.table import Table
 
-    from ptxjit.cli import console
 
     if plot_path:
         _check_plot_path(plot_path)
@@ -277,6 +257,6 @@ def plot_hot_lines(items: list[tuple[str, int]], path: str, title: str) -> None:
 
 
 def add_commands(group: click.Group) -> None:
-    """Register `trace` and `profile` on cli.py's command group."""
+    """Register `trace` and `profile` on the command group (cli/app.py)."""
     group.add_command(trace_cmd)
     group.add_command(profile_cmd)

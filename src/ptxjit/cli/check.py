@@ -3,7 +3,7 @@
     ptxjit check --tool memcheck --tool racecheck kernel.cu KERNEL --grid 4 --block 256 --arg ... \\
         [--print-limit N] [--error-exitcode N] [--leak-check full]
 
-The arguments are `ptxjit run`'s (cli.py's parsing, cli_trace.py's common options); the output is
+The arguments are `ptxjit run`'s (cli/common.py's launch options and parsing); the output is
 compute-sanitizer's: the reports, then `========= ERROR SUMMARY: N errors`.  The exit status is 0, or
 --error-exitcode when there are reports (compute-sanitizer's convention); usage errors exit 2 as
 everywhere in the CLI.
@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from ptxjit.checking.report import PREFIX, TOOLS
+from ptxjit.cli.common import console, launch_options, parse_arg, parse_dims, ptx_text
 
 
 def _tools(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -26,16 +27,8 @@ def _tools(values: tuple[str, ...]) -> tuple[str, ...]:
     return tools or ("memcheck",)
 
 
-def _common(f):
-    from ptxjit.cli_trace import COMMON
-
-    for deco in reversed(COMMON):
-        f = deco(f)
-    return f
-
-
 @click.command("check")
-@_common
+@launch_options
 @click.option("--tool", "tool_values", multiple=True, metavar="TOOL",
               help=f"A checking tool: {', '.join(TOOLS)} (repeat, or comma-separate; default memcheck).")
 @click.option("--print-limit", type=click.IntRange(min=0), default=100, show_default=True,
@@ -58,7 +51,6 @@ def check_cmd(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str
     """
     import ptxjit
     from ptxjit.checking import check, format_reports
-    from ptxjit.cli import console, parse_arg, parse_dims, ptx_text
 
     tools = _tools(tool_values)
     g, b = parse_dims(grid, "grid"), parse_dims(block, "block")
@@ -81,5 +73,5 @@ def check_cmd(ptx_file: str, kernel: str, grid: str, block: str, args: tuple[str
 
 
 def add_commands(group: click.Group) -> None:
-    """Register `check` on cli.py's command group."""
+    """Register `check` on the command group (cli/app.py)."""
     group.add_command(check_cmd)
