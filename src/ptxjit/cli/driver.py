@@ -67,7 +67,7 @@ def exec_command(device: str | None, log: str | None, stats: str | None, command
     env["NUMBA_CUDA_DRIVER"] = os.path.join(lib, "libcuda.so.1")
     # Python extension modules that link the CUDA runtime statically (CuPy's) are pointed at
     # libcudart.so.13 when imported (cudart/static_runtime.py, through this folder's sitecustomize)
-    site = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cudart", "site")
+    site = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cudart", "site")  # ptxjit/
     env["PYTHONPATH"] = os.pathsep.join([site, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     env.setdefault("CUDA_VISIBLE_DEVICES", "0")
     if device:

@@ -448,7 +448,7 @@ def build(verbose: bool = False) -> Path:
             [f"-Wl,-rpath,{libpython}"] if libpython else [])
         ffi.set_source(MODULE, _c_source(), extra_link_args=link_args,
                        extra_compile_args=["-Wno-attribute-alias"])
-        ffi.embedding_init_code(_driver_build.init_code("ptxjit.cudart.capi", MODULE))
+        ffi.embedding_init_code(_driver_build.init_code("ptxjit.cudart.entries", MODULE))
         target = ffi.compile(tmpdir=tmp, target=SONAME, verbose=verbose)
         final = _driver_build.install_library(Path(target), out, SONAME, "libcudart", fingerprint())
     return final

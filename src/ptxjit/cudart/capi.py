@@ -4,176 +4,40 @@ Implemented on the driver's Python layer (ptxjit.driver): the primary context of
 on a thread at its first call that needs one, as cudart does; memory comes from the driver's allocation
 registry, launches take the driver's raw parameter-buffer path, streams and events are the driver's.
 
-`_wrap` turns a driver CudaError into its cudaError_t (with the explanation in the driver log), a kernel
-error into the sticky code of the context, and anything unexpected into cudaErrorUnknown with a traceback in
-the log; it records the last error for cudaGetLastError.  Nothing escapes into the C++ program.
+cudart/entries.py registers these with cffi and turns what they raise into cudaError_t; the plumbing they share
+(handles, output pointers, the calling thread's context) is cudart/base.py's.
 """
 
 from __future__ import annotations
 
 import ctypes
-import threading
-import traceback
 
-from ptxjit import accounting
+from ptxjit.cudart import base as B
 from ptxjit.cudart import errors as RE
 from ptxjit.cudart import registry as R
 from ptxjit.cudart.abi_tables import CUDART_VERSION
 from ptxjit.cudart.errors import RuntimeError_
 from ptxjit.driver import capture as _capture
 from ptxjit.driver import errors as DE
+from ptxjit.driver import graphs as G
 from ptxjit.driver import launch as _launch
 from ptxjit.driver import memory as M
 from ptxjit.driver import modules as _modules
 from ptxjit.driver import streams as _streams
 from ptxjit.driver.abi_tables import CUDA_VERSION, DEVICE_ATTRIBUTE
-from ptxjit.driver.capi import install_exit_handler
 from ptxjit.driver.context import DRIVER
 from ptxjit.driver.errors import CudaError
-from ptxjit.errors import KernelError
 
-ffi = None
-_IMPLS: dict[str, object] = {}
-_RAW: dict[str, object] = {}
-_tls = threading.local()
-
-
-def entry(fn):
-    """A function returning cudaError_t."""
-    _IMPLS[fn.__name__] = fn
-    return fn
-
-
-def raw(fn):
-    """A function returning something else (void, a pointer): its own result, never an exception."""
-    _RAW[fn.__name__] = fn
-    return fn
-
-
-def _set_last(code: int) -> None:
-    _tls.last = code
-
-
-_QUIET = ("cudaStreamQuery", "cudaEventQuery")  # cudaErrorNotReady is their normal answer, not an error
-
-
-# the entry point a helper C hands work to is named in the log by the function the program called
-_SHOWN_AS = {"ptxjit_rt_launch": "cudaLaunchKernel", "ptxjit_rt_missing_configuration": "__cudaPopCallConfiguration",
-             "ptxjit_rt_init_module": "__cudaInitModule", "ptxjit_rt_launch_cooperative": "cudaLaunchCooperativeKernel"}
-
-
-def _wrap(name: str, fn):
-    quiet = name in _QUIET
-    name = _SHOWN_AS.get(name, name)
-
-    def call(*args):
-        try:
-            fn(*args)
-            return 0
-        except RuntimeError_ as exc:
-            RE.log(f"ptxjit runtime: {name}: {exc}")
-            code = exc.code
-        except CudaError as exc:
-            code = RE.from_curesult(exc.code)
-            if quiet and exc.code == DE.NOT_READY:
-                return code
-            RE.log(f"ptxjit runtime: {name}: {RE.NAMES.get(code, code)}: {exc.args[0]}")
-        except KernelError as exc:
-            code = RE.from_curesult(_streams.make_sticky(DRIVER.top(), exc).code)
-        except BaseException as exc:  # noqa: BLE001 - nothing may escape into C
-            RE.log(f"ptxjit runtime: internal error in {name} ({type(exc).__name__}: {exc}); it returns "
-                   f"cudaErrorUnknown\n" + traceback.format_exc())
-            code = RE.UNKNOWN
-        _set_last(code)
-        return code
-
-    call.__name__ = name
-    return call
-
-
-# what a raw function returns when it fails: void ones nothing, the error getters cudaErrorUnknown
-_FAILED = {"__cudaRegisterFatBinaryEnd": None, "__cudaUnregisterFatBinary": None, "__cudaRegisterFunction": None,
-           "__cudaRegisterVar": None, "__cudaRegisterManagedVar": None, "cudaGetLastError": RE.UNKNOWN,
-           "cudaPeekAtLastError": RE.UNKNOWN}
-
-
-def _wrap_raw(name: str, fn):
-    def call(*args):
-        try:
-            return fn(*args)
-        except BaseException as exc:  # noqa: BLE001
-            RE.log(f"ptxjit runtime: internal error in {name} ({type(exc).__name__}: {exc})\n"
-                   + traceback.format_exc())
-            return _FAILED.get(name, ffi.NULL)
-
-    call.__name__ = name
-    return call
-
-
-def install(ffi_, lib) -> None:
-    """Register every entry point with cffi (called by the library's init code)."""
-    global ffi
-    ffi = ffi_
-    from ptxjit.cudart import graphs, textures  # noqa: F401 - their entry points register on import
-
-    for name, fn in _IMPLS.items():
-        ffi.def_extern(name=name)(_wrap(name, fn))
-    for name, fn in _RAW.items():
-        ffi.def_extern(name=name)(_wrap_raw(name, fn))
-    install_exit_handler(ffi, lib)
-    accounting.install_exit_report()
-
-    @ffi.def_extern(name="ptxjit_unsupported")
-    def _unsupported(cname):
-        try:
-            code = RE.log_unsupported(ffi.string(cname).decode())
-        except BaseException:  # noqa: BLE001
-            code = RE.NOT_SUPPORTED
-        _set_last(code)
-        return code
-
-
-# ---------------------------------------------------------------------------- helpers
-def _h(p) -> int:
-    return int(ffi.cast("uintptr_t", p))
-
-
-def _out(ptr, what: str):
-    if ptr == ffi.NULL:
-        raise RuntimeError_(RE.INVALID_VALUE, f"{what} is NULL")
-    return ptr
-
-
-def _ctx():
-    """The calling thread's context: the primary context of device 0, retained and made current at the first
-    call that needs one (cudart's lazy initialization); a sticky error of it is raised here."""
-    if not DRIVER.initialized:
-        DRIVER.init(0)
-    top = DRIVER.top()
-    if top is None or not top.alive:
-        with DRIVER.lock:
-            primary = DRIVER.primary
-            if primary is None or not primary.alive:
-                primary = DRIVER.retain_primary(0)
-        if top is not None:
-            DRIVER.set_current(primary)
-        else:
-            DRIVER.push(primary)
-    return DRIVER.current()
-
-
-_KINDS = range(5)  # cudaMemcpyHostToHost .. cudaMemcpyDefault
-
-
-def _kind(kind: int, what: str) -> None:
-    if kind not in _KINDS:
-        raise RuntimeError_(RE.INVALID_MEMCPY_DIRECTION, f"{what}: {kind} is not a cudaMemcpyKind")
+# the shared plumbing (cudart/base.py) under the short names this module's entry points use
+entry, raw, _set_last, _tls = B.entry, B.raw, B.set_last, B.tls
+_h, _out, _ctx, _kind, _sync_legacy = B.h, B.out, B.ctx, B.kind, B.sync_legacy
+check_dynamic_shared, params_of = B.check_dynamic_shared, B.params_of
 
 
 # ---------------------------------------------------------------------------- registration (nvcc's host code)
 @raw
 def __cudaRegisterFatBinary(fat_cubin):
-    handle = ffi.new("void *[1]", [fat_cubin])
+    handle = B.ffi.new("void *[1]", [fat_cubin])
     R.register_fatbin(_h(fat_cubin), handle)
     return handle
 
@@ -191,7 +55,7 @@ def __cudaUnregisterFatBinary(handle):
 @raw
 def __cudaRegisterFunction(handle, host_fun, device_fun, device_name, thread_limit, tid, bid, bdim, gdim, wsize):
     fb = R.fatbin_of(_h(handle))
-    name = ffi.string(device_name).decode()
+    name = B.ffi.string(device_name).decode()
     R.KERNELS[_h(host_fun)] = R.Kernel(_h(host_fun), fb, name)
     fb.names.append(name)
 
@@ -199,7 +63,7 @@ def __cudaRegisterFunction(handle, host_fun, device_fun, device_name, thread_lim
 @raw
 def __cudaRegisterVar(handle, host_var, device_address, device_name, ext, size, constant, global_):
     fb = R.fatbin_of(_h(handle))
-    name = ffi.string(device_name).decode()
+    name = B.ffi.string(device_name).decode()
     R.VARIABLES[_h(host_var)] = R.Variable(_h(host_var), fb, name, size, bool(constant))
 
 
@@ -208,7 +72,7 @@ def __cudaRegisterManagedVar(handle, host_var_ptr, device_address, device_name, 
     # a __managed__ variable: host code reaches it through the pointer at host_var_ptr, which
     # __cudaInitModule sets to the variable's address in the loaded module
     fb = R.fatbin_of(_h(handle))
-    name = ffi.string(device_name).decode()
+    name = B.ffi.string(device_name).decode()
     R.VARIABLES[_h(host_var_ptr)] = R.Variable(_h(host_var_ptr), fb, name, size, bool(constant), managed=True)
 
 
@@ -221,32 +85,10 @@ def ptxjit_rt_init_module(handle):
     for v in list(R.VARIABLES.values()):
         if v.fatbin is fb and v.managed:
             addr, _size = R.symbol_address(v.host, ctx)
-            ffi.cast("void **", v.host)[0] = ffi.cast("void *", addr)
+            B.ffi.cast("void **", v.host)[0] = B.ffi.cast("void *", addr)
 
 
 # ---------------------------------------------------------------------------- launches
-_MAX_DYNAMIC_SHARED = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-
-
-def check_dynamic_shared(f, shmem: int) -> None:
-    """A GPU gives a kernel at most 48 KB of shared memory unless it opted in to more with
-    cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize): the launch is cudaErrorInvalidValue."""
-    static = f.kernel.static_shared_size
-    if shmem + static <= 48 * 1024:
-        return
-    limit = f.attributes.get(_MAX_DYNAMIC_SHARED, 48 * 1024 - static)
-    if shmem > limit:
-        raise RuntimeError_(RE.INVALID_VALUE, f"'{f.name}': {shmem} bytes of dynamic shared memory exceed the "
-                                              f"kernel's maximum of {limit} (48 KB less its {static} static); "
-                                              "opt in to more with cudaFuncSetAttribute(func, "
-                                              "cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)")
-
-
-def params_of(f, args, extra, what: str) -> bytes:
-    """The kernel's parameter buffer from `kernelParams` or from `extra` (the driver's rules and errors)."""
-    return _launch.parameter_buffer(ffi, f, args, extra, what)
-
-
 def _launch_raw(ctx, f, grid, block, shmem: int, stream: int, raw: bytes, as_configuration: bool = True,
                 **kw) -> None:
     from ptxjit.cudart import textures
@@ -265,7 +107,7 @@ def _launch_raw(ctx, f, grid, block, shmem: int, stream: int, raw: bytes, as_con
 def ptxjit_rt_launch(func, gx, gy, gz, bx, by, bz, args, shmem, stream):
     ctx = _ctx()
     f = R.launch_function_of(_h(func), ctx)
-    raw_params = params_of(f, args, ffi.NULL, "cudaLaunchKernel")
+    raw_params = params_of(f, args, B.ffi.NULL, "cudaLaunchKernel")
     _launch_raw(ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw_params)
 
 
@@ -278,18 +120,18 @@ def cudaLaunchKernelExC(config, func, args):
     ctx = _ctx()
     f = R.launch_function_of(_h(func), ctx)
     cooperative, cluster = False, None
-    if c.numAttrs and c.attrs == ffi.NULL:
+    if c.numAttrs and c.attrs == B.ffi.NULL:
         raise RuntimeError_(RE.INVALID_VALUE, f"cudaLaunchKernelExC: {c.numAttrs} attributes but attrs is NULL")
-    attrs = ffi.cast("unsigned char *", c.attrs)
+    attrs = B.ffi.cast("unsigned char *", c.attrs)
     for i in range(c.numAttrs):
         rec = attrs + 72 * i  # cudaLaunchAttribute: id (int), 4 bytes padding, a 64-byte value union
-        ident = ffi.cast("int *", rec)[0]
-        value = ffi.cast("unsigned int *", rec + 8)
+        ident = B.ffi.cast("int *", rec)[0]
+        value = B.ffi.cast("unsigned int *", rec + 8)
         if ident == _ATTR_COOPERATIVE:
             cooperative = bool(value[0])
         elif ident == _ATTR_CLUSTER_DIMENSION:
             cluster = (value[0], value[1], value[2])
-    raw_params = params_of(f, args, ffi.NULL, "cudaLaunchKernelExC")
+    raw_params = params_of(f, args, B.ffi.NULL, "cudaLaunchKernelExC")
     grid, block = (c.gridDimX, c.gridDimY, c.gridDimZ), (c.blockDimX, c.blockDimY, c.blockDimZ)
     _launch_raw(ctx, f, grid, block, c.dynamicSmemBytes, _h(c.stream), raw_params, cooperative=cooperative,
                 cluster=cluster)
@@ -299,7 +141,7 @@ def cudaLaunchKernelExC(config, func, args):
 def ptxjit_rt_launch_cooperative(func, gx, gy, gz, bx, by, bz, args, shmem, stream):
     ctx = _ctx()
     f = R.launch_function_of(_h(func), ctx)
-    raw_params = params_of(f, args, ffi.NULL, "cudaLaunchCooperativeKernel")
+    raw_params = params_of(f, args, B.ffi.NULL, "cudaLaunchCooperativeKernel")
     _launch_raw(ctx, f, (gx, gy, gz), (bx, by, bz), shmem, _h(stream), raw_params, as_configuration=False,
                 cooperative=True)
 
@@ -320,7 +162,7 @@ def cudaFuncGetAttributes(attr, func):
     def get(name: str) -> int:
         return fa(DRIVER, f, A["CU_FUNC_ATTRIBUTE_" + name])
 
-    ffi.memmove(out, b"\0" * ffi.sizeof("struct cudaFuncAttributes"), ffi.sizeof("struct cudaFuncAttributes"))
+    B.ffi.memmove(out, b"\0" * B.ffi.sizeof("struct cudaFuncAttributes"), B.ffi.sizeof("struct cudaFuncAttributes"))
     out.sharedSizeBytes = get("SHARED_SIZE_BYTES")
     out.constSizeBytes = get("CONST_SIZE_BYTES")
     out.localSizeBytes = get("LOCAL_SIZE_BYTES")
@@ -338,12 +180,12 @@ def _alloc(out, size: int, kind: str, flags: int = 0) -> None:
     ctx = _ctx()
     _out(out, "devPtr")
     if size == 0:  # cudaMalloc(&p, 0) succeeds with a NULL pointer
-        out[0] = ffi.NULL
+        out[0] = B.ffi.NULL
         return
     if size > DRIVER.model.total_mem:
         raise CudaError(DE.OUT_OF_MEMORY, f"{size} bytes exceed the device's {DRIVER.model.total_mem}")
     a = M.REGISTRY.allocate(size, kind, ctx, flags)
-    out[0] = ffi.cast("void *", a.base)
+    out[0] = B.ffi.cast("void *", a.base)
 
 
 @entry
@@ -369,7 +211,7 @@ def cudaHostAlloc(out, size, flags):
 @entry
 def cudaFree(p):
     _ctx()
-    if p != ffi.NULL:
+    if p != B.ffi.NULL:
         _streams.synchronize_all(DRIVER.current())  # cudaFree synchronizes the device
         M.REGISTRY.remove(_h(p), (M.DEVICE, M.MANAGED, M.POOL), "cudaFree")
 
@@ -377,7 +219,7 @@ def cudaFree(p):
 @entry
 def cudaFreeHost(p):
     _ctx()
-    if p != ffi.NULL:
+    if p != B.ffi.NULL:
         M.REGISTRY.remove(_h(p), (M.PINNED,), "cudaFreeHost")
 
 
@@ -387,14 +229,6 @@ def cudaMemGetInfo(free, total):
     model = DRIVER.model
     _out(free, "free")[0] = max(0, model.total_mem - M.REGISTRY.bytes_in_use)
     _out(total, "total")[0] = model.total_mem
-
-
-def _sync_legacy(ctx, what: str = "a synchronous copy or memset") -> None:
-    """A synchronous call waits for the legacy stream: refused while a capture forbids it."""
-    if _capture.active():
-        _capture.refuse_unsafe(what)
-        _capture.refuse_legacy(DRIVER, what)
-    _streams.synchronized(ctx, _streams.Stream.null.synchronize)
 
 
 @entry
@@ -413,10 +247,10 @@ def cudaMemcpyAsync(dst, src, count, kind, stream):
     d, sr = _h(dst), _h(src)
     if count == 0:
         return
-    if _graphs().capture_of(_h(stream)) is not None:  # a copy node, reading its source when the graph runs
+    if _capture.of(_h(stream)) is not None:  # a copy node, reading its source when the graph runs
         M.REGISTRY.check_range(d, count, "cudaMemcpyAsync destination")
         M.REGISTRY.check_range(sr, count, "cudaMemcpyAsync source")
-        _graphs().record(_h(stream), _graphs().G.Copy3D(d, count, 1, sr, count, 1, count, 1, 1))
+        _capture.record(DRIVER, _h(stream), G.Copy3D(d, count, 1, sr, count, 1, count, 1, 1))
         return
     pageable_dst = M.REGISTRY.check_range(d, count, "cudaMemcpyAsync destination") is None
     pageable_src = M.REGISTRY.check_range(sr, count, "cudaMemcpyAsync source") is None
@@ -442,7 +276,7 @@ def cudaMemsetAsync(p, value, count, stream):
     s = _streams.resolve(DRIVER, _h(stream))
     d = _h(p)
     M.REGISTRY.check_range(d, count, "cudaMemsetAsync")
-    if _graphs().record(_h(stream), _graphs().MemsetWork(d, count, value & 0xFF, 1, count, 1)):
+    if _capture.record(DRIVER, _h(stream), G.MemsetWork(d, count, value & 0xFF, 1, count, 1)) is not None:
         return
     _streams.enqueue_host(s, lambda _: M.fill(d, value, 1, count, "cudaMemsetAsync"))
 
@@ -475,7 +309,7 @@ def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
 def cudaGetSymbolAddress(out, symbol):
     _out(out, "devPtr")
     addr, _size = R.symbol_address(_h(symbol), _ctx())
-    out[0] = ffi.cast("void *", addr)
+    out[0] = B.ffi.cast("void *", addr)
 
 
 @entry
@@ -601,11 +435,11 @@ def cudaGetDeviceProperties(prop, device):
     _out(prop, "prop")
     DRIVER.init(0)
     model = DRIVER.device(device)
-    size = ffi.sizeof("cudaDeviceProp")
-    ffi.memmove(prop, b"\0" * size, size)
+    size = B.ffi.sizeof("cudaDeviceProp")
+    B.ffi.memmove(prop, b"\0" * size, size)
     name = model.name.encode()[:255]
-    ffi.memmove(prop.name, name, len(name))
-    ffi.memmove(prop.uuid.bytes, b"ptxjit-virt-gpu0", 16)
+    B.ffi.memmove(prop.name, name, len(name))
+    B.ffi.memmove(prop.uuid.bytes, b"ptxjit-virt-gpu0", 16)
     prop.totalGlobalMem = model.total_mem
     for fld, attr in _PROP_FIELDS.items():
         setattr(prop, fld, _attr(model, attr))
@@ -638,12 +472,12 @@ def cudaDriverGetVersion(out):
 # ---------------------------------------------------------------------------- streams and events
 @entry
 def cudaStreamCreate(out):
-    _out(out, "pStream")[0] = ffi.cast("void *", _streams.create(DRIVER, _ctx(), 0).handle)
+    _out(out, "pStream")[0] = B.ffi.cast("void *", _streams.create(DRIVER, _ctx(), 0).handle)
 
 
 @entry
 def cudaStreamCreateWithFlags(out, flags):
-    _out(out, "pStream")[0] = ffi.cast("void *", _streams.create(DRIVER, _ctx(), flags).handle)
+    _out(out, "pStream")[0] = B.ffi.cast("void *", _streams.create(DRIVER, _ctx(), flags).handle)
 
 
 @entry
@@ -657,14 +491,14 @@ def cudaStreamDestroy(stream):
 @entry
 def cudaStreamSynchronize(stream):
     ctx = _ctx()
-    _graphs().refuse_while_capturing(_h(stream), "cudaStreamSynchronize")
+    _capture.refuse(_h(stream), "cudaStreamSynchronize")
     _streams.synchronized(ctx, _streams.resolve(DRIVER, _h(stream)).synchronize)
 
 
 @entry
 def cudaStreamQuery(stream):
     _ctx()
-    _graphs().refuse_while_capturing(_h(stream), "cudaStreamQuery")
+    _capture.refuse(_h(stream), "cudaStreamQuery")
     if not _streams.resolve(DRIVER, _h(stream)).query():
         raise CudaError(DE.NOT_READY, "work is outstanding")
 
@@ -673,7 +507,7 @@ def cudaStreamQuery(stream):
 def cudaStreamWaitEvent(stream, event, flags):
     _ctx()
     ev = DRIVER.events.get(_h(event)).event
-    if _graphs().stream_waits(_h(stream), _h(event), flags):  # a fork or a join of a stream capture
+    if _capture.stream_waits(DRIVER, _h(stream), _h(event), flags, "cudaStreamWaitEvent"):  # a fork or a join
         return
     _streams.resolve(DRIVER, _h(stream)).wait_event(ev)
 
@@ -688,7 +522,7 @@ def _event(out, flags: int) -> None:
     ev = _streams.DriverEvent(0, _streams.Event(disable_timing=bool(flags & _streams.CU_EVENT_DISABLE_TIMING)),
                               ctx, flags)
     ev.handle = DRIVER.events.new(ev)
-    out[0] = ffi.cast("void *", ev.handle)
+    out[0] = B.ffi.cast("void *", ev.handle)
 
 
 @entry
@@ -706,7 +540,7 @@ def cudaEventRecord(event, stream):
     _ctx()
     ev = DRIVER.events.get(_h(event)).event
     s = _streams.resolve(DRIVER, _h(stream))
-    if _graphs().event_recorded(_h(event), _h(stream)):  # in a capture: it marks the work captured so far
+    if _capture.event_recorded(DRIVER, _h(event), _h(stream)):  # in a capture: it marks the work captured so far
         return
     ev.record(s)
 
@@ -754,12 +588,6 @@ def _dcapi():
     return capi
 
 
-def _graphs():
-    from ptxjit.cudart import graphs
-
-    return graphs
-
-
 @entry
 def cudaFuncSetAttribute(func, attr, value):
     # cudaFuncAttribute numbers are CUfunction_attribute's for every attribute that can be set
@@ -800,15 +628,15 @@ def cudaGetDeviceFlags(out):
 
 @entry
 def cudaStreamCreateWithPriority(out, flags, priority):
-    _out(out, "pStream")[0] = ffi.cast("void *", _streams.create(DRIVER, _ctx(), flags, priority).handle)
+    _out(out, "pStream")[0] = B.ffi.cast("void *", _streams.create(DRIVER, _ctx(), flags, priority).handle)
 
 
 @entry
 def cudaDeviceGetStreamPriorityRange(least, greatest):
     _ctx()
-    if least != ffi.NULL:
+    if least != B.ffi.NULL:
         least[0] = 0
-    if greatest != ffi.NULL:
+    if greatest != B.ffi.NULL:
         greatest[0] = -5  # the H100's range, as the driver's cuCtxGetStreamPriorityRange
 
 
@@ -832,9 +660,9 @@ def cudaEventRecordWithFlags(event, stream, flags):
 @entry
 def cudaLaunchHostFunc(stream, fn, user):
     _ctx()
-    if fn == ffi.NULL:
+    if fn == B.ffi.NULL:
         raise RuntimeError_(RE.INVALID_VALUE, "cudaLaunchHostFunc: fn is NULL")
-    if _graphs().record(_h(stream), _graphs().G.HostNode(lambda: fn(user))):
+    if _capture.record(DRIVER, _h(stream), G.HostNode(lambda: fn(user))) is not None:
         return
     _streams.enqueue_host(_streams.resolve(DRIVER, _h(stream)), lambda _: fn(user))
 
@@ -842,7 +670,7 @@ def cudaLaunchHostFunc(stream, fn, user):
 @entry
 def cudaStreamAddCallback(stream, callback, user, flags):
     _ctx()
-    if callback == ffi.NULL or flags != 0:
+    if callback == B.ffi.NULL or flags != 0:
         raise RuntimeError_(RE.INVALID_VALUE, "cudaStreamAddCallback: callback is NULL or flags are not 0")
     _streams.enqueue_host(_streams.resolve(DRIVER, _h(stream)), lambda _: callback(stream, 0, user))
 
@@ -853,7 +681,7 @@ def cudaMallocAsync(out, size, stream):
 
     _streams.resolve(DRIVER, _h(stream))
     _alloc(out, size, M.POOL)
-    if out[0] != ffi.NULL:
+    if out[0] != B.ffi.NULL:
         pools.current_pool(DRIVER, 0).allocated(_h(out[0]))
 
 
@@ -871,7 +699,7 @@ def cudaFreeAsync(p, stream):
 @entry
 def cudaHostRegister(p, size, flags):
     ctx = _ctx()
-    if p == ffi.NULL or size == 0:
+    if p == B.ffi.NULL or size == 0:
         raise RuntimeError_(RE.INVALID_VALUE, "cudaHostRegister: NULL pointer or size 0")
     M.REGISTRY.add(M.Allocation(_h(p), size, M.REGISTERED, ctx, None, flags))
 
@@ -907,8 +735,8 @@ def cudaPointerGetAttributes(attr, p):
     kind = _MEMORY_TYPE.get(a.kind, 2) if a is not None else 0  # cudaMemoryTypeUnregistered
     out.type = kind
     out.device = 0 if kind else -2
-    out.devicePointer = p if kind else ffi.NULL
-    out.hostPointer = p if kind in (0, 1, 3) else ffi.NULL
+    out.devicePointer = p if kind else B.ffi.NULL
+    out.hostPointer = p if kind in (0, 1, 3) else B.ffi.NULL
 
 
 @entry
@@ -937,7 +765,7 @@ def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
     d, sr = _h(dst), _h(src)
     M.REGISTRY.check_range(d, dpitch * (height - 1) + width if height else 0, "cudaMemcpy2DAsync destination")
     M.REGISTRY.check_range(sr, spitch * (height - 1) + width if height else 0, "cudaMemcpy2DAsync source")
-    if height and _graphs().record(_h(stream), _graphs().G.Copy3D(d, dpitch, height, sr, spitch, height, width,
+    if height and _capture.record(DRIVER, _h(stream), G.Copy3D(d, dpitch, height, sr, spitch, height, width,
                                                                   height, 1)):
         return
     # pageable memory at either end: the copy is done when the call returns (CUDA's rule for such copies)
@@ -985,6 +813,3 @@ def cudaDeviceSetCacheConfig(config):
 def cudaDeviceGetCacheConfig(out):
     _out(out, "pCacheConfig")[0] = _ctx().cache_config
 
-
-# the entry points array libraries call around their kernels (memory pools, driver entry points)
-from ptxjit.cudart import capi_pools as _capi_pools  # noqa: E402,F401 - registers its entry points

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import ctypes
 
+from ptxjit.cudart import base as B
 from ptxjit.cudart import capi as C
 from ptxjit.cudart import errors as RE
-from ptxjit.cudart.capi import _ctx, _h, _out, entry
+from ptxjit.cudart.base import ctx as _ctx
+from ptxjit.cudart.base import entry
+from ptxjit.cudart.base import h as _h
+from ptxjit.cudart.base import out as _out
 from ptxjit.cudart.errors import RuntimeError_
 from ptxjit.driver import errors as DE
 from ptxjit.driver import memory as M
@@ -43,14 +47,14 @@ def _pool(handle) -> _pools.MemoryPool:
 def cudaDeviceGetDefaultMemPool(out, device):
     _ctx()
     _device(device)
-    _out(out, "memPool")[0] = C.ffi.cast("void *", _pools.default_pool(DRIVER, device).handle)
+    _out(out, "memPool")[0] = B.ffi.cast("void *", _pools.default_pool(DRIVER, device).handle)
 
 
 @entry
 def cudaDeviceGetMemPool(out, device):
     _ctx()
     _device(device)
-    _out(out, "memPool")[0] = C.ffi.cast("void *", _pools.current_pool(DRIVER, device).handle)
+    _out(out, "memPool")[0] = B.ffi.cast("void *", _pools.current_pool(DRIVER, device).handle)
 
 
 @entry
@@ -62,9 +66,9 @@ def cudaDeviceSetMemPool(device, pool):
 
 
 def _attr_pointer(attr: int, value):
-    if value == C.ffi.NULL:
+    if value == B.ffi.NULL:
         raise RuntimeError_(RE.INVALID_VALUE, "value is NULL")
-    return C.ffi.cast("int *" if attr in _pools.INT_ATTRIBUTES else "uint64_t *", value)
+    return B.ffi.cast("int *" if attr in _pools.INT_ATTRIBUTES else "uint64_t *", value)
 
 
 @entry
@@ -90,7 +94,7 @@ def cudaMallocFromPoolAsync(out, size, pool, stream):
     p = _pool(pool)
     _streams.resolve(DRIVER, _h(stream))
     C._alloc(out, size, M.POOL)
-    if out[0] != C.ffi.NULL:
+    if out[0] != B.ffi.NULL:
         p.allocated(_h(out[0]))
 
 
@@ -152,18 +156,18 @@ def cudaMemcpyPeerAsync(dst, dst_device, src, src_device, count, stream):
 @entry
 def cudaDeviceGetPCIBusId(buf, length, device):
     _device(device)
-    if buf == C.ffi.NULL or length <= 0:
+    if buf == B.ffi.NULL or length <= 0:
         raise RuntimeError_(RE.INVALID_VALUE, "cudaDeviceGetPCIBusId: pciBusId is NULL or len is not positive")
     data = _PCI_BUS_ID.encode()[:length - 1] + b"\0"
-    C.ffi.memmove(buf, data, len(data))
+    B.ffi.memmove(buf, data, len(data))
 
 
 @entry
 def cudaDeviceGetByPCIBusId(out, bus):
     _out(out, "device")
-    if bus == C.ffi.NULL:
+    if bus == B.ffi.NULL:
         raise RuntimeError_(RE.INVALID_VALUE, "cudaDeviceGetByPCIBusId: pciBusId is NULL")
-    text = C.ffi.string(bus).decode(errors="replace").lower()
+    text = B.ffi.string(bus).decode(errors="replace").lower()
     if text not in (_PCI_BUS_ID, _PCI_BUS_ID[5:]):
         raise RuntimeError_(RE.INVALID_DEVICE, f"no device at PCI bus id {text!r} (ptxjit's is {_PCI_BUS_ID})")
     out[0] = 0
@@ -188,7 +192,7 @@ def _driver_proc_address():
 
 
 def _entry_point(symbol, out, version: int, flags: int, status) -> None:
-    ffi = C.ffi
+    ffi = B.ffi
     _out(out, "funcPtr")
     if symbol == ffi.NULL:
         raise RuntimeError_(RE.INVALID_VALUE, "cudaGetDriverEntryPoint: symbol is NULL")

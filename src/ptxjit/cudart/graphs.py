@@ -20,7 +20,7 @@ another, which is one of the orders a GPU may choose.
 
 from __future__ import annotations
 
-from ptxjit.cudart import capi as C
+from ptxjit.cudart import base as B
 from ptxjit.cudart import errors as RE
 from ptxjit.cudart import registry as R
 from ptxjit.cudart.errors import RuntimeError_
@@ -31,41 +31,16 @@ from ptxjit.driver import memory as M
 from ptxjit.driver import streams as _streams
 from ptxjit.driver.context import DRIVER
 
-entry = C.entry
+entry = B.entry
 
 MemsetWork = G.MemsetWork
-
-
-# ---------------------------------------------------------------------------- what capi.py asks
-def capture_of(stream: int):
-    return _capture.of(stream)
-
-
-def record(stream: int, work) -> bool:
-    """Record `work` (a driver graph work object) as a node if `stream` is capturing; False if it is not."""
-    return _capture.record(DRIVER, stream, work) is not None
-
-
-def refuse_while_capturing(stream: int, what: str) -> None:
-    """A call that may not run on a capturing stream: it fails, and the capture is invalidated."""
-    _capture.refuse(stream, what)
-
-
-def event_recorded(event: int, stream: int) -> bool:
-    """cudaEventRecord in a capturing stream: the event stands for the work captured so far (no node)."""
-    return _capture.event_recorded(DRIVER, event, stream)
-
-
-def stream_waits(stream: int, event: int, flags: int = 0) -> bool:
-    """cudaStreamWaitEvent: a fork or a join of a stream capture (True), or an ordinary wait (False)."""
-    return _capture.stream_waits(DRIVER, stream, event, flags, "cudaStreamWaitEvent")
 
 
 # ---------------------------------------------------------------------------- stream capture
 @entry
 def cudaStreamBeginCapture(stream, mode):
-    C._ctx()
-    v = C._h(stream)
+    B.ctx()
+    v = B.h(stream)
     if v not in _capture.LEGACY_HANDLES:
         _streams.synchronized(DRIVER.top(), DRIVER.streams.get(v).stream.synchronize)  # earlier work runs first
     _capture.begin(DRIVER, v, mode, "cudaStreamBeginCapture")
@@ -73,8 +48,8 @@ def cudaStreamBeginCapture(stream, mode):
 
 @entry
 def cudaStreamBeginCaptureToGraph(stream, graph, deps, edges, n, mode):
-    C._ctx()
-    v = C._h(stream)
+    B.ctx()
+    v = B.h(stream)
     g = _graph(graph)
     nodes = [DRIVER.graph_nodes.get(h) for h in _deps(deps, n)]
     if any(node.graph is not g for node in nodes):
@@ -86,28 +61,28 @@ def cudaStreamBeginCaptureToGraph(stream, graph, deps, edges, n, mode):
 
 @entry
 def cudaStreamEndCapture(stream, out):
-    C._ctx()
-    C._out(out, "pGraph")[0] = C.ffi.NULL
-    g = _capture.end(DRIVER, C._h(stream), "cudaStreamEndCapture")
-    out[0] = C.ffi.cast("void *", g.handle)
+    B.ctx()
+    B.out(out, "pGraph")[0] = B.ffi.NULL
+    g = _capture.end(DRIVER, B.h(stream), "cudaStreamEndCapture")
+    out[0] = B.ffi.cast("void *", g.handle)
 
 
 @entry
 def cudaStreamIsCapturing(stream, out):
-    C._ctx()
-    v = C._h(stream)
+    B.ctx()
+    v = B.h(stream)
     _streams.resolve(DRIVER, v)
-    C._out(out, "pCaptureStatus")[0] = _capture.status(v)
+    B.out(out, "pCaptureStatus")[0] = _capture.status(v)
 
 
 @entry
 def cudaStreamGetCaptureInfo(stream, status, ident, graph, deps, edges, ndeps):
-    C._ctx()
-    v = C._h(stream)
+    B.ctx()
+    v = B.h(stream)
     _streams.resolve(DRIVER, v)
-    C._out(status, "captureStatus_out")[0] = _capture.status(v)
+    B.out(status, "captureStatus_out")[0] = _capture.status(v)
     cap = _capture.of(v)
-    ffi = C.ffi
+    ffi = B.ffi
     tail = _capture.dependencies(DRIVER, v)
     if ident != ffi.NULL:
         ident[0] = cap.ident if cap is not None else 0
@@ -128,20 +103,20 @@ _keep: dict[int, object] = {}
 
 @entry
 def cudaStreamUpdateCaptureDependencies(stream, deps, edges, n, flags):
-    C._ctx()
+    B.ctx()
     nodes = [DRIVER.graph_nodes.get(h) for h in _deps(deps, n)]
-    _capture.update_dependencies(DRIVER, C._h(stream), nodes, flags, "cudaStreamUpdateCaptureDependencies")
+    _capture.update_dependencies(DRIVER, B.h(stream), nodes, flags, "cudaStreamUpdateCaptureDependencies")
 
 
 @entry
 def cudaThreadExchangeStreamCaptureMode(mode):
-    p = C._out(mode, "mode")
+    p = B.out(mode, "mode")
     p[0] = _capture.exchange_mode(p[0], "cudaThreadExchangeStreamCaptureMode")
 
 
 # ---------------------------------------------------------------------------- graphs and nodes
 def _graph(h) -> G.Graph:
-    return DRIVER.graphs.get(C._h(h))
+    return DRIVER.graphs.get(B.h(h))
 
 
 def _drop_graph(g: G.Graph) -> None:
@@ -150,13 +125,13 @@ def _drop_graph(g: G.Graph) -> None:
 
 @entry
 def cudaGraphCreate(out, flags):
-    C._ctx()
-    C._out(out, "pGraph")
+    B.ctx()
+    B.out(out, "pGraph")
     if flags:
         raise RuntimeError_(RE.INVALID_VALUE, f"cudaGraphCreate: flags must be 0, not {flags}")
     g = G.Graph()
     g.handle = DRIVER.graphs.new(g)
-    out[0] = C.ffi.cast("void *", g.handle)
+    out[0] = B.ffi.cast("void *", g.handle)
 
 
 @entry
@@ -167,30 +142,30 @@ def cudaGraphDestroy(graph):
 
 
 def _deps(deps, n: int) -> list[int]:
-    if n and deps == C.ffi.NULL:
+    if n and deps == B.ffi.NULL:
         raise RuntimeError_(RE.INVALID_VALUE, f"{n} dependencies but pDependencies is NULL")
-    hs = [C._h(deps[i]) for i in range(n)]
+    hs = [B.h(deps[i]) for i in range(n)]
     if len(set(hs)) != len(hs):  # CUDA refuses a dependency named twice
         raise RuntimeError_(RE.INVALID_VALUE, "a dependency is listed twice")
     return hs
 
 
 def _add(out, graph, deps, n, work) -> None:
-    C._out(out, "pGraphNode")
+    B.out(out, "pGraphNode")
     g = _graph(graph)
     node = g.add(DRIVER, work, _deps(deps, n))
-    out[0] = C.ffi.cast("void *", node.handle)
+    out[0] = B.ffi.cast("void *", node.handle)
 
 
 def kernel_work(p) -> G.KernelNode:
     """A driver kernel node from a cudaKernelNodeParams (its arguments copied now, as CUDA copies them)."""
-    p = C._out(p, "pNodeParams")
-    f = R.function_of(C._h(p.func), C._ctx())
+    p = B.out(p, "pNodeParams")
+    f = R.function_of(B.h(p.func), B.ctx())
     grid, block = (p.gridDim.x, p.gridDim.y, p.gridDim.z), (p.blockDim.x, p.blockDim.y, p.blockDim.z)
     if min(grid) < 1 or min(block) < 1:
         raise RuntimeError_(RE.INVALID_VALUE, f"kernel node '{f.name}': grid {grid} and block {block} must be >= 1")
-    raw = C.params_of(f, p.kernelParams, p.extra, "kernel node")
-    C.check_dynamic_shared(f, p.sharedMemBytes)
+    raw = B.params_of(f, p.kernelParams, p.extra, "kernel node")
+    B.check_dynamic_shared(f, p.sharedMemBytes)
     return G.KernelNode(f, grid, block, p.sharedMemBytes, raw)
 
 
@@ -204,14 +179,14 @@ def cudaGraphKernelNodeGetParams(node, params):
     work = _node(node).work
     if not isinstance(work, G.KernelNode):
         raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphKernelNodeGetParams: not a kernel node")
-    p = C._out(params, "pNodeParams")
+    p = B.out(params, "pNodeParams")
     stub = next((k.host for k in R.KERNELS.values() if k.name == work.function.name), 0)
-    p.func = C.ffi.cast("void *", stub)
+    p.func = B.ffi.cast("void *", stub)
     p.gridDim.x, p.gridDim.y, p.gridDim.z = work.grid
     p.blockDim.x, p.blockDim.y, p.blockDim.z = work.block
     p.sharedMemBytes = work.shared_mem
-    p.kernelParams = C.ffi.NULL  # the node keeps the arguments' bytes, not the caller's pointers
-    p.extra = C.ffi.NULL
+    p.kernelParams = B.ffi.NULL  # the node keeps the arguments' bytes, not the caller's pointers
+    p.extra = B.ffi.NULL
 
 
 @entry
@@ -224,9 +199,9 @@ def cudaGraphKernelNodeSetParams(node, params):
 
 def copy_work(p) -> G.Copy3D:
     """A driver copy from a cudaMemcpy3DParms between pitched pointers (CUDA arrays are refused)."""
-    p = C._out(p, "pCopyParams")
-    C._kind(p.kind, "memcpy node")
-    if p.srcArray != C.ffi.NULL or p.dstArray != C.ffi.NULL:
+    p = B.out(p, "pCopyParams")
+    B.kind(p.kind, "memcpy node")
+    if p.srcArray != B.ffi.NULL or p.dstArray != B.ffi.NULL:
         raise RuntimeError_(RE.NOT_SUPPORTED, "memcpy node: copies to or from a CUDA array are not supported in "
                                               "graphs; copy between pitched pointers")
     e = p.extent
@@ -235,8 +210,8 @@ def copy_work(p) -> G.Copy3D:
     sh, dh = p.srcPtr.ysize or h, p.dstPtr.ysize or h
     if w and (sp < w or dp < w):
         raise RuntimeError_(RE.INVALID_VALUE, f"memcpy node: a pitch ({sp}, {dp}) is smaller than the width {w}")
-    src = C._h(p.srcPtr.ptr) + (p.srcPos.z * sh + p.srcPos.y) * sp + p.srcPos.x
-    dst = C._h(p.dstPtr.ptr) + (p.dstPos.z * dh + p.dstPos.y) * dp + p.dstPos.x
+    src = B.h(p.srcPtr.ptr) + (p.srcPos.z * sh + p.srcPos.y) * sp + p.srcPos.x
+    dst = B.h(p.dstPtr.ptr) + (p.dstPos.z * dh + p.dstPos.y) * dp + p.dstPos.x
     M.REGISTRY.check_range(src, ((d - 1) * sh + (h - 1)) * sp + w, "memcpy node source")
     M.REGISTRY.check_range(dst, ((d - 1) * dh + (h - 1)) * dp + w, "memcpy node destination")
     return G.Copy3D(dst, dp, dh, src, sp, sh, w, h, d)
@@ -244,22 +219,22 @@ def copy_work(p) -> G.Copy3D:
 
 @entry
 def cudaGraphAddMemcpyNode(out, graph, deps, n, params):
-    C._ctx()
+    B.ctx()
     _add(out, graph, deps, n, copy_work(params))
 
 
 @entry
 def cudaGraphAddMemcpyNode1D(out, graph, deps, n, dst, src, count, kind):
-    C._ctx()
-    C._kind(kind, "cudaGraphAddMemcpyNode1D")
-    d, s = C._h(dst), C._h(src)
+    B.ctx()
+    B.kind(kind, "cudaGraphAddMemcpyNode1D")
+    d, s = B.h(dst), B.h(src)
     M.REGISTRY.check_range(s, count, "memcpy node source")
     M.REGISTRY.check_range(d, count, "memcpy node destination")
     _add(out, graph, deps, n, G.Copy3D(d, count, 1, s, count, 1, count, 1, 1))
 
 
 def memset_work(p) -> MemsetWork:
-    p = C._out(p, "pMemsetParams")
+    p = B.out(p, "pMemsetParams")
     size = p.elementSize
     if size not in (1, 2, 4):
         raise RuntimeError_(RE.INVALID_VALUE, f"memset node: elementSize {size} (it must be 1, 2 or 4)")
@@ -267,22 +242,22 @@ def memset_work(p) -> MemsetWork:
     pitch = p.pitch if height > 1 else p.width * size
     if height > 1 and pitch < p.width * size:
         raise RuntimeError_(RE.INVALID_VALUE, f"memset node: pitch {pitch} < width {p.width} x {size} bytes")
-    d = C._h(p.dst)
+    d = B.h(p.dst)
     M.REGISTRY.check_range(d, pitch * (height - 1) + p.width * size, "memset node")
     return MemsetWork(d, pitch, p.value & ((1 << (8 * size)) - 1), size, p.width, height)
 
 
 @entry
 def cudaGraphAddMemsetNode(out, graph, deps, n, params):
-    C._ctx()
+    B.ctx()
     _add(out, graph, deps, n, memset_work(params))
 
 
 @entry
 def cudaGraphAddHostNode(out, graph, deps, n, params):
-    p = C._out(params, "pNodeParams")
+    p = B.out(params, "pNodeParams")
     fn, user = p.fn, p.userData
-    if fn == C.ffi.NULL:
+    if fn == B.ffi.NULL:
         raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphAddHostNode: fn is NULL")
     _add(out, graph, deps, n, G.HostNode(lambda: fn(user)))
 
@@ -293,19 +268,19 @@ def cudaGraphAddEmptyNode(out, graph, deps, n):
 
 
 def _node(h) -> G.Node:
-    return DRIVER.graph_nodes.get(C._h(h))
+    return DRIVER.graph_nodes.get(B.h(h))
 
 
 @entry
 def cudaGraphNodeGetType(node, out):
-    C._out(out, "pType")[0] = G.kind_of(_node(node).work)
+    B.out(out, "pType")[0] = G.kind_of(_node(node).work)
 
 
 def _list(nodes, out, count, what: str) -> None:
-    C._out(count, what)
-    if out != C.ffi.NULL:
+    B.out(count, what)
+    if out != B.ffi.NULL:
         for i, node in enumerate(nodes[:count[0]]):
-            out[i] = C.ffi.cast("void *", node.handle)
+            out[i] = B.ffi.cast("void *", node.handle)
         count[0] = min(count[0], len(nodes))
     else:
         count[0] = len(nodes)
@@ -324,11 +299,11 @@ def cudaGraphGetRootNodes(graph, nodes, count):
 @entry
 def cudaGraphAddDependencies(graph, from_, to, edge_data, n):
     g = _graph(graph)
-    if n and (from_ == C.ffi.NULL or to == C.ffi.NULL):
+    if n and (from_ == B.ffi.NULL or to == B.ffi.NULL):
         raise RuntimeError_(RE.INVALID_VALUE, "cudaGraphAddDependencies: from or to is NULL")
-    if edge_data != C.ffi.NULL:
+    if edge_data != B.ffi.NULL:
         raise RuntimeError_(RE.NOT_SUPPORTED, "cudaGraphAddDependencies: edge data is not supported")
-    G.add_edges(DRIVER, g, [(C._h(from_[i]), C._h(to[i])) for i in range(n)], "cudaGraphAddDependencies")
+    G.add_edges(DRIVER, g, [(B.h(from_[i]), B.h(to[i])) for i in range(n)], "cudaGraphAddDependencies")
 
 
 @entry
@@ -338,12 +313,12 @@ def cudaGraphDestroyNode(node):
 
 # ---------------------------------------------------------------------------- executable graphs
 def _instantiate(out, graph, flags: int) -> None:
-    C._ctx()
-    C._out(out, "pGraphExec")
+    B.ctx()
+    B.out(out, "pGraphExec")
     if flags & ~0xF:  # AutoFreeOnLaunch, Upload, DeviceLaunch, UseNodePriority
         raise RuntimeError_(RE.INVALID_VALUE, f"cudaGraphInstantiate: unknown flags {flags:#x}")
     ex = G.instantiate(DRIVER, _graph(graph))
-    out[0] = C.ffi.cast("void *", ex.handle)
+    out[0] = B.ffi.cast("void *", ex.handle)
 
 
 @entry
@@ -358,13 +333,13 @@ def cudaGraphInstantiateWithFlags(out, graph, flags):
 
 @entry
 def cudaGraphExecDestroy(ex):
-    G.release_user_refs(DRIVER, DRIVER.graph_execs.drop(C._h(ex)).user_refs)
+    G.release_user_refs(DRIVER, DRIVER.graph_execs.drop(B.h(ex)).user_refs)
 
 
 @entry
 def cudaGraphExecKernelNodeSetParams(ex, node, params):
-    e = DRIVER.graph_execs.get(C._h(ex))
-    h = C._h(node)
+    e = DRIVER.graph_execs.get(B.h(ex))
+    h = B.h(node)
     if not isinstance(e.work.get(h), G.KernelNode):
         raise RuntimeError_(RE.INVALID_VALUE, f"cudaGraphExecKernelNodeSetParams: {h:#x} is not a kernel node of "
                                               "this executable graph")
@@ -376,20 +351,20 @@ def cudaGraphExecKernelNodeSetParams(ex, node, params):
 
 @entry
 def cudaGraphUpload(ex, stream):
-    C._ctx()
-    DRIVER.graph_execs.get(C._h(ex))
-    _streams.resolve(DRIVER, C._h(stream))  # nothing to upload: device memory is host memory
+    B.ctx()
+    DRIVER.graph_execs.get(B.h(ex))
+    _streams.resolve(DRIVER, B.h(stream))  # nothing to upload: device memory is host memory
 
 
 @entry
 def cudaGraphLaunch(ex, stream):
-    ctx = C._ctx()
-    e = DRIVER.graph_execs.get(C._h(ex))
-    v = C._h(stream)
+    ctx = B.ctx()
+    e = DRIVER.graph_execs.get(B.h(ex))
+    v = B.h(stream)
     if _capture.of(v) is not None:  # a graph launched into a capture becomes its nodes there
         for node in e.order:
             if e.work[node.handle] is not None:
-                record(v, e.work[node.handle])
+                _capture.record(DRIVER, v, e.work[node.handle])
         return
     s = _streams.resolve(DRIVER, v)
     from ptxjit.cudart import textures

@@ -68,9 +68,9 @@ def register_fatbin(wrapper: int, handle) -> FatBinary:
 
 
 def handle_address(handle) -> int:
-    from ptxjit.cudart import capi
+    from ptxjit.cudart import base as B
 
-    return int(capi.ffi.cast("uintptr_t", handle))
+    return int(B.ffi.cast("uintptr_t", handle))
 
 
 def fatbin_of(handle: int) -> FatBinary:

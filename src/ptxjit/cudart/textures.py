@@ -21,14 +21,15 @@ import ctypes
 import numpy as np
 
 from ptxjit import texture as T
-from ptxjit.cudart import capi as C
+from ptxjit.cudart import base as B
 from ptxjit.cudart import errors as RE
 from ptxjit.cudart.errors import RuntimeError_
+from ptxjit.driver import capture as _capture
 from ptxjit.driver import memory as M
 from ptxjit.driver import streams as _streams
 from ptxjit.driver.context import DRIVER
 
-entry = C.entry
+entry = B.entry
 
 INVALID_HANDLE = RE.CODES["cudaErrorInvalidResourceHandle"]
 _ARRAY_FLAGS = T.cudaArrayLayered | T.cudaArraySurfaceLoadStore | 0x4 | 0x8 | 0x10 | 0x20  # + cubemap, gather..
@@ -39,14 +40,14 @@ _next_array = [0x7C000000]
 
 
 def _array(h) -> T.CUDAarray:
-    a = _ARRAYS.get(C._h(h))
+    a = _ARRAYS.get(B.h(h))
     if a is None:
-        raise RuntimeError_(INVALID_HANDLE, f"{C._h(h):#x} is not a live cudaArray_t")
+        raise RuntimeError_(INVALID_HANDLE, f"{B.h(h):#x} is not a live cudaArray_t")
     return a
 
 
 def _format(desc) -> T.ChannelFormatDescriptor:
-    d = C._out(desc, "desc")
+    d = B.out(desc, "desc")
     try:
         return T.ChannelFormatDescriptor(d.x, d.y, d.z, d.w, d.f)
     except T.TextureError as exc:
@@ -54,8 +55,8 @@ def _format(desc) -> T.ChannelFormatDescriptor:
 
 
 def _new_array(out, desc, width: int, height: int, depth: int, flags: int) -> None:
-    C._ctx()
-    C._out(out, "array")
+    B.ctx()
+    B.out(out, "array")
     fmt = _format(desc)
     if flags & ~_ARRAY_FLAGS:
         raise RuntimeError_(RE.INVALID_VALUE, f"unknown cudaArray flags {flags:#x}")
@@ -68,7 +69,7 @@ def _new_array(out, desc, width: int, height: int, depth: int, flags: int) -> No
         raise RuntimeError_(RE.INVALID_VALUE, str(exc)) from None
     _next_array[0] += 16
     _ARRAYS[_next_array[0]] = a
-    out[0] = C.ffi.cast("void *", _next_array[0])
+    out[0] = B.ffi.cast("void *", _next_array[0])
 
 
 @entry
@@ -81,27 +82,27 @@ def ptxjit_rt_malloc_3d_array(out, desc, width, height, depth, flags):
     _new_array(out, desc, width, height, depth, flags)
 
 
-C._SHOWN_AS["ptxjit_rt_malloc_3d_array"] = "cudaMalloc3DArray"
+B.SHOWN_AS["ptxjit_rt_malloc_3d_array"] = "cudaMalloc3DArray"
 
 
 @entry
 def cudaFreeArray(h):
-    C._ctx()
-    if C._h(h) == 0:
+    B.ctx()
+    if B.h(h) == 0:
         return
     _array(h)
     _streams.synchronize_all(DRIVER.current())  # as cudaFree: the work that may use it completes first
-    del _ARRAYS[C._h(h)]
+    del _ARRAYS[B.h(h)]
 
 
 @entry
 def cudaArrayGetInfo(desc, extent, flags, h):
     a = _array(h)
-    if desc != C.ffi.NULL:
+    if desc != B.ffi.NULL:
         desc.x, desc.y, desc.z, desc.w, desc.f = a.desc.x, a.desc.y, a.desc.z, a.desc.w, a.desc.f
-    if extent != C.ffi.NULL:
+    if extent != B.ffi.NULL:
         extent.width, extent.height, extent.depth = a.width, a.height, a.depth
-    if flags != C.ffi.NULL:
+    if flags != B.ffi.NULL:
         flags[0] = a.flags
 
 
@@ -131,19 +132,19 @@ def _host_rows(p: int, pitch: int, width: int, height: int, what: str) -> np.nda
 
 def _copy_to_array(dst, x: int, y: int, src: int, spitch: int, width: int, height: int, kind: int,
                    what: str) -> None:
-    ctx = C._ctx()
-    C._kind(kind, what)
+    ctx = B.ctx()
+    B.kind(kind, what)
     a = _array(dst)
     region = _region(a, x, y, width, height, what)
     source = _host_rows(src, spitch, width, height, what + " source")
-    C._sync_legacy(ctx)
+    B.sync_legacy(ctx)
     region[...] = source
     a._version += 1  # textures over it refresh their copy at their next launch
 
 
 @entry
 def cudaMemcpy2DToArray(dst, x, y, src, spitch, width, height, kind):
-    _copy_to_array(dst, x, y, C._h(src), spitch, width, height, kind, "cudaMemcpy2DToArray")
+    _copy_to_array(dst, x, y, B.h(src), spitch, width, height, kind, "cudaMemcpy2DToArray")
 
 
 @entry
@@ -152,9 +153,9 @@ def cudaMemcpyToArray(dst, x, y, src, count, kind):
     a = _array(dst)
     row = _rows(a).shape[1]
     if x == 0 and count % row == 0:
-        _copy_to_array(dst, 0, y, C._h(src), row, row, count // row, kind, "cudaMemcpyToArray")
+        _copy_to_array(dst, 0, y, B.h(src), row, row, count // row, kind, "cudaMemcpyToArray")
     elif x + count <= row:
-        _copy_to_array(dst, x, y, C._h(src), count, count, 1, kind, "cudaMemcpyToArray")
+        _copy_to_array(dst, x, y, B.h(src), count, count, 1, kind, "cudaMemcpyToArray")
     else:
         raise RuntimeError_(RE.NOT_SUPPORTED, "cudaMemcpyToArray: a copy that starts inside a row and spans "
                                               "rows; use cudaMemcpy2DToArray")
@@ -162,22 +163,22 @@ def cudaMemcpyToArray(dst, x, y, src, count, kind):
 
 @entry
 def cudaMemcpy2DFromArray(dst, dpitch, src, x, y, width, height, kind):
-    ctx = C._ctx()
-    C._kind(kind, "cudaMemcpy2DFromArray")
+    ctx = B.ctx()
+    B.kind(kind, "cudaMemcpy2DFromArray")
     region = _region(_array(src), x, y, width, height, "cudaMemcpy2DFromArray")
-    target = _host_rows(C._h(dst), dpitch, width, height, "cudaMemcpy2DFromArray destination")
-    C._sync_legacy(ctx)
+    target = _host_rows(B.h(dst), dpitch, width, height, "cudaMemcpy2DFromArray destination")
+    B.sync_legacy(ctx)
     target[...] = region
 
 
 @entry
 def cudaMemcpy2DArrayToArray(dst, dx, dy, src, sx, sy, width, height, kind):
-    ctx = C._ctx()
-    C._kind(kind, "cudaMemcpy2DArrayToArray")
+    ctx = B.ctx()
+    B.kind(kind, "cudaMemcpy2DArrayToArray")
     d = _array(dst)
     to = _region(d, dx, dy, width, height, "cudaMemcpy2DArrayToArray destination")
     from_ = _region(_array(src), sx, sy, width, height, "cudaMemcpy2DArrayToArray source")
-    C._sync_legacy(ctx)
+    B.sync_legacy(ctx)
     to[...] = from_
     d._version += 1
 
@@ -195,19 +196,19 @@ def _memory_view(p: int, nbytes: int, what: str) -> np.ndarray:
 
 
 def _resource(r) -> T.ResourceDescriptor:
-    r = C._out(r, "pResDesc")
+    r = B.out(r, "pResDesc")
     kind = r.resType
     try:
         if kind == _RES_ARRAY:
             return T.ResourceDescriptor(T.cudaResourceTypeArray, cuArr=_array(r.res.array.array))
         if kind == _RES_LINEAR:
             lin = r.res.linear
-            fmt = _format(C.ffi.addressof(lin.desc))
-            data = _memory_view(C._h(lin.devPtr), lin.sizeInBytes, "linear texture memory")
+            fmt = _format(B.ffi.addressof(lin.desc))
+            data = _memory_view(B.h(lin.devPtr), lin.sizeInBytes, "linear texture memory")
             return T.ResourceDescriptor(T.cudaResourceTypeLinear, arr=data, chDesc=fmt, sizeInBytes=lin.sizeInBytes)
         if kind == _RES_PITCH2D:
             p2 = r.res.pitch2D
-            fmt = _format(C.ffi.addressof(p2.desc))
+            fmt = _format(B.ffi.addressof(p2.desc))
             esize = fmt.channels * fmt.bits // 8
             if p2.height < 1 or p2.pitchInBytes < p2.width * esize:
                 raise RuntimeError_(RE.INVALID_VALUE, f"pitched texture memory: width {p2.width}, height "
@@ -216,7 +217,7 @@ def _resource(r) -> T.ResourceDescriptor:
                 raise RuntimeError_(RE.INVALID_VALUE, f"pitched texture memory: pitch {p2.pitchInBytes} is not a "
                                                       "multiple of the texture pitch alignment (use cudaMallocPitch)")
             nbytes = p2.pitchInBytes * (p2.height - 1) + p2.width * esize
-            data = _memory_view(C._h(p2.devPtr), nbytes, "pitched texture memory")
+            data = _memory_view(B.h(p2.devPtr), nbytes, "pitched texture memory")
             return T.ResourceDescriptor(T.cudaResourceTypePitch2D, arr=data, chDesc=fmt, width=p2.width,
                                         height=p2.height, pitchInBytes=p2.pitchInBytes)
     except T.TextureError as exc:
@@ -228,10 +229,10 @@ def _resource(r) -> T.ResourceDescriptor:
 
 @entry
 def cudaCreateTextureObject(out, res, tex, view):
-    C._ctx()
-    C._out(out, "pTexObject")
-    t = C._out(tex, "pTexDesc")
-    if view != C.ffi.NULL:
+    B.ctx()
+    B.out(out, "pTexObject")
+    t = B.out(tex, "pTexDesc")
+    if view != B.ffi.NULL:
         raise RuntimeError_(RE.NOT_SUPPORTED, "cudaCreateTextureObject: resource views are not supported")
     desc = T.TextureDescriptor(addressModes=tuple(t.addressMode[i] for i in range(3)), filterMode=t.filterMode,
                                readMode=t.readMode, sRGB=t.sRGB,
@@ -247,8 +248,8 @@ def cudaCreateTextureObject(out, res, tex, view):
 
 @entry
 def cudaCreateSurfaceObject(out, res):
-    C._ctx()
-    C._out(out, "pSurfObject")
+    B.ctx()
+    B.out(out, "pSurfObject")
     r = _resource(res)
     if r.restype != T.cudaResourceTypeArray:
         raise RuntimeError_(RE.INVALID_VALUE, "cudaCreateSurfaceObject: the resource must be a CUDA array")
@@ -261,7 +262,7 @@ def cudaCreateSurfaceObject(out, res):
 
 
 def _destroy(h: int, kind: type, what: str) -> None:
-    C._ctx()
+    B.ctx()
     obj = _OBJECTS.get(h)
     if not isinstance(obj, kind):
         raise RuntimeError_(RE.INVALID_VALUE, f"{what}: {h:#x} is not a live object of this kind")
@@ -299,10 +300,8 @@ def before_launch(f, raw: bytes, stream) -> None:
     offs = _texture_offsets(f)
     if not offs:
         return
-    from ptxjit.cudart import graphs
-
     if isinstance(stream, int):
-        if graphs.capture_of(stream) is not None:  # captured: the graph's launch refreshes them
+        if _capture.of(stream) is not None:  # captured: the graph's launch refreshes them
             return
         stream = _streams.resolve(DRIVER, stream)
     for off in offs:
