@@ -156,22 +156,14 @@ def test_tinygrad_cuda_backend(libdir, tmp_path, dev):
 
 
 def _tinygrad_sdist_test() -> Path | None:
-    """tinygrad's test/test_tiny.py from its source distribution (scripts/setup_venv.sh downloads it)."""
-    import glob
-    import tarfile
+    """tinygrad's test/test_tiny.py from its source distribution (scripts/setup_venv.sh downloads it), as the
+    benchmark harness's tinygrad section takes it."""
+    sys.path.insert(0, str(HERE.parent.parent / "bench"))
+    from ptxbench.tinygrad import tiny_test_file
 
-    tars = sorted(glob.glob(os.path.join(sys.prefix, "sdist", "tinygrad-*.tar.gz")))
-    if not tars:
-        return None
-    with tarfile.open(tars[-1]) as tf:
-        member = next((m for m in tf.getmembers() if m.name.endswith("/test/test_tiny.py")), None)
-        if member is None:
-            return None
-        data = tf.extractfile(member).read()
-    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"ptxjit-tinygrad-{os.getpid()}" / "test_tiny.py"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
-    return out
+    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"ptxjit-tinygrad-{os.getpid()}"
+    out.mkdir(parents=True, exist_ok=True)
+    return tiny_test_file(out)
 
 
 @pytest.mark.parametrize("dev", ["CUDA:PTX", "CUDA"])

@@ -86,12 +86,8 @@ def add_to(run, log=print) -> None:
                 measure, markdown=markdown)
 
 
-def main() -> int:
-    sec = measure()
-    print(json.dumps(sec))
-    print("\n".join(markdown(sec)))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from ptxbench import run_alone
+
+    sys.exit(run_alone(measure, markdown))

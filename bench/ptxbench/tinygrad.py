@@ -11,7 +11,6 @@ tinygrad extra and its source distribution in .venv/sdist (scripts/setup_venv.sh
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 import subprocess
@@ -24,7 +23,7 @@ from pathlib import Path
 CONFIGS = [("CUDA:PTX", True), ("CUDA", True), ("CPU", False)]  # (DEV, through ptxjit's driver)
 
 
-def _test_tiny(dest: Path) -> Path | None:
+def tiny_test_file(dest: Path) -> Path | None:
     """test/test_tiny.py from tinygrad's source distribution, written into `dest`."""
     tars = sorted(glob.glob(os.path.join(sys.prefix, "sdist", "tinygrad-*.tar.gz")))
     if not tars:
@@ -59,7 +58,7 @@ def measure() -> dict:
     rows = {}
     with tempfile.TemporaryDirectory(prefix="ptxjit-tinygrad-") as tmp_s:
         tmp = Path(tmp_s)
-        test = _test_tiny(tmp)
+        test = tiny_test_file(tmp)
         if test is None:
             return {"skipped": "tinygrad's source distribution is not in .venv/sdist"}
         for dev, driver in CONFIGS:
@@ -97,12 +96,8 @@ def add_to(run, log=print) -> None:
                 markdown=markdown)
 
 
-def main() -> int:
-    sec = measure()
-    print(json.dumps(sec))
-    print("\n".join(markdown(sec)))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from ptxbench import run_alone
+
+    sys.exit(run_alone(measure, markdown))
