@@ -1,12 +1,16 @@
-"""The public API: Module (load PTX), Kernel (launch), and introspection records."""
+"""The public API: Module (load PTX), Kernel (launch), introspection records, and launch hooks
+(launch_hook: code that wraps or redirects every Kernel launch)."""
 
 from __future__ import annotations
 
 import re
 import threading
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -326,7 +330,16 @@ class Kernel:
         `cooperative=True` (cudaLaunchCooperativeKernel): every block runs at once, so grid.sync()
         works; a grid larger than `max_cooperative_grid_blocks(block)` is refused (runtime/cooperative.py).
         `cluster=(x, y, z)` (or a kernel declaring `__cluster_dims__`): a thread-block cluster launch
-        (runtime/clusters.py)."""
+        (runtime/clusters.py).
+
+        With launch hooks installed (launch_hook), the launch goes through them first."""
+        if _LAUNCH_HOOKS and probes is None:  # one global read when no hook is installed
+            chain = getattr(_HOOK_STATE, "chain", None)  # inside a hook: the hooks below it
+            if chain is None:
+                chain = _LAUNCH_HOOKS
+            if chain:
+                return _run_hooks(chain, Launch(self, grid, block, args, shared_mem, timeout, checked, unchecked,
+                                                stream, cooperative, cluster))
         if (cooperative or cluster is not None) and (probes is not None or _BACKEND == "ray"):
             raise ValueError(f"kernel '{self.name}': cooperative and cluster launches cannot be instrumented or "
                              "distributed")
@@ -485,3 +498,121 @@ def resolve_checked(checked: bool | None, unchecked: bool) -> bool:
     if env is not None and _UNCHECKED_KEY not in env and _CHECKED_KEY not in env:
         return True
     return config.launch_checked()
+
+
+# ---------------------------------------------------------------------------------------- launch hooks
+class Launch(NamedTuple):
+    """One launch as a launch hook sees it: `Kernel.__call__`'s arguments as the caller passed them
+    (`grid` and `block` an int or a tuple, `checked` None where the caller did not choose).  Immutable: a
+    hook that changes a launch passes `launch.replace(...)` to `proceed`.  (A named tuple: every hooked
+    launch makes one, and a frozen dataclass takes three times as long to build.)"""
+
+    kernel: Kernel
+    grid: object
+    block: object
+    args: object = ()
+    shared_mem: int = 0
+    timeout: float | None = None
+    checked: bool | None = None
+    unchecked: bool = False
+    stream: object = None
+    cooperative: bool = False
+    cluster: object = None
+
+    @property
+    def grid_dims(self) -> tuple[int, int, int]:
+        """The grid as three ints (TypeError or ValueError as the launch would raise them)."""
+        return dims(self.grid, "grid")
+
+    @property
+    def block_dims(self) -> tuple[int, int, int]:
+        """The block as three ints (TypeError or ValueError as the launch would raise them)."""
+        return dims(self.block, "block")
+
+    def replace(self, **changes) -> Launch:
+        """This launch with some fields changed: `launch.replace(checked=True)`."""
+        return self._replace(**changes)
+
+
+LaunchHook = Callable[[Launch, Callable[..., object]], object]
+
+# The installed hooks, oldest first; a launch calls the newest first.  A tuple replaced as a whole (under
+# _HOOKS_LOCK) so that a launch reads a consistent chain without taking a lock, and Kernel.__call__ tests
+# one global when there is none.
+_LAUNCH_HOOKS: tuple[LaunchHook, ...] = ()
+_INSTALLED: list[object] = []  # one token per installation, in _LAUNCH_HOOKS's order
+_HOOKS_LOCK = threading.Lock()
+# per thread, while a hook runs: the hooks a launch it makes itself goes through (those below it; () past
+# the last, so that ptxjit's own launch and anything it launches skip them all)
+_HOOK_STATE = threading.local()
+
+
+def _run_hooks(chain: tuple[LaunchHook, ...], launch: Launch):
+    hook, below = chain[-1], chain[:-1]
+
+    def proceed(changed: Launch | None = None):
+        """Run the launch (or `changed` instead) through the hooks below this one, then ptxjit."""
+        todo = launch if changed is None else changed
+        return _run_hooks(below, todo) if below else _run_plain(todo)
+
+    saved = getattr(_HOOK_STATE, "chain", None)
+    _HOOK_STATE.chain = below
+    try:
+        return hook(launch, proceed)
+    finally:
+        _HOOK_STATE.chain = saved
+
+
+def _run_plain(launch: Launch):
+    saved = getattr(_HOOK_STATE, "chain", None)
+    _HOOK_STATE.chain = ()
+    try:
+        return launch.kernel(launch.grid, launch.block, launch.args, launch.shared_mem, launch.timeout,
+                             launch.checked, launch.unchecked, stream=launch.stream, cooperative=launch.cooperative,
+                             cluster=launch.cluster)
+    finally:
+        _HOOK_STATE.chain = saved
+
+
+def add_launch_hook(hook: LaunchHook) -> Callable[[], None]:
+    """Install `hook` for every Kernel launch in the process, from any thread, until the function this
+    returns is called (launch_hook is the scoped form).  Each launch calls `hook(launch, proceed)`:
+    `launch` a Launch, `proceed()` runs it (through the hooks installed before this one, then ptxjit)
+    and `proceed(other)` runs another Launch instead; not calling it skips the launch.  What the hook
+    returns, the launch returns.  The newest hook sees a launch first.  Launches a hook makes itself go
+    through the hooks below it only, so a hook may launch kernels (or call ptxjit.trace) without seeing
+    its own launches; instrumented launches (ptxjit.trace's, ptxjit.check's) and launches the driver and
+    runtime libraries make (cuLaunchKernel, a program under `ptxjit exec`) do not go through hooks."""
+    if not callable(hook):
+        raise TypeError(f"a launch hook must be callable, got {hook!r}")
+    global _LAUNCH_HOOKS
+    token = object()  # this installation: the same function installed twice is removed once per remove()
+    with _HOOKS_LOCK:
+        _INSTALLED.append(token)
+        _LAUNCH_HOOKS = (*_LAUNCH_HOOKS, hook)
+
+    def remove() -> None:
+        global _LAUNCH_HOOKS
+        with _HOOKS_LOCK:
+            if token in _INSTALLED:  # a second call does nothing
+                i = _INSTALLED.index(token)
+                del _INSTALLED[i]
+                _LAUNCH_HOOKS = _LAUNCH_HOOKS[:i] + _LAUNCH_HOOKS[i + 1:]
+
+    return remove
+
+
+@contextmanager
+def launch_hook(hook: LaunchHook) -> Iterator[None]:
+    """`with launch_hook(hook):` every Kernel launch in the process goes through `hook` (add_launch_hook
+    says how) until the block ends; blocks nest, the innermost hook seeing a launch first."""
+    remove = add_launch_hook(hook)
+    try:
+        yield
+    finally:
+        remove()
+
+
+def launch_hooks() -> tuple[LaunchHook, ...]:
+    """The hooks installed now, the first a launch calls first."""
+    return _LAUNCH_HOOKS[::-1]
