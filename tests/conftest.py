@@ -1,99 +1,66 @@
-"""Test-session setup: keep ptxjit's on-disk caches inside a temporary directory."""
+"""Test-session setup: keep ptxjit's on-disk caches inside a temporary directory; the session's launch mode
+(tests/launch_modes.py); the markers of tests whose own files say what they are only in a skip reason."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+
+import pytest
 
 # set before any test imports ptxjit's cache users; tests needing their own directory monkeypatch it
 os.environ.setdefault("PTXJIT_CACHE_DIR", tempfile.mkdtemp(prefix="ptxjit-test-cache-"))
 
 
-# PTXJIT_TEST_TRACE=1: every launch made by the tests runs through ptxjit.trace with every record type
-# (tests/test_trace_corpus.py runs the corpus tests so): the tests' own checks then show that traced
-# launches compute what plain ones do, and each launch checks that the counting run sized every buffer
-# exactly.
-if os.environ.get("PTXJIT_TEST_TRACE"):
-    import ptxjit
-    from ptxjit.api import Kernel
+def _mode_name() -> str:
+    from ptxjit import config
 
-    _plain_call = Kernel.__call__
+    return config.TEST_LAUNCH_MODE.text()
 
-    def _traced_call(self, grid, block, args=(), shared_mem=0, timeout=None, checked=None, unchecked=False,
-                     probes=None):
-        if probes is not None:  # ptxjit.trace's own launches
-            return _plain_call(self, grid, block, args, shared_mem, timeout, checked, unchecked, probes)
-        t = ptxjit.trace(self, grid, block, args, shared_mem, records=ptxjit.instrument.RECORD_TYPES,
-                         timeout=timeout, checked=checked, unchecked=unchecked, strict=False)
-        if t.counts() != t.capacity() or any(t.dropped().values()):
-            # only threads that communicate through atomics (a CAS retry loop, a flag another CTA sets)
-            # may take other paths in the traced run than in the counting run
-            assert any(i.opcode in ("atom", "red") for i in self.fn.instructions), \
-                (self.name, t.counts(), t.capacity(), t.dropped())
-        return None
 
-    Kernel.__call__ = _traced_call
+def pytest_configure(config: pytest.Config) -> None:
+    name = _mode_name()
+    if name:
+        from tests.launch_modes import MODES
 
-# PTXJIT_TEST_PATTERNS=1: every launch made by the tests runs on tier 0's counting code with the pattern
-# accumulators in every CTA (instrument/patterns.py; tests/test_tiers_patterns.py runs the corpus tests so):
-# the tests' own checks then show that it computes what plain code does, and each launch's pattern counts
-# are summarized (so every kernel's sites line up with the slots).
-if os.environ.get("PTXJIT_TEST_PATTERNS"):
-    from ptxjit.api import Kernel
+        if name not in MODES:
+            raise pytest.UsageError(f"PTXJIT_TEST_LAUNCH_MODE={name!r}: no such launch mode; modes: "
+                                    f"{', '.join(sorted(MODES))} (tests/launch_modes.py)")
 
-    _plain = Kernel.__call__
 
-    def _patterns_call(self, grid, block, args=(), shared_mem=0, timeout=None, checked=None, unchecked=False,
-                       probes=None):
-        if probes is not None:
-            return _plain(self, grid, block, args, shared_mem, timeout, checked, unchecked, probes)
-        from ptxjit.api import dims
-        from ptxjit.instrument.buffers import CountBuffers
-        from ptxjit.instrument.patterns import summarize
-        from ptxjit.instrument.probes import ProbeLaunch
-        from ptxjit.runtime.launch import worker_count
-        from ptxjit.tiers import counters
+@pytest.fixture(scope="session", autouse=True)
+def launch_mode() -> Iterator[str | None]:
+    """The launch mode every launch of this session runs in (PTXJIT_TEST_LAUNCH_MODE, installed as a
+    launch hook for the whole session), None for plain launches.  The mode suites set it for a child
+    pytest (tests/launch_modes.py run_suite)."""
+    name = _mode_name()
+    if not name:
+        yield None
+        return
+    from ptxjit.api import launch_hook
+    from tests.launch_modes import MODES
 
-        g, b = dims(grid, "grid"), dims(block, "block")
-        counting = counters.Counting(counters.plan_of(self, b))
-        cb = CountBuffers(counting.plan, worker_count(), g[0] * g[1] * g[2], b[0] * b[1] * b[2], patterns=True)
-        _plain(self, g, b, args, shared_mem, timeout, checked, unchecked, ProbeLaunch(counting.patterns, cb.table))
-        pc = summarize(cb.patterns, b)
-        assert (pc.warps >= pc.warps_uniform).all() and (pc.ctas >= pc.ctas_uniform).all()
-        assert (pc.classes.sum(axis=1) <= pc.requests).all(), self.name
-        return None
+    with launch_hook(MODES[name]):
+        yield name
 
-    Kernel.__call__ = _patterns_call
 
-# PTXJIT_TEST_TIER1=1 (with tiers on): every tiered launch made by the tests runs on a tier-1 version
-# specialized on that launch's own scalar parameters and grid (ptxjit/tiers/specialize.py: the constants
-# folded in, and the bounds checks that rely on them, passes/ranges.py; tests/test_tiers_layers.py runs
-# the corpus tests so): the tests' own checks then show that the specialized code computes what plain
-# code does and faults where it does.
-if os.environ.get("PTXJIT_TEST_TIER1"):
-    from ptxjit.tiers import state as _tier_state
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """The mode's launch count, which run_suite reads: a mode that was not in force fails its suite."""
+    name = _mode_name()
+    if name:
+        from tests.launch_modes import MODES, summary_line
 
-    def _tier1_launch(self, g, b, values, patches, shared_mem, timeout, args, ranges=None):
-        from ptxjit.runtime import launch as _launch
-        from ptxjit.tiers.profile import Profile
-        from ptxjit.tiers.runner import launch_context
-        from ptxjit.tiers.specialize import from_profile
+        terminalreporter.write_line(summary_line(MODES[name]))
 
-        prof = Profile()
-        prof.record(self.cands, self.param_bytes(values, patches), (g, b, shared_mem))
-        spec = from_profile(prof, self.cands)
-        log = os.environ.get("PTXJIT_TEST_TIER1_LOG")
-        if log:  # what ran specialized: the test that sets this counts it
-            with open(log, "a") as f:
-                f.write(f"{self.kernel.name} {len(spec.params)} {spec.grid}\n")
-        t = self.__dict__.setdefault("_test_versions", {}).get(spec.key)
-        if t is None:
-            t = self._test_versions[spec.key] = self._translate(spec)
-        k = self.kernel
-        gb = k.module.globals
-        with launch_context(k, args, gb):
-            _launch.run_packed(t, k.name, g, b, k._plans[self.checked], values, ranges, patches,
-                               gb.__array_interface__["data"][0], gb.nbytes, shared_mem, timeout, k._range_names,
-                               args, (args, gb))
 
-    _tier_state.KernelTiers.launch = _tier1_launch
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`golden`: the tests that replay the H100 golden set (they skip without shared/gpu-golden); `slow`:
+    the slow translations PTXJIT_TEST_SLOW=1 turns on.  Both are known here by their skip conditions'
+    reasons, which their modules (and tests/unit/goldenutil.py's golden_test) write."""
+    for item in items:
+        reasons = " ".join(str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
+        if "gpu-golden" in reasons:
+            item.add_marker(pytest.mark.golden)
+        if "PTXJIT_TEST_SLOW" in reasons:
+            item.add_marker(pytest.mark.slow)

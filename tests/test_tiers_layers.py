@@ -18,6 +18,7 @@ try:
     from numba import cuda
 except ImportError:  # pragma: no cover - numba-cuda is an optional extra (the test command installs it)
     cuda = None
+from tests.launch_modes import CORPUS_TESTS, run_suite
 from tests.tierutil import deterministic_tiers
 
 PTX = Path(__file__).resolve().parents[1] / "bench" / "kernels" / "ptx"
@@ -189,24 +190,16 @@ def test_batchnorm_with_alternating_batch_sizes_keeps_the_layer_sizes():
     assert st.t1.spec.grid is None and st.stats.guard_failures >= 2
 
 
+@pytest.mark.mode_matrix
 def test_corpus_and_fault_tests_pass_with_every_launch_specialized(tmp_path):
     """The real-kernel corpus, the memory-safety and the range tests with every launch on a tier-1 version
-    specialized on its own scalar parameters and grid (tests/conftest.py, PTXJIT_TEST_TIER1=1): their NumPy
-    checks and expected faults show that the constants, and the bounds checks that rely on them, change
-    no result and miss no fault (nvcc kernels with device functions, atomics, barriers, shuffles)."""
-    import os
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parent.parent
-    tests = ["tests/test_corpus_basic.py", "tests/test_corpus_extra.py", "tests/test_corpus_numeric.py",
-             "tests/test_corpus_parallel.py", "tests/test_memory_safety.py", "tests/test_ranges.py"]
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests], cwd=root,
-                       env=dict(os.environ, PTXJIT_TIERS="1", PTXJIT_TEST_TIER1="1",
-                                PTXJIT_TEST_TIER1_LOG=str(tmp_path / "specialized.txt")),
-                       capture_output=True, text=True, timeout=3600)
-    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
-    assert " passed" in r.stdout and "failed" not in r.stdout
-    runs = [line.split(" ", 2) for line in (tmp_path / "specialized.txt").read_text().splitlines()]
+    specialized on its own scalar parameters and grid (the `tier1` launch mode, tests/launch_modes.py):
+    their NumPy checks and expected faults show that the constants, and the bounds checks that rely on
+    them, change no result and miss no fault (nvcc kernels with device functions, atomics, barriers,
+    shuffles)."""
+    log = tmp_path / "specialized.txt"
+    run_suite("tier1", [*CORPUS_TESTS, "tests/test_memory_safety.py", "tests/test_ranges.py"],
+              env={"PTXJIT_TIERS": "1", "PTXJIT_TEST_TIER1_LOG": str(log)})
+    runs = [line.split(" ", 2) for line in log.read_text().splitlines()]
     assert len(runs) > 200 and len({name for name, *_ in runs}) > 80  # (launches, kernels) specialized
     assert sum(int(n) > 0 for _, n, _ in runs) > 100  # with scalar parameters folded in

@@ -14,6 +14,7 @@ import pytest
 
 import ptxjit
 from ptxjit.instrument.patterns import SAMPLED_CTAS
+from tests.launch_modes import CORPUS_TESTS, run_suite
 from tests.tierutil import deterministic_tiers
 
 PTX = Path(__file__).resolve().parent / "data" / "tiers_patterns.ptx"
@@ -206,18 +207,18 @@ def test_counted_launch_runs_the_patterns_on_the_first_ctas_only():
 
 
 def test_cli_prints_the_counters(monkeypatch):
-    """`ptxjit run` prints tier 0's counters once a counted launch ran (cli._print_counters)."""
+    """`ptxjit run` prints tier 0's counters once a counted launch ran (cli/app.py _print_counters)."""
     from rich.console import Console
 
-    from ptxjit import cli
+    from ptxjit.cli import app
 
-    monkeypatch.setattr(cli, "console", Console(width=200, record=True))
+    monkeypatch.setattr(app, "console", Console(width=200, record=True))
     k = ptxjit.Module.from_file(PTX).get_function("patterns")
     ins = _inputs(3)
     for _ in range(3):
         _run(k, ins)
-    cli._print_counters(ptxjit.stats()["patterns"])
-    text = cli.console.export_text()
+    app._print_counters(ptxjit.stats()["patterns"])
+    text = app.console.export_text()
     assert "branches" in text and "memory accesses (sampled CTAs)" in text
     row = next(line for line in text.splitlines() if "tiers_patterns.cu:13" in line)  # b[x * pitch + y]
     assert "ld.global" in row and str(4 * W) in row and "strided 32" in row
@@ -250,19 +251,10 @@ def test_budget_limits_the_sampled_ctas(monkeypatch, slots):
         assert "sampled_ctas" not in b1 and s["memory"] == []
 
 
+@pytest.mark.mode_matrix
 def test_corpus_tests_pass_with_every_launch_on_the_pattern_code():
     """The real-kernel corpus with every launch on the counting code with pattern accumulators in every CTA
-    (tests/conftest.py, PTXJIT_TEST_PATTERNS=1): the corpus tests' NumPy checks show that it computes what
-    plain code does, for every kernel the corpus has (device functions, atomics, barriers, shuffles)."""
-    import os
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parent.parent
-    tests = ["tests/test_corpus_basic.py", "tests/test_corpus_extra.py", "tests/test_corpus_numeric.py",
-             "tests/test_corpus_parallel.py"]
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests], cwd=root,
-                       env=dict(os.environ, PTXJIT_TEST_PATTERNS="1"), capture_output=True, text=True,
-                       timeout=3600)
-    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
-    assert " passed" in r.stdout and "failed" not in r.stdout
+    (the `patterns` launch mode, tests/launch_modes.py): the corpus tests' NumPy checks show that it
+    computes what plain code does, for every kernel the corpus has (device functions, atomics, barriers,
+    shuffles)."""
+    run_suite("patterns", CORPUS_TESTS)

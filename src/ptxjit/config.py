@@ -179,21 +179,16 @@ TEST_PTXAS = Var(
     "PTXJIT_TEST_PTXAS", "choice", "`1`: also assemble; `only`: assemble, do not run", "off",
     "The unit tests assemble each kernel they run with `ptxas` (when it is on PATH).",
     "test suite", False, "each test kernel")
-TEST_TRACE = Var(
-    "PTXJIT_TEST_TRACE", "flag", "any non-empty value: on", "off",
-    "Every launch the tests make runs through `ptxjit.trace` with every record type.",
-    "test suite", True, "once, at test collection")
-TEST_PATTERNS = Var(
-    "PTXJIT_TEST_PATTERNS", "flag", "any non-empty value: on", "off",
-    "Every launch the tests make runs on tier 0's counting code with its pattern sampling.",
-    "test suite", True, "once, at test collection")
-TEST_TIER1 = Var(
-    "PTXJIT_TEST_TIER1", "flag", "any non-empty value: on", "off",
-    "Every tiered launch the tests make runs on a tier-1 version specialized on its scalar parameters.",
-    "test suite", True, "once, at test collection")
+TEST_LAUNCH_MODE = Var(
+    "PTXJIT_TEST_LAUNCH_MODE", "choice", "`trace`, `patterns`, `tier1` (the launch modes of `tests/launch_modes.py`)",
+    "plain launches",
+    "Every launch the tests make goes through this launch mode: `trace`: through `ptxjit.trace` with every "
+    "record type; `patterns`: on tier 0's counting code with its pattern sampling; `tier1`: every tiered "
+    "launch on a tier-1 version specialized on its scalar parameters.",
+    "test suite", True, "once, when the test session starts")
 TEST_TIER1_LOG = Var(
     "PTXJIT_TEST_TIER1_LOG", "path", "a file", "none",
-    "Where `PTXJIT_TEST_TIER1` writes the specializations it made.",
+    "Where the `tier1` launch mode (`PTXJIT_TEST_LAUNCH_MODE`) writes the specializations it made.",
     "test suite", False, "each specialization")
 PROBE_TRACEBACK = Var(
     "PTXJIT_PROBE_TRACEBACK", "flag", "set (any value): on", "off",
