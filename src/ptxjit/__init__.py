@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 # public name -> the module that defines it (None: the name is the submodule itself)
 _EXPORTS: dict[str, str | None] = {
     "cuda": None, "numba": None, "texture": None,  # front doors: CUDA C++ via NVRTC, Numba kernels, textures
-    **dict.fromkeys(["Kernel", "KernelInfo", "Module", "ParamInfo"], "ptxjit.api"),
+    **dict.fromkeys(["Kernel", "KernelInfo", "Module", "ParamInfo", "Launch", "add_launch_hook", "launch_hook",
+                     "launch_hooks"], "ptxjit.api"),
     "check": "ptxjit.checking",
     **dict.fromkeys(["CompiledCuda", "CudaCompileError", "RawKernel", "RawModule", "compile_cuda"], "ptxjit.cuda"),
     **dict.fromkeys(["KernelDeadlock", "KernelError", "KernelFault", "KernelTimeout", "KernelTrap", "PTXError",
@@ -74,4 +75,5 @@ __all__ = [
     "heap_leaks", "heap_size", "set_heap_size", "set_stack_size", "stack_size",
     "Event", "Graph", "Stream", "copy_async", "get_elapsed_time", "synchronize", "stats", "encode_tensor_map",
     "ClusterLaunchError", "CooperativeLaunchTooLarge", "max_active_blocks_per_multiprocessor", "multiprocessor_count",
+    "Launch", "add_launch_hook", "launch_hook", "launch_hooks",
 ]
