@@ -186,11 +186,15 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         """Register `name`'s stack slot, zeroed: a register read before any write is 0, not LLVM's
         undef (which would let a bounds check fold away and an address be anything: fuzzer, a deleted
         mul.wide).  `zeroed=False` for a register written before it is read on every path."""
-        ty = PTR if name in self.pointer_regs else lltype(self.fn.regs[name])
+        ty = PTR if name in self.pointer_regs else lltype(self.fn.regs[name])  # (as register_type)
         slot = b.alloca(ty, name=name.lstrip("%").replace("$", "_"))
         if zeroed:
             b.store(ll.Constant(ty, None), slot)
         return slot
+
+    def register_type(self, name: str) -> ll.Type:
+        """The LLVM type register `name` is kept as (pointer registers as pointers: lower/operands.py)."""
+        return PTR if name in self.pointer_regs else lltype(self.fn.regs[name])
 
     def lower(self) -> None:
         b = self.b
@@ -205,7 +209,7 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
 
             blocks, _ = liveness(fn)
             read_first = blocks[0].live_in if blocks else set()  # read before any write on some path
-        self.regs = Registers(self, named, read_first)
+        self.regs = Registers(self, named, read_first, self._resident_registers())
         entry = b.block
         if self.region_mode:
             self._lower_regions(entry)
@@ -219,6 +223,9 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         start = self.llfn.append_basic_block("start")
         dispatch_from = b.block
         self._lower_body(start)
+        if self.regs.zeroed_resident:  # (the switch below enters `start` for a thread's first run alone)
+            b.position_at_start(start)
+            self.zero_resident()
         # entry dispatch: kernels resume at the point their code names
         b.position_at_end(dispatch_from)
         if self.is_kernel and self.yield_blocks:
@@ -310,6 +317,28 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         if not b.block.is_terminated:
             b.branch(cont)
         b.position_at_end(cont)
+
+    def outlined(self, name: str, ret: ll.Type, args: list[ll.Value], emit) -> ll.Value:
+        """emit(self, *args), a pure function of `args` of type `ret`: inline in the optimized builds; in
+        the baseline build lowered once per module and form (`name`) as an internal function, called at
+        each use (tier 0 compiles for speed and does not inline).  Numeric emulations are long sequences
+        (a multifunction unit's bit-exact result, a rounding to f16) that kernels run dozens of times:
+        inline, they were a third of a Triton attention kernel's IR at tier 0."""
+        if not self.cg.baseline:
+            return emit(self, *args)
+        mod = self.cg.llmod
+        gname = f"__ptxjit_{name}"
+        fn = mod.globals.get(gname)
+        if fn is None:
+            fn = ll.Function(mod, ll.FunctionType(ret, [a.type for a in args]), gname)
+            fn.linkage = "internal"
+            builder = self.b
+            self.b = FoldingBuilder(fn.append_basic_block("entry"))
+            try:
+                self.b.ret(emit(self, *fn.args))
+            finally:
+                self.b = builder
+        return self.b.call(fn, args)
 
     def weigh_branch(self, ins: ir.Instr, br: ll.Instruction) -> None:
         """Tier 1 (ptxjit/tiers/counters.py): the branch weights tier 0's block counters gave branch
@@ -541,15 +570,28 @@ def _named_registers(ins: ir.Instr) -> list[str]:
 class Registers(dict):
     """Register name -> stack slot.  Created in the entry block, in declaration order, for the registers
     `named` (zeroed where `read_first`: read before any write on some path); a declared register nothing
-    names gets its slot on first use, at the top of the entry block (so that it dominates every use)."""
+    names gets its slot on first use, at the top of the entry block (so that it dominates every use).
 
-    def __init__(self, lw: FnLowering, named: set[str], read_first: set[str]) -> None:
+    A `resident` register (the baseline build's registers live across a suspension point: regions.py
+    _resident_registers) has no stack slot: its slot is its place in the thread's save area, asked of
+    the lowering at each use (FnLowering.resident_slot); items() and values() leave such registers out."""
+
+    def __init__(self, lw: FnLowering, named: set[str], read_first: set[str],
+                 resident: dict[str, ll.Type] | None = None) -> None:
         super().__init__()
         self.lw = lw
         self.declared = lw.fn.regs
+        self.resident = resident or {}
+        # resident registers read before any write on some path: zeroed where a thread starts instead
+        self.zeroed_resident = [n for n in self.resident if n in read_first]
         for name in self.declared:
-            if name in named:
+            if name in named and name not in self.resident:
                 self[name] = lw.new_register_slot(lw.b, name, zeroed=name in read_first)
+
+    def __getitem__(self, name: str) -> ll.Value:
+        if name in self.resident:
+            return self.lw.resident_slot(name)
+        return dict.__getitem__(self, name)  # (__missing__ for a declared register without a slot yet)
 
     def __missing__(self, name: str) -> ll.AllocaInstr:
         if name not in self.declared:

@@ -96,6 +96,8 @@ class RegionLowering:
                 b.position_at_end(run)
                 self._setup_vars()
                 self.reset_progress()
+                if code == 0:  # a thread's first run
+                    self.zero_resident()
                 setup_end = b.block
                 self.yield_blocks = []
                 if need_pre:
@@ -345,15 +347,12 @@ class RegionLowering:
         """Suspend the thread: save registers, return a resume code; continue in the resume block."""
         b = self.b
         code = (self.yield_index[id(self.cur)] << 1) | (abi.WARP_POINT if warp_level else 0)
+        # (resident registers, the baseline build's, stay where they are: Registers.items() leaves them out)
         live = self.regs.items()
         recompute: list[ir.Instr] = []
         if self.live_after is not None and self.cur is not None and id(self.cur) in self.live_after:
-            keep = self.live_after[id(self.cur)]
-            # recompute pure functions of tid/ctaid/parameters after the resume instead of saving them (but
-            # not through a division by a value unknown now: scalar on x86, dearer than a save and restore)
-            from ptxjit.lower.bounds_ranges import divides_by_unknown
-
-            again = {r for r in keep if r in self.remat and not divides_by_unknown(self.bounds, r)}
+            keep, again = self._kept_across(self.cur)
+            again = {r for r in again if r not in self.regs.resident}
             if again:
                 from ptxjit.passes.remat import recompute_order
 
@@ -391,6 +390,62 @@ class RegionLowering:
             self.cur = cur
         self.yield_blocks.append((code, resume))
 
+    def _kept_across(self, ins: ir.Instr) -> tuple[set[str], set[str]]:
+        """At suspension point `ins`: the registers live across it, and those of them recomputed after the
+        resume instead of saved: pure functions of tid/ctaid/parameters (but not through a division by a
+        value unknown now: scalar on x86, dearer than a save and restore)."""
+        from ptxjit.lower.bounds_ranges import divides_by_unknown
+
+        keep = self.live_after[id(ins)]
+        return keep, {r for r in keep if r in self.remat and not divides_by_unknown(self.bounds, r)}
+
+    def _resident_registers(self) -> dict[str, ll.Type]:
+        """The baseline build keeps each register live across some suspension point in the thread's save
+        area for the whole run (its slot there: _saved), loaded and stored there as others are in their
+        stack slots, so that no code saves, restores or recomputes it at the suspension points.
+        Tensor-core kernels keep hundreds of registers live across dozens of points: those copies were a
+        third of their IR and of the time to the first launch (and recomputing the pure functions of
+        %tid after each of a bitonic sort's 56 barriers a fifth of its IR); what the optimized builds
+        keep in registers (SROA) between the points is memory traffic here, which tier 0's code
+        generator spills to the stack anyway.  Not the registers that a shuffle chain's prologue sets
+        for every thread of the CTA in turn, as temporaries (sync.py chain_prologue)."""
+        if not self.cg.baseline or not self.live_after:
+            return {}
+        names = set().union(*self.live_after.values()) - self._chain_registers()
+        return {n: self.register_type(n) for n in self.fn.regs if n in names}
+
+    def _chain_registers(self) -> set[str]:
+        """Every register a shuffle chain's prologue reads or writes (sync.py chain_prologue)."""
+        if not self.chain_of:
+            return set()
+        from ptxjit.passes.dataflow import defs_uses
+        from ptxjit.passes.remat import recompute_order
+
+        out: set[str] = set()
+        for chain in self.chain_of.values():
+            for step in chain.steps:
+                out |= {r for r in (step.sent, step.received, step.pred, step.value, *step.copies) if r}
+                out |= step.outside
+                for ins in recompute_order(set(step.outside), self.remat, self.instr_order) + [step.shfl,
+                                                                                             *step.ops]:
+                    d, u = defs_uses(ins)
+                    out |= set(d) | set(u)
+        return out
+
+    def resident_slot(self, name: str) -> ll.Value:
+        """Where resident register `name` of this thread is kept (Registers): its slot in the save area,
+        computed once per thread (in the entry block, or the thread's block of a region loop)."""
+        ty = self.regs.resident[name]
+        if self.region_mode:  # (the area's address first: loaded into the entry block from inside the
+            self.entry_record_ptr(abi.W_SAVE)  # thread's block, it would leave the builder past its end)
+        return self.per_thread(("resident", name), lambda b: self._saved(name, ty))
+
+    def zero_resident(self) -> None:
+        """Where a thread starts: its resident registers read before any write are 0, as a stack slot's
+        (FnLowering.new_register_slot); the save area still holds what the worker's previous CTA left."""
+        for name in self.regs.zeroed_resident:
+            self.b.store(ll.Constant(self.regs.resident[name], None), self.regs[name])
+
     def _outgoing_slot(self, name: str, slot: ll.AllocaInstr) -> ll.AllocaInstr:
         out = self._outgoing.get(name)
         if out is None:
@@ -410,11 +465,12 @@ class RegionLowering:
             self._point_counters[index] = c
         return c
 
-    def _saved(self, name: str, slot: ll.Value, tlin: ll.Value | None = None) -> ll.Value:
-        """Where register `name` of this thread (or of thread `tlin`) is kept across a suspension point."""
+    def _saved(self, name: str, slot: ll.Value | ll.Type, tlin: ll.Value | None = None) -> ll.Value:
+        """Where register `name` of this thread (or of thread `tlin`) is kept across a suspension point
+        (`slot`: its stack slot, or the type of a resident register)."""
         b = self.b
         tlin = self.tlin if tlin is None else tlin
-        ty = slot.type.pointee
+        ty = slot if isinstance(slot, ll.Type) else slot.type.pointee
         if self.region_mode:
             # structure of arrays: register-major, contiguous across threads
             base = self.entry_record_ptr(abi.W_SAVE)

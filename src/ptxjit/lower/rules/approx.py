@@ -322,9 +322,10 @@ def lower_f64(lw: FnLowering, ins: Instr) -> None:
     """rcp.approx.ftz.f64, rsqrt.approx(.ftz).f64 (called from floating.py)."""
     x = lw.b.bitcast(lw.read(ins.operands[1], "f64"), I64)
     if ins.opcode == "rcp":
-        r = rcp64h(lw, x)
+        r = lw.outlined("mufu_rcp64h", I64, [x], rcp64h)
     elif ins.opcode == "rsqrt":
-        r = rsq64h(lw, x) if ins.has("ftz") else rsqrt_f64(lw, x)
+        r = lw.outlined("mufu_rsq64h", I64, [x], rsq64h) if ins.has("ftz") else \
+            lw.outlined("rsqrt_f64", I64, [x], rsqrt_f64)
     else:
         raise lw.unsupported("approx f64 form")
     lw.write(ins.operands[0], lw.b.bitcast(r, F64), "f64")
@@ -384,7 +385,9 @@ def lower_div(lw: FnLowering, ins: Instr) -> None:
         r = _fmul_bits(lw, a, _c32(rcp), ins.has("ftz"))
     else:
         d = b.bitcast(lw.read(ins.operands[2], "f32"), I32)
-        r = div_f32(lw, a, d, ins.has("full"), ins.has("ftz"))
+        full, ftz = ins.has("full"), ins.has("ftz")
+        r = lw.outlined(f"div_{'full' if full else 'approx'}{'_ftz' if ftz else ''}_f32", I32, [a, d],
+                     lambda lw_, x, y: div_f32(lw_, x, y, full, ftz))
     lw.write(ins.operands[0], b.bitcast(r, F32), "f32")
 
 
@@ -538,15 +541,20 @@ def lower_f32(lw: FnLowering, ins: Instr) -> None:
         lw.write(ins.operands[0], lw.b.bitcast(_c32(value), F32), "f32")
         return
     x = lw.b.bitcast(lw.read(ins.operands[1], "f32"), I32)
-    if ins.opcode in ("sin", "cos"):
-        r = sincos_f32(lw, x, ins.opcode == "cos")
-    elif ins.opcode == "tanh":
-        r = tanh_f32(lw, x)
-    elif ins.opcode == "lg2":
-        r = lg2_f32(lw, x, ins.has("ftz"))
-    else:
-        r = f32_unary(lw, ins.opcode, x, ins.has("ftz"))
+    op, ftz = ins.opcode, ins.has("ftz")
+    r = lw.outlined(f"mufu_{op}{'_ftz' if ftz else ''}_f32", I32, [x], lambda lw_, v: _unit_f32(lw_, op, v, ftz))
     lw.write(ins.operands[0], lw.b.bitcast(r, F32), "f32")
+
+
+def _unit_f32(lw: FnLowering, op: str, x: ll.Value, ftz: bool) -> ll.Value:
+    """rcp/rsqrt/sqrt/ex2/sin/cos/tanh/lg2 .approx(.ftz).f32 on the bits x (i32 -> i32)."""
+    if op in ("sin", "cos"):
+        return sincos_f32(lw, x, op == "cos")
+    if op == "tanh":
+        return tanh_f32(lw, x)
+    if op == "lg2":
+        return lg2_f32(lw, x, ftz)
+    return f32_unary(lw, op, x, ftz)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -586,6 +594,11 @@ def f32_to_half_rz(lw: FnLowering, r: ll.Value, bf: bool) -> ll.Value:
 
 def half_unary(lw: FnLowering, op: str, v: ll.Value, bf: bool) -> ll.Value:
     """ex2/tanh .approx on one f16/bf16 lane (i16 bits -> i16 bits)."""
+    return lw.outlined(f"mufu_{op}_{'bf16' if bf else 'f16'}", v.type, [v],
+                    lambda lw_, x: _half_unary(lw_, op, x, bf))
+
+
+def _half_unary(lw: FnLowering, op: str, v: ll.Value, bf: bool) -> ll.Value:
     x = _half_to_f32_bits(lw, v, bf)
     if op == "ex2":
         return f32_to_half_rz(lw, ex2_ftz(lw, x), bf)

@@ -98,8 +98,11 @@ def lower_cvt(lw: FnLowering, ins: Instr) -> None:
     if dt in ("f16x2", "bf16x2"):
         fmt = fmt_of(dt)
         kw = {"relu": ins.has("relu"), "satfinite": ins.has("satfinite")}
-        hi = encode(lw, lw.read(a_op, st), fmt, fmode, **kw)  # the first source goes to the upper half
-        lo = encode(lw, lw.read(ins.operands[2], st), fmt, fmode, **kw)
+        def enc(lw_: FnLowering, x: ll.Value) -> ll.Value:
+            return encode(lw_, x, fmt, fmode, **kw)
+        name = f"cvt_{fmode}{'_relu' if kw['relu'] else ''}{'_satfinite' if kw['satfinite'] else ''}_{dt}_{st}"
+        # the first source goes to the upper half
+        hi, lo = (lw.outlined(name, I16, [lw.read(o, st)], enc) for o in (a_op, ins.operands[2]))
         lw.write(d_op, b.or_(b.zext(lo, I32), b.shl(b.zext(hi, I32), const_int(I32, 16))), "b32")
         return
 

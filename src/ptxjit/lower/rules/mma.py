@@ -315,6 +315,30 @@ def _acc_index(lw: FnLowering, mm: Mma, i: int) -> ll.Value:
     return b.add(b.mul(row, const_int(I32, mm.N)), col)
 
 
+def _firsts(lw: FnLowering, mm: Mma) -> tuple[ll.Value, ll.Value, ll.Value]:
+    """The baseline build's fragment addressing: this thread's dense-matrix indices of its A, B and C
+    elements at site offset 0 (once per thread); site (r, c) of each is that index plus a constant
+    (_site_deltas).  Per element, the optimized builds' row and column arithmetic (folded by LLVM there)
+    was ten lines of IR at tier 0: an m64n64 wgmma's 32 accumulators, published and written back."""
+    def make(_b: ll.IRBuilder) -> tuple[ll.Value, ll.Value, ll.Value]:
+        b = lw.b
+        g, t = lane_gt(lw)
+        row0 = _row0(lw, mm)
+        a0 = b.add(b.mul(row0, const_int(I32, mm.ka)), b.mul(t, const_int(I32, mm.epr(mm.at))))
+        b0 = b.add(b.mul(b.mul(t, const_int(I32, mm.epr(mm.bt))), const_int(I32, mm.N)), g)
+        c0 = b.add(b.mul(row0, const_int(I32, mm.N)), b.shl(t, const_int(I32, 1)))
+        return a0, b0, c0
+    return lw.per_thread(("mma_firsts", mm.frag, mm.threads, mm.N, mm.ka, mm.epr(mm.at), mm.epr(mm.bt)), make)
+
+
+def _site_slots(lw: FnLowering, mm: Mma, base: ll.Value, off: int, first: ll.Value, t: ll.Type):
+    """Baseline: delta -> the t* slot of dense-matrix index first + delta at offset `off` of `base`
+    (the same address _slot gives: one gep per element from a pointer computed once)."""
+    b = lw.b
+    p0 = _slot(lw, base, off, first, t)
+    return lambda delta: b.gep(p0, [const_int(I64, delta)]) if delta else p0
+
+
 def publish(lw: FnLowering, mm: Mma, a_ops: list, b_ops: list, c_vals: list[ll.Value],
             negate_a: bool = False, area: int = 0) -> None:
     """Write this lane's A, B (none given: filled later) and C elements into its group's dense matrices
@@ -324,22 +348,38 @@ def publish(lw: FnLowering, mm: Mma, a_ops: list, b_ops: list, c_vals: list[ll.V
     oa, ob, oc, _ = mm.offsets()
     member = b.urem(lw.tlin, const_int(I32, mm.threads))
     store_t = F64 if mm.kind in ("float", "f64") else I64
+    fast = lw.cg.baseline
+    if fast:
+        a0, b0, c0 = _firsts(lw, mm)
     words: dict[int, ll.Value] = {}
+    slot_a = _site_slots(lw, mm, base, oa, a0, store_t) if fast and a_ops and mm.a_sites() else None
     for j, e, rr, cc in mm.a_sites() if a_ops else []:
         if j not in words:
             words[j] = lw.read(a_ops[j], _reg_type(mm.at))
+        v = _element(lw, words[j], mm.at, e)
+        if slot_a is not None:
+            b.store(b.fneg(v) if negate_a else v, slot_a(rr * mm.ka + cc))
+            continue
         row, col = a_rc(lw, mm, rr, cc)
         idx = b.add(b.mul(row, const_int(I32, mm.ka)), col)
-        v = _element(lw, words[j], mm.at, e)
         b.store(b.fneg(v) if negate_a else v, _slot(lw, base, oa, idx, store_t))
     words = {}
+    slot_b = _site_slots(lw, mm, base, ob, b0, store_t) if fast and b_ops and mm.b_sites() else None
     for j, e, kc, nc in mm.b_sites() if b_ops else []:
         if j not in words:
             words[j] = lw.read(b_ops[j], _reg_type(mm.bt))
+        if slot_b is not None:
+            b.store(_element(lw, words[j], mm.bt, e), slot_b(kc * mm.N + nc))
+            continue
         k, n = b_kn(lw, mm, kc, nc)
         idx = b.add(b.mul(k, const_int(I32, mm.N)), n)
         b.store(_element(lw, words[j], mm.bt, e), _slot(lw, base, ob, idx, store_t))
+    slot_c = _site_slots(lw, mm, base, oc, c0, store_t) if fast and c_vals else None
     for i, v in enumerate(c_vals):
+        if slot_c is not None:
+            r, c = mm.c_sites()[i]
+            b.store(v, slot_c(r * mm.N + c))
+            continue
         b.store(v, _slot(lw, base, oc, _acc_index(lw, mm, i), store_t))
     seq = _slot(lw, base, 8, member, I64)
     b.store(b.add(b.load(seq), const_int(I64, 1)), seq)
@@ -367,7 +407,11 @@ def _write_acc(lw: FnLowering, mm: Mma, base: ll.Value, d_ops: list) -> None:
     oc = mm.offsets()[2]
     load_t = F64 if mm.kind in ("float", "f64") else I64
     n = mm.M * mm.N // mm.threads
-    vals = [b.load(_slot(lw, base, oc, _acc_index(lw, mm, i), load_t)) for i in range(n)]
+    if lw.cg.baseline:
+        slot_c = _site_slots(lw, mm, base, oc, _firsts(lw, mm)[2], load_t)
+        vals = [b.load(slot_c(r * mm.N + c)) for r, c in mm.c_sites()[:n]]
+    else:
+        vals = [b.load(_slot(lw, base, oc, _acc_index(lw, mm, i), load_t)) for i in range(n)]
     if mm.dt == "f16":
         for j, r in enumerate(d_ops):
             lo, hi = (b.zext(encode(lw, b.fptrunc(vals[2 * j + h], F32), F16), I32) for h in (0, 1))
