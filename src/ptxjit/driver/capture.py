@@ -91,10 +91,6 @@ def status(stream: int) -> int:
     return STATUS_INVALIDATED if cap.invalidated else STATUS_ACTIVE
 
 
-def _driver_stream(driver, stream: int):
-    return driver.streams.get(stream)
-
-
 def begin(driver, stream: int, mode: int, what: str, graph=None, deps: list | None = None):
     """Begin capturing `stream` into a new graph, or into `graph` after `deps` (its nodes)."""
     from ptxjit.driver.graphs import Graph
@@ -104,7 +100,7 @@ def begin(driver, stream: int, mode: int, what: str, graph=None, deps: list | No
                                      "made with cuStreamCreate/cudaStreamCreate")
     if mode not in (MODE_GLOBAL, MODE_THREAD_LOCAL, MODE_RELAXED):
         raise CudaError(E.INVALID_VALUE, f"{what}: {mode} is not a stream capture mode")
-    ds = _driver_stream(driver, stream)
+    ds = driver.streams.get(stream)
     with _lock:
         if stream in _by_stream:
             raise CudaError(ILLEGAL_STATE, f"{what}: the stream is capturing already")

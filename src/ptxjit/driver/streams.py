@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
+from ptxjit.driver import capture
 from ptxjit.driver import errors as E
 from ptxjit.driver.errors import CudaError
 from ptxjit.errors import KernelDeadlock, KernelError, KernelFault, KernelTimeout, KernelTrap
@@ -44,8 +45,6 @@ def capturing(driver, handle) -> DriverStream | None:
 
 def record(driver, ds: DriverStream, work) -> None:
     """Add captured work as a node after the stream's dependency set (driver/capture.py)."""
-    from ptxjit.driver import capture
-
     capture.record(driver, ds.handle, work)
 
 
