@@ -1,5 +1,5 @@
 """Test-session setup: keep ptxjit's on-disk caches inside a temporary directory; the session's launch mode
-(tests/launch_modes.py); the markers of tests whose own files say what they are only in a skip reason."""
+(tests/launch_modes.py).  Tests mark themselves `golden` or `slow` with tests/markers.py."""
 
 from __future__ import annotations
 
@@ -52,15 +52,3 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         from tests.launch_modes import MODES, summary_line
 
         terminalreporter.write_line(summary_line(MODES[name]))
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`golden`: the tests that replay the H100 golden set (they skip without shared/gpu-golden); `slow`:
-    the slow translations PTXJIT_TEST_SLOW=1 turns on.  Both are known here by their skip conditions'
-    reasons, which their modules (and tests/unit/goldenutil.py's golden_test) write."""
-    for item in items:
-        reasons = " ".join(str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
-        if "gpu-golden" in reasons:
-            item.add_marker(pytest.mark.golden)
-        if "PTXJIT_TEST_SLOW" in reasons:
-            item.add_marker(pytest.mark.slow)

@@ -32,8 +32,9 @@ import numpy as np
 import pytest
 
 import ptxjit
+from tests.markers import golden_needs
 from tests.ptxsnip import snippet_kernel
-from tests.unit.goldenutil import GOLDEN, available
+from tests.unit.goldenutil import GOLDEN
 from tests.unit.goldenutil import _index as golden_index
 
 M32 = 0xFFFFFFFF
@@ -126,7 +127,7 @@ GOLDEN_CHAINS = {
 _SIZES = {"u32": 4, "s32": 4, "u64": 8, "s64": 8}
 
 
-@pytest.mark.skipif(not available(), reason="shared/gpu-golden is not beside this checkout")
+@golden_needs("isa")
 @pytest.mark.parametrize("case", sorted(GOLDEN_CHAINS))
 def test_flag_model_reproduces_the_h100(case):
     """The flag model, run over a golden chain's recorded inputs, gives the bytes the H100 wrote."""

@@ -18,6 +18,7 @@ import pytest
 import ptxjit
 from ptxjit.frontend import ir
 from ptxjit.passes.dataflow import liveness
+from tests.markers import GOLDEN_SET, golden_needs
 
 DATA = Path(__file__).parent / "data" / "fmad"
 PROBES = (DATA / "probes.ptx").read_text()
@@ -125,7 +126,7 @@ def test_env_switch(monkeypatch) -> None:
     assert ptxjit.Module(PROBES, "probes.ptx").fmad is True
 
 
-MUFU = Path(__file__).resolve().parents[1].parent / "shared" / "gpu-golden" / "mufu"
+MUFU = GOLDEN_SET / "mufu"
 
 
 def _h100_rcp_samples() -> tuple[np.ndarray, np.ndarray]:
@@ -135,9 +136,10 @@ def _h100_rcp_samples() -> tuple[np.ndarray, np.ndarray]:
         if "rcp_approx_ftz_f32_1_2" in z.files:
             y = z["rcp_approx_ftz_f32_1_2"].view(np.uint32)
             return (0x3F800000 + 16 * np.arange(len(y))).astype(np.uint32), y
-    pytest.skip("shared/gpu-golden/mufu is absent")
+    pytest.skip("shared/gpu-golden/mufu has no rcp_approx_ftz_f32_1_2 samples")
 
 
+@golden_needs("mufu")
 def test_div_full_fused_with_add_is_a_times_h100_rcp_plus_c() -> None:
     """`div.full` then `add`: one FFMA a * MUFU.RCP(d) + c, as ptxas emits (Triton's layer norm
     `var / N + eps` needs it to match the H100), against the H100's own reciprocals."""

@@ -20,6 +20,7 @@ import pytest
 
 from ptxjit.driver import errors
 from ptxjit.driver.abi_tables import CURESULT, DEVICE_ATTRIBUTE, FUNCTION_ATTRIBUTE, POINTER_ATTRIBUTE
+from tests.markers import slow
 
 HERE = Path(__file__).resolve().parent / "driver"
 
@@ -166,14 +167,12 @@ def _tinygrad_sdist_test() -> Path | None:
     return tiny_test_file(out)
 
 
-@pytest.mark.parametrize("dev", ["CUDA:PTX", "CUDA"])
+@pytest.mark.parametrize("dev", ["CUDA:PTX", pytest.param("CUDA", marks=slow)])
 def test_tinygrad_test_tiny(libdir, tmp_path, dev):
     """tinygrad's own test/test_tiny.py, unchanged, on its CUDA backend.  PARALLEL=0: tinygrad's BEAM search
     otherwise compiles candidates in a pool of forked workers, which on 2 cores only slows it down.  DEV=CUDA
     (NVRTC) with PTXJIT_TEST_SLOW=1: the two renderers share every driver path, and the suite's time is bounded."""
     pytest.importorskip("tinygrad")
-    if dev == "CUDA" and not os.environ.get("PTXJIT_TEST_SLOW"):
-        pytest.skip("DEV=CUDA's test_tiny.py runs with PTXJIT_TEST_SLOW=1 (DEV=CUDA:PTX covers the driver)")
     test = _tinygrad_sdist_test()
     if test is None:
         pytest.skip("tinygrad's source distribution is not in .venv/sdist (scripts/setup_venv.sh downloads it)")

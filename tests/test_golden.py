@@ -12,9 +12,8 @@ from __future__ import annotations
 import importlib
 import re
 
-import pytest
-
-from tests.unit.goldenutil import REQUESTED, available, golden_cases, golden_test
+from tests.markers import golden_needs
+from tests.unit.goldenutil import REQUESTED, golden_cases, golden_test
 
 # f32/f64 arithmetic (lower/rules/floating.py, fpbits.py) and the warp collectives
 REST = (r"^isa_((add|sub|mul|fma|mad|div|abs|neg|min|max|sqrt|rcp|copysign|testp)_(?!.*approx)(?!.*full).*f(32|64)"
@@ -29,7 +28,7 @@ APPROX = r"^isa_((sin|cos|lg2|ex2|tanh|rcp|rsqrt|sqrt)_.*approx.*|div_(approx|fu
 test_golden_float_and_warp = golden_test(REST, "f32/f64 arithmetic and warp collective")
 
 
-@pytest.mark.skipif(not available(), reason="shared/gpu-golden is not beside this checkout")
+@golden_needs("isa")
 def test_every_golden_variant_is_replayed() -> None:
     for name in FAMILY_MODULES:  # importing registers their patterns
         importlib.import_module(f"tests.unit.{name}")

@@ -8,13 +8,13 @@ of edge-clamped sliding windows, bincount, a stable argsort; and CUDA's meaning 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ptxjit
+from tests.markers import slow
 
 DATA = Path(__file__).parent / "data"
 W, H = 37, 21  # an image that leaves the last blocks partly idle
@@ -24,7 +24,6 @@ N = 100  # threads of the 1-D kernels (one block of 128, 28 idle)
 
 # the 5x5 median: nvcc unrolls its insertion sort into 24 inner loops; its checked translation takes
 # LLVM tens of seconds, so it runs only with PTXJIT_TEST_SLOW=1
-slow = pytest.mark.skipif(not os.environ.get("PTXJIT_TEST_SLOW"), reason="slow translation: PTXJIT_TEST_SLOW=1")
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ import pytest
 
 import ptxjit
 from ptxjit.errors import PTXValidationError
+from tests.markers import slow
 
 DATA = Path(__file__).parent / "data"
 
@@ -231,7 +232,6 @@ $L_spin:
 
 
 # translating nvcc's cooperative-groups tile code takes LLVM about ten seconds
-slow = pytest.mark.skipif(not os.environ.get("PTXJIT_TEST_SLOW"), reason="slow translation: PTXJIT_TEST_SLOW=1")
 
 
 @slow

@@ -118,9 +118,11 @@ def golden_test(pattern: str, what: str):
     PTXJIT_GOLDEN=full), each byte for byte against the H100; skipped when the set is absent."""
     import pytest
 
+    from tests.markers import golden_needs
+
     cases = golden_cases(pattern)
 
-    @pytest.mark.skipif(not available(), reason="shared/gpu-golden is not beside this checkout")
+    @golden_needs("isa")
     @pytest.mark.parametrize("case", cases or ["none"])
     def test(case: str, monkeypatch) -> None:
         if untiered(case):

@@ -95,9 +95,11 @@ def tc_test(pattern: str, what: str, unchecked: bool = False):
     lowering of each access."""
     import pytest
 
+    from tests.markers import golden_needs
+
     cases = tc_cases(pattern)
 
-    @pytest.mark.skipif(not available(), reason="shared/gpu-golden/tc is not beside this checkout")
+    @golden_needs("tc")
     @pytest.mark.parametrize("case", cases or ["none"])
     def test(case: str, monkeypatch) -> None:
         from tests.unit.goldenutil import untiered

@@ -14,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.markers import golden
 from tests.unit.floatutil import elementwise
 
 GOLDEN = Path(__file__).resolve().parents[2].parent / "shared" / "gpu-golden"
 
-pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason="no ../shared/gpu-golden beside the checkout")
+pytestmark = golden
 
 F32_UNARY = [f"{op}.approx{ftz}.f32" for op in ("rcp", "rsqrt", "sqrt", "ex2", "sin", "cos", "lg2")
              for ftz in ("", ".ftz")] + ["tanh.approx.f32"]

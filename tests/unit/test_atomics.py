@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import tests.ptxsnip
+from tests.markers import golden_needs
 from tests.unit.floatutil import (
     BF16,
     F16,
@@ -27,7 +28,7 @@ from tests.unit.floatutil import (
     sign_of,
     to_fraction,
 )
-from tests.unit.goldenutil import available, golden_cases, replay_case
+from tests.unit.goldenutil import golden_cases, replay_case
 
 GID = """
     mov.u32 %r60, %tid.x;
@@ -704,7 +705,7 @@ def test_models_match_hand_values():
 GOLDEN_ATOM = golden_cases(r"^isa_(atom|red)_")
 
 
-@pytest.mark.skipif(not available(), reason="the golden set (../shared/gpu-golden) is absent")
+@golden_needs("isa")
 @pytest.mark.parametrize("case", GOLDEN_ATOM or ["absent"])
 def test_golden(case):
     assert replay_case(case) == []

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.goldenutil import available, golden_cases, replay_case
+from tests.markers import golden_needs
+from tests.unit.goldenutil import golden_cases, replay_case
 from tests.unit.intutil import (
     check,
     edge_values,
@@ -641,7 +642,7 @@ GOLDEN_BITS = golden_cases(r"^isa_(popc|clz|bfind|brev|bfe|bfi|fns|szext|prmt|sh
                            r"|lop3|bmsk)_")
 
 
-@pytest.mark.skipif(not available(), reason="the golden set (../shared/gpu-golden) is absent")
+@golden_needs("isa")
 @pytest.mark.parametrize("case", GOLDEN_BITS or ["absent"])
 def test_golden(case):
     assert replay_case(case) == []

@@ -18,6 +18,7 @@ import textwrap
 
 import pytest
 
+from tests.markers import golden_needs
 from tests.unit.goldenutil import GOLDEN, available, golden_cases, replay_case
 from tests.unit.intutil import (
     check,
@@ -692,7 +693,7 @@ def _int_cases() -> list[str]:
 GOLDEN_INT = _int_cases()
 
 
-@pytest.mark.skipif(not available(), reason="the golden set (../shared/gpu-golden) is absent")
+@golden_needs("isa")
 @pytest.mark.parametrize("case", GOLDEN_INT or ["absent"])
 def test_golden(case):
     assert replay_case(case) == []

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.goldenutil import available, golden_cases, replay_case
+from tests.markers import golden_needs
+from tests.unit.goldenutil import golden_cases, replay_case
 from tests.unit.intutil import check, elementwise, operands, random_values, s
 
 M32 = (1 << 32) - 1
@@ -366,13 +367,12 @@ VIDEO = r"^isa_v(add|sub|absdiff|min|max|shl|shr|mad|set|avrg)\d?_"
 GOLDEN = golden_cases(VIDEO)
 
 
-@pytest.mark.skipif(not available(), reason="the golden set (../shared/gpu-golden) is absent")
+@golden_needs("isa")
 @pytest.mark.parametrize("case", GOLDEN or ["absent"])
 def test_golden(case):
     assert replay_case(case) == []
 
 
+@golden_needs("isa")
 def test_golden_covers_every_video_case():
-    if not available():
-        pytest.skip("the golden set (../shared/gpu-golden) is absent")
     assert len(golden_cases(VIDEO, full=True)) == 163
