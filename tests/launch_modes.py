@@ -28,8 +28,8 @@ import numpy as np
 
 import ptxjit
 from ptxjit import config, tiers
-from ptxjit.api import Launch, LaunchHook, dims, resolve_checked
-from ptxjit.runtime.args import check_launch_shape, check_shared_memory
+from ptxjit.api import Launch, LaunchHook
+from ptxjit.runtime.args import check_launch_shape, check_shared_memory, dims, resolve_checked
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = config.TEST_LAUNCH_MODE.name  # the variable a mode suite's child process reads

@@ -273,10 +273,17 @@ def test_errors_come_back_with_their_class(pd):
     assert len(pd.stats()) == before
 
 
-def test_backend_env_makes_kernel_call_distribute(pd, monkeypatch):
-    import ptxjit.api
+def test_backend_env_makes_kernel_call_distribute(pd):
+    from ptxjit import env_launchers
 
-    monkeypatch.setattr(ptxjit.api, "_BACKEND", "ray")
+    remove = env_launchers.install(backend="ray")  # what `import ptxjit` does under PTXJIT_BACKEND=ray
+    try:
+        _backend_launches_distribute(pd)
+    finally:
+        remove()
+
+
+def _backend_launches_distribute(pd):
     before = len(pd.stats())
     rng = np.random.default_rng(6)
     n = 4096

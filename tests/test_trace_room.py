@@ -232,7 +232,7 @@ def test_same_records_with_and_without_room_check(name, monkeypatch):
 
 
 def _traced_ir(k: ptxjit.Kernel, block, room: bool = True) -> str:
-    from ptxjit.instrument.probes import ProbeSpec
+    from ptxjit.instrument.emit import ProbeSpec
     from ptxjit.lower.module import ModuleCodegen
 
     plan = tr.kernel_plan(k, block, ("memory",))

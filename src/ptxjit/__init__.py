@@ -1,13 +1,17 @@
 """ptxjit: run NVIDIA PTX kernels on multi-core CPUs through LLVM.
 
 The names below load on first use (PEP 562): `import ptxjit` stays cheap for what needs only part of the
-package (`ptxjit exec`, the driver and runtime libraries, a child process of the tiers' builds).
+package (`ptxjit exec`, the driver and runtime libraries, a child process of the tiers' builds).  Only
+PTXJIT_BACKEND=ray or PTXJIT_CHECK make it load the API: their launchers go under every launch from here
+(ptxjit/env_launchers.py), before a program installs a launch hook of its own.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING
+
+from ptxjit import config as _config
 
 # public name -> the module that defines it (None: the name is the submodule itself)
 _EXPORTS: dict[str, str | None] = {
@@ -77,3 +81,10 @@ __all__ = [
     "ClusterLaunchError", "CooperativeLaunchTooLarge", "max_active_blocks_per_multiprocessor", "multiprocessor_count",
     "Launch", "add_launch_hook", "launch_hook", "launch_hooks",
 ]
+
+if _config.BACKEND.text().lower() == "ray" or _config.CHECK.text():  # read once, here
+    from ptxjit.env_launchers import install_from_config as _install_env_launchers
+
+    _install_env_launchers()
+    del _install_env_launchers
+del _config

@@ -40,11 +40,13 @@ from ptxjit.runtime.args import (
     array_address,
     check_launch_shape,
     check_shared_memory,
+    dims,
     pack_arguments,
+    resolve_checked,
 )
 from ptxjit.streams import stream as _streams
 from ptxjit.streams.launches import LaunchSpec
-from ptxjit.util import ENV_DATA, gc_paused
+from ptxjit.util import gc_paused
 
 
 def _suspends(ins: ir.Instr) -> bool:
@@ -81,27 +83,6 @@ class KernelInfo:
 _GLOBAL_DTYPES = {"u8": np.uint8, "s8": np.int8, "b8": np.uint8, "u16": np.uint16, "s16": np.int16,
                   "b16": np.uint16, "f16": np.float16, "u32": np.uint32, "s32": np.int32, "b32": np.uint32,
                   "f32": np.float32, "u64": np.uint64, "s64": np.int64, "b64": np.uint64, "f64": np.float64}
-
-
-def dims(v, what: str) -> tuple[int, int, int]:
-    """A launch's grid, block or cluster shape (an int or 1 to 3 ints) as three ints; TypeError or
-    ValueError naming `what` for anything else."""
-    if type(v) is int and v >= 1:  # the common case, checked first: this runs at every launch
-        return v, 1, 1
-    if isinstance(v, int | np.integer):
-        v = (int(v),)
-    if not isinstance(v, tuple | list) or not 1 <= len(v) <= 3:
-        raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints, got {v!r}")
-    out = []
-    for x in v:
-        if not isinstance(x, int | np.integer) or isinstance(x, bool):
-            raise TypeError(f"{what} must contain ints, got {v!r}")
-        if x < 1:
-            raise ValueError(f"{what} dimensions must be >= 1, got {tuple(v)!r}")
-        out.append(int(x))
-    while len(out) < 3:
-        out.append(1)
-    return out[0], out[1], out[2]
 
 
 _MANGLED = re.compile(r"_Z(?:N\d*)?(\d+)")
@@ -322,7 +303,7 @@ class Kernel:
         access then silently corrupts other memory or crashes the process.
 
         `probes` (internal: ptxjit.trace) runs instrumented code: an object with `spec` (the probe set,
-        ptxjit/instrument/probes.py) and `table` (its buffers for this launch, instrument/buffers.py).
+        ptxjit/instrument/emit.py ProbeSpec) and `table` (its buffers for this launch, instrument/buffers.py).
 
         `stream` (a ptxjit.Stream): enqueue the launch there and return at once (ptxjit/streams); the
         arguments are kept until it completes, its errors are raised at the stream's synchronization.
@@ -332,7 +313,8 @@ class Kernel:
         `cluster=(x, y, z)` (or a kernel declaring `__cluster_dims__`): a thread-block cluster launch
         (runtime/clusters.py).
 
-        With launch hooks installed (launch_hook), the launch goes through them first."""
+        With launch hooks installed (launch_hook), the launch goes through them first: PTXJIT_BACKEND=ray and
+        PTXJIT_CHECK are launch hooks too (ptxjit/env_launchers.py)."""
         if _LAUNCH_HOOKS and probes is None:  # one global read when no hook is installed
             chain = getattr(_HOOK_STATE, "chain", None)  # inside a hook: the hooks below it
             if chain is None:
@@ -340,25 +322,12 @@ class Kernel:
             if chain:
                 return _run_hooks(chain, Launch(self, grid, block, args, shared_mem, timeout, checked, unchecked,
                                                 stream, cooperative, cluster))
-        if (cooperative or cluster is not None) and (probes is not None or _BACKEND == "ray"):
-            raise ValueError(f"kernel '{self.name}': cooperative and cluster launches cannot be instrumented or "
-                             "distributed")
-        if _BACKEND == "ray" and stream is None and probes is None:  # ptxjit.distributed: across a Ray cluster
-            from ptxjit.distributed.driver import launch as _distributed
-
-            return _distributed(self, grid, block, args, shared_mem, timeout, checked, unchecked)
-        if stream is not None and (probes is not None or _CHECK_TOOLS):  # these run synchronously
-            if probes is not None:
+        if probes is not None:
+            if cooperative or cluster is not None:
+                raise ValueError(f"kernel '{self.name}': cooperative and cluster launches cannot be instrumented or "
+                                 "distributed")
+            if stream is not None:
                 raise ValueError(f"kernel '{self.name}': instrumented launches cannot go on a stream")
-            stream.synchronize()
-            stream = None
-        # PTXJIT_CHECK, read once at import: ptxjit.check runs the launch
-        if _CHECK_TOOLS and probes is None and not (cooperative or cluster is not None or self._declared_cluster
-                                                    or self._auto_cooperative):
-            from ptxjit.checking.env import checked_launch
-
-            if checked_launch(self, _CHECK_TOOLS, grid, block, args, shared_mem, timeout, checked, unchecked):
-                return
         # per launch only what depends on this launch's values (the rest is planned in __init__)
         if type(grid) is int and type(block) is int and 0 < grid <= _MAX_GRID_X and 0 < block <= _MAX_BLOCK_X:
             g = (grid, 1, 1)
@@ -429,13 +398,16 @@ class Kernel:
         """A cooperative or cluster launch (runtime/cooperative.py, runtime/clusters.py)."""
         if cooperative and (cluster is not None or self._declared_cluster):
             raise ValueError(f"kernel '{self.name}': cooperative cluster launches are not supported")
+        # it runs now, in its stream's order: first that stream's earlier work, or the blocking streams' work
+        # for the legacy default stream (done once the launch's shape is accepted)
+        wait_streams = stream.synchronize if stream is not None else _wait_legacy
         if cooperative:
             from ptxjit.runtime.cooperative import launch_cooperative
 
-            return launch_cooperative(self, g, b, args, shared_mem, timeout, checked, stream)
+            return launch_cooperative(self, g, b, args, shared_mem, timeout, checked, wait_streams)
         from ptxjit.runtime.clusters import launch_clusters
 
-        return launch_clusters(self, g, b, args, shared_mem, timeout, checked, cluster, stream)
+        return launch_clusters(self, g, b, args, shared_mem, timeout, checked, cluster, wait_streams)
 
     def max_cooperative_grid_blocks(self, block, shared_mem: int = 0) -> int:
         """The most blocks a cooperative launch with this block accepts (runtime/cooperative.py)."""
@@ -476,28 +448,15 @@ class Kernel:
         del keep
 
 
+def _wait_legacy() -> None:
+    """A launch on the legacy default stream: first the blocking streams' work."""
+    if _streams.BUSY:
+        _streams.wait_legacy()
+
+
 _MAX_GRID_X = MAX_GRID[0]
 _tiers_on = _tiers.enabled
-_BACKEND = config.BACKEND.text().lower()  # "ray": launches go to ptxjit.distributed (read once)
-_CHECK_TOOLS = config.CHECK.text()  # e.g. "memcheck,racecheck" (ptxjit/checking/env.py; read once)
-_UNCHECKED_KEY = config.UNCHECKED.key
-_CHECKED_KEY = config.CHECKED.key
 _MAX_BLOCK_X = min(MAX_BLOCK[0], MAX_THREADS_PER_BLOCK)  # an int block: CUDA's block.x and threads limits
-
-
-def resolve_checked(checked: bool | None, unchecked: bool) -> bool:
-    """Bounds checks for this launch (on by default): `unchecked=True` or `checked=False` turn them
-    off, else PTXJIT_UNCHECKED=1 (or PTXJIT_CHECKED=0) does."""
-    if unchecked:
-        return False
-    if checked is not None:
-        return bool(checked)
-    # read at every launch (a variable set while the process runs counts), from os.environ's own
-    # bytes dict where there is one (util.getenv): about 50 ns when neither is set
-    env = ENV_DATA
-    if env is not None and _UNCHECKED_KEY not in env and _CHECKED_KEY not in env:
-        return True
-    return config.launch_checked()
 
 
 # ---------------------------------------------------------------------------------------- launch hooks

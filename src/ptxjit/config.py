@@ -68,11 +68,11 @@ UNCHECKED = Var(
     "PTXJIT_UNCHECKED", "flag", "`0`, `false`, `no`, `off`: off; any other non-empty value: on", "off",
     "On: launches that do not pass `checked=`/`unchecked=` run without bounds checks (**unsafe**: an "
     "out-of-bounds access can corrupt the process); wins over `PTXJIT_CHECKED`.",
-    "ptxjit.api", False, "each launch")
+    "ptxjit.runtime.args", False, "each launch")
 CHECKED = Var(
     "PTXJIT_CHECKED", "flag", "`0`, `false`, `no`, `off`: off; any other value: on", "on",
     "Off: the same as `PTXJIT_UNCHECKED=1`.",
-    "ptxjit.api", False, "each launch")
+    "ptxjit.runtime.args", False, "each launch")
 FMAD = Var(
     "PTXJIT_FMAD", "flag", "`0`, `false`, `no`, `off`: off; any other value: on", "on",
     "Fuse mul + add into fma as `ptxas --fmad` does (`Module(fmad=)` and `ptxjit run --no-fmad` "
@@ -89,7 +89,7 @@ CHECK = Var(
     "none",
     "Every launch of a program runs under these checking tools; reports on stderr, a summary at exit "
     "([checking.md](checking.md)).",
-    "ptxjit.api", True, "once, when ptxjit.api is imported")
+    "ptxjit", True, "once, when ptxjit is imported")
 CHECK_PRINT_LIMIT = Var(
     "PTXJIT_CHECK_PRINT_LIMIT", "int", "a positive integer (anything else: no limit)", "no limit",
     "At most this many `PTXJIT_CHECK` reports printed (the summary at exit counts them all).",
@@ -118,7 +118,7 @@ BACKEND = Var(
     "PTXJIT_BACKEND", "choice", "`ray`", "this process",
     "`ray`: every `Kernel.__call__` not on a stream is distributed over Ray actors "
     "([distributed.md](distributed.md)).",
-    "ptxjit.api", True, "once, when ptxjit.api is imported")
+    "ptxjit", True, "once, when ptxjit is imported")
 RAY_ACTORS = Var(
     "PTXJIT_RAY_ACTORS", "int", "a number of actors (not an integer: ValueError)", "one per alive node",
     "How many Ray actors a distributed launch starts when the program did not call "

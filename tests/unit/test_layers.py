@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Today's counts.  Lower them when the code improves (a circle broken, a private name made public), so
 # that the improvement is kept; raising them needs a reason written here.
-MAX_CIRCLES_OVER_3 = 3
+MAX_CIRCLES_OVER_3 = 1
 MAX_PRIVATE_IMPORTS = 5
 
 

@@ -163,11 +163,11 @@ def _check(kernel, grid, block, args=(), shared_mem: int = 0, tools=("memcheck",
     """Run `kernel(grid, block, args, shared_mem)` once under the given tools ("memcheck", "racecheck",
     "synccheck", "initcheck") and return their reports (ptxjit.checking.Report), memcheck's first, each
     tool's in PTX order.  An empty list: nothing found."""
-    from ptxjit.api import dims
     from ptxjit.checking.memcheck import fault_report, misaligned
     from ptxjit.checking.records import Launch
     from ptxjit.checking.synccheck import deadlock_report
     from ptxjit.instrument.trace import trace
+    from ptxjit.runtime.args import dims
 
     tools = tool_list(tools)
     g, b = dims(grid, "grid"), dims(block, "block")

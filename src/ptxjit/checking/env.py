@@ -1,7 +1,8 @@
 """PTXJIT_CHECK=memcheck,racecheck python app.py: every launch of an unmodified program runs under
-ptxjit.check.  Kernel.__call__ (api.py) reads the variable once at import and, when it is set, hands each
-plain launch here.  Reports are printed to stderr as they come, compute-sanitizer's ERROR SUMMARY at
-exit.  A launch that faults or deadlocks still raises as it would unchecked, after its report.
+ptxjit.check.  `import ptxjit` reads the variable once and, when it is set, installs the launch hook that
+hands each plain launch here (ptxjit/env_launchers.py check_launcher).  Reports are printed to stderr as
+they come, compute-sanitizer's ERROR SUMMARY at exit.  A launch that faults or deadlocks still raises as
+it would unchecked, after its report.
 PTXJIT_CHECK_PRINT_LIMIT=N prints at most N reports (the summary counts them all).
 """
 

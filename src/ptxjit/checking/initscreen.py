@@ -46,7 +46,7 @@ def screenable(kernel, plan: Plan) -> bool:
 
 
 class InitSpec:
-    """The screen's probe set (the protocol of instrument/probes.py ProbeSpec)."""
+    """The screen's probe set (the protocol of instrument/emit.py ProbeSpec)."""
 
     VERSION = 1
 

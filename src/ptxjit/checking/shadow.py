@@ -50,7 +50,7 @@ _K_LOAD, _K_STORE, _K_ATOMIC = 0, 1, 2
 
 
 class ShadowSpec:
-    """The screen's probe set (the protocol of instrument/probes.py ProbeSpec)."""
+    """The screen's probe set (the protocol of instrument/emit.py ProbeSpec)."""
 
     VERSION = 1
 
@@ -401,8 +401,8 @@ def screen(kernel, grid, block, args, shared_mem: int, timeout: float | None) ->
     """Run the launch once with the shadow probes (bounds-checked); the hazards it counted (0: no race),
     or None when the screen cannot judge the launch (a raw Pointer argument) and nothing ran."""
     from ptxjit.checking.private import unshadowed
-    from ptxjit.instrument.probes import ProbeLaunch
-    from ptxjit.instrument.trace import kernel_plan, lowered_kernel
+    from ptxjit.instrument.probes import ProbeLaunch, lowered_kernel
+    from ptxjit.instrument.trace import kernel_plan
     from ptxjit.lower.layout import shared_layout
     from ptxjit.runtime.launch import worker_count
     from ptxjit.runtime.memory import Pointer

@@ -64,7 +64,7 @@ def _any_register_mask(kernel) -> bool:
 
 
 class MaskSpec:
-    """The probe set of the mask run (the protocol of instrument/probes.py ProbeSpec)."""
+    """The probe set of the mask run (the protocol of instrument/emit.py ProbeSpec)."""
 
     VERSION = 1
 

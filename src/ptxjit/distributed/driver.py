@@ -12,12 +12,12 @@ import ray
 
 from ptxjit import config
 from ptxjit import errors as _errors
-from ptxjit.api import Kernel, Module, dims
+from ptxjit.api import Kernel, Module
 from ptxjit.distributed import changes as _changes
 from ptxjit.distributed.analysis import DistributionRefused, Plan, plan_kernel
 from ptxjit.distributed.node import Job, Node, Result
 from ptxjit.runtime import watchdog
-from ptxjit.runtime.args import check_launch_shape, check_shared_memory
+from ptxjit.runtime.args import check_launch_shape, check_shared_memory, dims, resolve_checked
 from ptxjit.runtime.memory import DeviceArray, Pointer
 
 _NodeActor = ray.remote(Node)
@@ -169,8 +169,6 @@ def plan_for(k: Kernel) -> Plan:
 def launch(k: Kernel, grid, block, args=(), shared_mem: int = 0, timeout: float | None = None,
            checked: bool | None = None, unchecked: bool = False, plan: Plan | None = None) -> None:
     """Run one launch of k across the actors and merge the results into `args`' arrays."""
-    from ptxjit.api import resolve_checked
-
     plan = plan or plan_for(k)
     plan.check()
     g, b = dims(grid, "grid"), dims(block, "block")

@@ -19,7 +19,7 @@ from ptxjit.driver.errors import CudaError
 from ptxjit.driver.memory import REGISTRY
 from ptxjit.errors import KernelError
 from ptxjit.runtime import printf
-from ptxjit.runtime.args import check_launch_shape, check_shared_memory
+from ptxjit.runtime.args import check_launch_shape, check_shared_memory, resolve_checked
 from ptxjit.runtime.memory import Pointer
 
 _PAD = 4  # runtime/args.py's slot kind of parameters packed as byte patches (aggregates, f16)
@@ -208,8 +208,6 @@ def python_args(f, raw: bytes) -> list:
 
 def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, int], shared_mem: int,
            stream_handle, raw: bytes, cooperative: bool = False, cluster=None) -> None:
-    from ptxjit.api import resolve_checked
-
     printf.flush_held()  # a launch is a synchronization point for device printf output, as on CUDA
     k = f.kernel
     if len(raw) < f.param_size:

@@ -36,10 +36,7 @@ counting run also gives each CTA's record total per type; before a CTA runs, its
 that many records with one atomicrmw add on the type's cursor (TB_CURSOR), then bumps a worker-private
 position per record (no atomic per record: a CTA runs on one worker).
 
-Probe table (int64, TB_*): per-worker state base, per-CTA arrays, cursors and capacities per type.
-Per-worker state (int64, WS_*, WS_STRIDE slots each; abi.W_PROBE points at the worker's): the CTA's
-sequence counter and linear index, the counting run's counters and this worker's thread epochs, then per
-type the claim (position, end, start), the running total (counting), the buffer and its scratch index.
+The probe table and the per-worker probe state these buffers hang off: instrument/table.py.
 """
 
 from __future__ import annotations
@@ -47,6 +44,23 @@ from __future__ import annotations
 import numpy as np
 
 from ptxjit.instrument.probes import NTYPES, T_BARRIERS, T_MEMORY, Plan
+from ptxjit.instrument.table import (
+    TB_CAP,
+    TB_CTA,
+    TB_CTA_START,
+    TB_CTA_TIME,
+    TB_CTA_USED,
+    TB_PATTERNS,
+    TB_SIZE,
+    TB_WS,
+    WS_BUF,
+    WS_COUNTERS,
+    WS_EPOCH,
+    WS_PAT_THREADS,
+    WS_SCRATCH,
+    WS_STRIDE,
+    ws_slot,
+)
 
 _PAYLOAD = {T_MEMORY: [("addr", "<u8")], T_BARRIERS: [("time", "<u8")]}  # before the order fields
 _FULL_HEAD = [("cta", "<u4"), ("seq", "<u4"), ("epoch", "<u4"), ("tid", "<u2"), ("site", "<u2")]
@@ -132,30 +146,6 @@ def expand(records: np.ndarray, cta: np.ndarray, t: int, seq: np.ndarray | None 
         d = full_dt.fields[name][1] // 4
         dst[:, d:d + words] = src[:, offset // 4:offset // 4 + words]
     return dst.view(full_dt).reshape(n)
-
-
-# probe table
-TB_WS, TB_CTA, TB_CTA_START, TB_CTA_USED = 0, 1, 2, 3
-TB_CURSOR = 4               # + type: atomic cursor of the type's buffer
-TB_CAP = TB_CURSOR + NTYPES  # + type: capacity
-TB_CTA_TIME = TB_CAP + NTYPES  # per CTA (trace): worker, cycle counter at its start and at its end
-TB_PATTERNS = TB_CTA_TIME + 1  # counting with patterns: the control array (instrument/patterns.py)
-TB_SIZE = TB_PATTERNS + 1
-
-# per-worker state
-WS_SEQ, WS_CTA, WS_COUNTERS, WS_EPOCH = 0, 1, 2, 3
-WS_TYPE = 4                  # + 8 * type: the slots below
-WS_POS, WS_END, WS_START, WS_TOT, WS_BUF, WS_SCRATCH = range(6)
-WS_STRIDE = 40               # 320 bytes: workers never share a cache line
-
-
-def ws_slot(t: int, what: int) -> int:
-    return WS_TYPE + 8 * t + what
-
-
-# counting with patterns (instrument/patterns.py): the CTA's slot, threads per slot row
-WS_PAT_CUR, WS_PAT_THREADS = 36, 37
-assert ws_slot(NTYPES - 1, WS_SCRATCH) < WS_PAT_CUR and WS_PAT_THREADS < WS_STRIDE
 
 
 class CountBuffers:

@@ -1,5 +1,6 @@
 """The probes as LLVM IR: `ProbeEmitter` (one per lowered function, FnLowering's `probes`) and the
-worker-loop hooks (`worker_prologue`, `before_cta`, `after_cta`, called by ModuleCodegen._build_worker).
+worker-loop hooks (`worker_prologue`, `before_cta`, `after_cta`, called by ModuleCodegen._build_worker),
+and `ProbeSpec`, the probe set a translation is given, whose methods they are.
 
 The same hooks serve every lowering mode: the thread loop (barrier-free kernels), region mode (kernels
 with bar.sync: one loop over the threads per barrier-to-barrier region, lower/regions.py) and the
@@ -28,9 +29,19 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from ptxjit.instrument.buffers import (
-    ADDR_BITS,
-    ADDR_MASK,
+from ptxjit.instrument.buffers import ADDR_BITS, ADDR_MASK
+from ptxjit.instrument.clock import read_counter
+from ptxjit.instrument.probes import (
+    NTYPES,
+    RECORD_TYPES,
+    T_BARRIERS,
+    T_BLOCKS,
+    T_BRANCHES,
+    T_MEMORY,
+    Plan,
+    is_cta_barrier,
+)
+from ptxjit.instrument.table import (
     TB_CAP,
     TB_CTA,
     TB_CTA_START,
@@ -53,8 +64,6 @@ from ptxjit.instrument.buffers import (
     WS_TOT,
     ws_slot,
 )
-from ptxjit.instrument.clock import read_counter
-from ptxjit.instrument.probes import NTYPES, T_BARRIERS, T_BLOCKS, T_BRANCHES, T_MEMORY, is_cta_barrier
 from ptxjit.lower import abi
 from ptxjit.lower.types import I1, I8, I32, I64, PTR, const_int
 
@@ -523,3 +532,52 @@ def after_cta(spec, b: ll.IRBuilder, L: ll.Value, W: ll.Value, c: ll.Value) -> N
         pos = b.load(_slot(b, ws, ws_slot(t, WS_POS)))
         b.store(start, _slot(b, b.inttoptr(b.load(_slot(b, T, TB_CTA_START)), I64P), cell))
         b.store(b.sub(pos, start), _slot(b, b.inttoptr(b.load(_slot(b, T, TB_CTA_USED)), I64P), cell))
+
+
+class ProbeSpec:
+    """The probe set of one translation, the object a translation is given (`ModuleCodegen(probes=...)`):
+    its `key` is part of the translation cache key, `emitter(lw)` makes the per-function ProbeEmitter and
+    its worker hooks set up each CTA; the lowering never imports this package, it only calls these
+    methods.  mode 'count': block-execution counters and per-CTA record totals (the counting run);
+    'trace': records written into the per-type buffers."""
+
+    VERSION = 3
+
+    def __init__(self, plan: Plan, mode: str, records: tuple[str, ...], generic: bool = False,
+                 values: bool = False, room: bool = True, nontemporal: str = "auto",
+                 drop_memory: bool = False, exact: bool = False, patterns: bool = False) -> None:
+        assert mode in ("count", "trace")
+        self.plan = plan
+        self.mode = mode
+        self.records = records
+        self.types = tuple(RECORD_TYPES.index(r) for r in records)
+        self.generic = generic  # translate for any block shape (the per-thread scheduler; tests)
+        self.values = values and mode == "trace"  # memory records carry the value accessed
+        # the room check (instrument/room.py): unchecked record stores where a call's records fit
+        self.room = room and mode == "trace"
+        self.nontemporal = nontemporal  # the non-temporal hint on record stores: "auto", "always", "never"
+        # counting: the variant that performs no memory access (instrument/independence.py proved that
+        # no record count depends on memory)
+        self.drop_memory = drop_memory and mode == "count"
+        # trace: every CTA's paths are those the counting run counted (same proof), so its records fill
+        # its claim exactly: record stores need no check at all (instrument/room.py)
+        self.exact = exact and mode == "trace"
+        # counting: per-thread accumulators in sampled CTAs for branch uniformity and memory strides,
+        # alignment and sectors (instrument/patterns.py)
+        self.patterns = patterns and mode == "count"
+        self.key = f"v{self.VERSION}:{mode}:{','.join(records)}" + (":values" if self.values else "") \
+            + ("" if self.room else ":noroom") + ("" if nontemporal == "auto" else f":nt-{nontemporal}") \
+            + (":nomem" if self.drop_memory else "") + (":exact" if self.exact else "") \
+            + (":patterns" if self.patterns else "")
+
+    def emitter(self, lw) -> ProbeEmitter:
+        return ProbeEmitter(self, lw)
+
+    def worker_prologue(self, b, L, W) -> None:
+        worker_prologue(self, b, L, W)
+
+    def before_cta(self, b, L, W, c, nthreads) -> None:
+        before_cta(self, b, L, W, c, nthreads)
+
+    def after_cta(self, b, L, W, c) -> None:
+        after_cta(self, b, L, W, c)

@@ -169,7 +169,7 @@ def _pred_in(ins: ir.Instr) -> str | None:
 def kernel_independence(kernel, block) -> Independence:
     """`independent` for a ptxjit Kernel as it is lowered for `block` (None: the generic translation),
     cached on the kernel."""
-    from ptxjit.instrument.trace import lowered_kernel
+    from ptxjit.instrument.probes import lowered_kernel
 
     cache = kernel.__dict__.setdefault("_independence", {})
     got = cache.get(block)

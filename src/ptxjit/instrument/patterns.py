@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from llvmlite import ir as ll
 
-from ptxjit.instrument.buffers import WS_PAT_CUR, WS_PAT_THREADS
+from ptxjit.instrument.table import WS_PAT_CUR, WS_PAT_THREADS
 from ptxjit.lower.types import I32, I64, const_int
 
 WARP = 32

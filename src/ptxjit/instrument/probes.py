@@ -27,9 +27,8 @@ plan is built from `ModuleCodegen(...).kernel`) and then every device function o
 order, and looked up by (function, statement index[, part]): both translations of a trace (counting and
 traced) and the Python side agree on them.
 
-`ProbeSpec` is the object a translation is given (`ModuleCodegen(probes=...)`): its `key` is part of the
-translation cache key, `emitter(lw)` makes the per-function `ProbeEmitter` (instrument/emit.py), and its
-worker hooks set up each CTA.  The lowering never imports this package: it only calls these methods.
+The probe set a translation is given (`ModuleCodegen(probes=...)`) is instrument/emit.py's `ProbeSpec`;
+`lowered_kernel` is the kernel as the plan sees it.
 """
 
 from __future__ import annotations
@@ -231,6 +230,19 @@ def build_plan(kernel: ir.Function, module: ir.Module, records: tuple[str, ...])
     return plan
 
 
+def lowered_kernel(kernel, block: tuple[int, int, int] | None) -> ir.Function:
+    """`kernel`'s function (a ptxjit Kernel's) as it is lowered for `block` (None: the generic translation),
+    which probe plans describe (cached on the kernel)."""
+    from ptxjit.lower.module import ModuleCodegen
+
+    cache = kernel.__dict__.setdefault("_lowered", {})
+    fn = cache.get(block)
+    if fn is None:
+        mod = kernel.module
+        fn = cache[block] = ModuleCodegen(mod.ir, kernel.fn, mod._glay, block, instrumented=True).kernel
+    return fn
+
+
 def _site(sites: list[Site], type_: int, fn: ir.Function, stmt: int, ins: ir.Instr, block: int, counter: int,
           part: int = 0, space: str = "", size: int = 0, kind: int = 0) -> Site:
     site = Site(len(sites), type_, fn.name, stmt, part, str_pos(ins), ins.pos.line, _source(ins), ins.text, block,
@@ -244,62 +256,8 @@ def str_pos(ins: ir.Instr) -> str:
     return f"{p.file}:{p.line}:{p.col}"
 
 
-class ProbeSpec:
-    """The probe set of one translation (see module doc).  mode 'count': block-execution counters and
-    per-CTA record totals (the counting run); 'trace': records written into the per-type buffers."""
-
-    VERSION = 3
-
-    def __init__(self, plan: Plan, mode: str, records: tuple[str, ...], generic: bool = False,
-                 values: bool = False, room: bool = True, nontemporal: str = "auto",
-                 drop_memory: bool = False, exact: bool = False, patterns: bool = False) -> None:
-        assert mode in ("count", "trace")
-        self.plan = plan
-        self.mode = mode
-        self.records = records
-        self.types = tuple(RECORD_TYPES.index(r) for r in records)
-        self.generic = generic  # translate for any block shape (the per-thread scheduler; tests)
-        self.values = values and mode == "trace"  # memory records carry the value accessed
-        # the room check (instrument/room.py): unchecked record stores where a call's records fit
-        self.room = room and mode == "trace"
-        self.nontemporal = nontemporal  # the non-temporal hint on record stores: "auto", "always", "never"
-        # counting: the variant that performs no memory access (instrument/independence.py proved that
-        # no record count depends on memory)
-        self.drop_memory = drop_memory and mode == "count"
-        # trace: every CTA's paths are those the counting run counted (same proof), so its records fill
-        # its claim exactly: record stores need no check at all (instrument/room.py)
-        self.exact = exact and mode == "trace"
-        # counting: per-thread accumulators in sampled CTAs for branch uniformity and memory strides,
-        # alignment and sectors (instrument/patterns.py)
-        self.patterns = patterns and mode == "count"
-        self.key = f"v{self.VERSION}:{mode}:{','.join(records)}" + (":values" if self.values else "") \
-            + ("" if self.room else ":noroom") + ("" if nontemporal == "auto" else f":nt-{nontemporal}") \
-            + (":nomem" if self.drop_memory else "") + (":exact" if self.exact else "") \
-            + (":patterns" if self.patterns else "")
-
-    def emitter(self, lw):
-        from ptxjit.instrument.emit import ProbeEmitter
-
-        return ProbeEmitter(self, lw)
-
-    def worker_prologue(self, b, L, W) -> None:
-        from ptxjit.instrument.emit import worker_prologue
-
-        worker_prologue(self, b, L, W)
-
-    def before_cta(self, b, L, W, c, nthreads) -> None:
-        from ptxjit.instrument.emit import before_cta
-
-        before_cta(self, b, L, W, c, nthreads)
-
-    def after_cta(self, b, L, W, c) -> None:
-        from ptxjit.instrument.emit import after_cta
-
-        after_cta(self, b, L, W, c)
-
-
 @dataclass
 class ProbeLaunch:
     """What Kernel.__call__(probes=...) takes: the translation's probe set and this launch's table."""
-    spec: ProbeSpec
+    spec: object  # instrument/emit.py ProbeSpec, or another object with its protocol (ptxjit/checking's screens)
     table: object  # numpy int64 array (instrument/buffers.py)

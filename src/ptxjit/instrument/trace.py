@@ -43,6 +43,7 @@ from ptxjit.instrument.buffers import (
     record_dtypes,
 )
 from ptxjit.instrument.clock import Clock
+from ptxjit.instrument.emit import ProbeSpec
 from ptxjit.instrument.independence import kernel_independence
 from ptxjit.instrument.merge import merge, sorted_records
 from ptxjit.instrument.probes import (
@@ -55,8 +56,8 @@ from ptxjit.instrument.probes import (
     T_MEMORY,
     Plan,
     ProbeLaunch,
-    ProbeSpec,
     build_plan,
+    lowered_kernel,
 )
 
 # The traced run's cost cutters (both on; bench/ptxbench/tracing.py turns them off to measure, in the same
@@ -92,19 +93,6 @@ def _records(records) -> tuple[str, ...]:
     return tuple(r for r in RECORD_TYPES if r in got)
 
 
-def lowered_kernel(kernel, block: tuple[int, int, int] | None):
-    """`kernel`'s function as it is lowered for `block` (None: the generic translation), which probe
-    plans describe (cached on the kernel)."""
-    from ptxjit.lower.module import ModuleCodegen
-
-    cache = kernel.__dict__.setdefault("_lowered", {})
-    fn = cache.get(block)
-    if fn is None:
-        mod = kernel.module
-        fn = cache[block] = ModuleCodegen(mod.ir, kernel.fn, mod._glay, block, instrumented=True).kernel
-    return fn
-
-
 def kernel_plan(kernel, block: tuple[int, int, int] | None, records: tuple[str, ...]) -> Plan:
     """The probe plan of `kernel` as it is lowered for `block` (None: the generic translation)."""
     cache = kernel.__dict__.setdefault("_probe_plans", {})
@@ -125,8 +113,8 @@ def trace(kernel, grid, block, args=(), shared_mem: int = 0, records=("blocks", 
     load's or atomic's result, a store's or reduction's operand).  The arrays end up
     as one launch leaves them.  `_generic` uses the translation for any block shape (per-thread
     scheduler; for tests)."""
-    from ptxjit.api import dims
     from ptxjit.runtime import printf
+    from ptxjit.runtime.args import dims
     from ptxjit.runtime.launch import worker_count
 
     recs = _records(records)

@@ -16,12 +16,14 @@ import warnings
 
 import numpy as np
 
+from ptxjit import config
 from ptxjit.errors import PtxjitWarning
 from ptxjit.frontend import ir
 from ptxjit.lower.layout import param_layout
 from ptxjit.runtime.access import KernelAccess
 from ptxjit.runtime.memory import DeviceArray, Pointer
 from ptxjit.texture import encode_argument, is_handle_object
+from ptxjit.util import ENV_DATA
 
 MAX_GRID = (2 ** 31 - 1, 65535, 65535)
 MAX_BLOCK = (1024, 1024, 64)
@@ -30,6 +32,44 @@ MAX_SHARED_PER_BLOCK = 227 * 1024
 MAX_STATIC_SHARED = 48 * 1024  # what ptxas lets a kernel declare statically; beyond it only dynamic (opt-in)
 
 _warned: set[tuple] = set()
+_UNCHECKED_KEY = config.UNCHECKED.key
+_CHECKED_KEY = config.CHECKED.key
+
+
+def dims(v, what: str) -> tuple[int, int, int]:
+    """A launch's grid, block or cluster shape (an int or 1 to 3 ints) as three ints; TypeError or
+    ValueError naming `what` for anything else."""
+    if type(v) is int and v >= 1:  # the common case, checked first: this runs at every launch
+        return v, 1, 1
+    if isinstance(v, int | np.integer):
+        v = (int(v),)
+    if not isinstance(v, tuple | list) or not 1 <= len(v) <= 3:
+        raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints, got {v!r}")
+    out = []
+    for x in v:
+        if not isinstance(x, int | np.integer) or isinstance(x, bool):
+            raise TypeError(f"{what} must contain ints, got {v!r}")
+        if x < 1:
+            raise ValueError(f"{what} dimensions must be >= 1, got {tuple(v)!r}")
+        out.append(int(x))
+    while len(out) < 3:
+        out.append(1)
+    return out[0], out[1], out[2]
+
+
+def resolve_checked(checked: bool | None, unchecked: bool) -> bool:
+    """Bounds checks for this launch (on by default): `unchecked=True` or `checked=False` turn them
+    off, else PTXJIT_UNCHECKED=1 (or PTXJIT_CHECKED=0) does."""
+    if unchecked:
+        return False
+    if checked is not None:
+        return bool(checked)
+    # read at every launch (a variable set while the process runs counts), from os.environ's own
+    # bytes dict where there is one (util.getenv): about 50 ns when neither is set
+    env = ENV_DATA
+    if env is not None and _UNCHECKED_KEY not in env and _CHECKED_KEY not in env:
+        return True
+    return config.launch_checked()
 
 
 def check_launch_shape(kernel: str, grid: tuple[int, int, int], block: tuple[int, int, int]) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import wait
 from typing import TYPE_CHECKING
 
@@ -27,7 +28,9 @@ from ptxjit.errors import KernelDeadlock
 from ptxjit.lower import abi
 from ptxjit.lower.rules.cluster import WS_COUNTERS, WS_DIMS, WS_EXPLICIT, WS_SHARED_TABLE
 from ptxjit.runtime import launch, watchdog
+from ptxjit.runtime.args import dims
 from ptxjit.runtime.cooperative import (
+    Kernel,
     block_threads,
     grid_barrier_arrivals,
     occupancy,
@@ -39,7 +42,6 @@ from ptxjit.runtime.launch import RecordPlan
 from ptxjit.runtime.supervise import supervised
 
 if TYPE_CHECKING:
-    from ptxjit.api import Kernel
     from ptxjit.jit.translate import Translation
 
 MAX_CLUSTER_SIZE = 8  # CUDA's portable cluster size (16 needs cudaFuncAttributeNonPortableClusterSizeAllowed)
@@ -56,14 +58,12 @@ def declared_cluster(kernel: Kernel) -> tuple[int, int, int] | None:
     req = kernel.fn.perf.get("reqnctapercluster")
     if not req:
         return None
-    dims = tuple(int(v) for v in req) + (1,) * (3 - len(req))
-    return dims[0], dims[1], dims[2]
+    k = tuple(int(v) for v in req) + (1,) * (3 - len(req))
+    return k[0], k[1], k[2]
 
 
 def cluster_shape(kernel: Kernel, grid, block, cluster, shared_mem: int) -> tuple[int, int, int]:
     """The launch's cluster dims, checked as CUDA checks them."""
-    from ptxjit.api import dims
-
     declared = declared_cluster(kernel)
     k = dims(cluster, "cluster") if cluster is not None else declared
     assert k is not None
@@ -115,10 +115,12 @@ def _stuck_cluster(lock: threading.Lock, partial: set[int], exited: list[int], c
 
 
 def launch_clusters(kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int], args, shared_mem: int,
-                    timeout: float | None, checked: bool, cluster, stream=None) -> None:
-    """A validated launch (Kernel.__call__ did the shape and shared-memory checks) run cluster by cluster."""
+                    timeout: float | None, checked: bool, cluster,
+                    wait_streams: Callable[[], object] | None = None) -> None:
+    """A validated launch (Kernel.__call__ did the shape and shared-memory checks) run cluster by cluster;
+    `wait_streams`: see cooperative.prepare()."""
     k = cluster_shape(kernel, grid, block, cluster, shared_mem)
-    t, values, ranges, patches, gb = prepare(kernel, block, args, checked, stream)
+    t, values, ranges, patches, gb = prepare(kernel, block, args, checked, wait_streams)
     gaddr, gsize = gb.__array_interface__["data"][0], gb.nbytes
     with printf_scope(kernel, args, gb):
         _run(kernel, t, grid, block, k, checked, values, ranges, patches, gaddr, gsize, shared_mem, timeout, args,

@@ -35,19 +35,25 @@ import contextlib
 import ctypes
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ptxjit.errors import KernelDeadlock, KernelTrap
 from ptxjit.lower import abi
 from ptxjit.runtime import launch, printf, watchdog
+from ptxjit.runtime.args import dims
 from ptxjit.runtime.launch import RecordPlan
 from ptxjit.runtime.supervise import supervised
 
 if TYPE_CHECKING:
-    from ptxjit.api import Kernel
+    import numpy as np
+
+    from ptxjit.frontend import ir
     from ptxjit.jit.translate import Translation
+    from ptxjit.runtime.access import KernelAccess
+    from ptxjit.runtime.args import ArgPacker
 
 # one "multiprocessor" (a worker thread), as CUDA's occupancy calculator sees an H100 SM (sm_90)
 SM_MAX_THREADS = 2048
@@ -58,6 +64,31 @@ SHARED_RESERVED_PER_BLOCK = 1024  # CUDA reserves 1 KB of shared memory per bloc
 WORKSPACE_BYTES = 64  # nvcc's grid.sync() uses the u32 at +4; the rest is spare
 _COUNTER = 1  # u32 index of that counter in the workspace
 _POLL_SECONDS = 0.02
+
+
+class KernelModule(Protocol):
+    """What a cooperative or cluster launch uses of a kernel's module (api.Module is one)."""
+
+    globals: np.ndarray
+
+    def translation(self, f: ir.Function, block: tuple[int, int, int] | None = None,
+                    checked: bool = False) -> Translation: ...
+
+
+class Kernel(Protocol):
+    """What a cooperative or cluster launch uses of a kernel (api.Kernel is one): its name, PTX function
+    and module, the argument packer and range parameters planned once, the translations it has used, its
+    static shared memory and what its code accesses."""
+
+    name: str
+    fn: ir.Function
+    module: KernelModule
+    _packer: ArgPacker
+    _tcache: dict
+    _range_params: list[int]
+    _range_names: list[tuple[str, int]]
+    _static_shared: int
+    _access: KernelAccess
 
 
 class CooperativeLaunchTooLarge(ValueError):
@@ -85,8 +116,6 @@ def multiprocessor_count() -> int:
 def occupancy(kernel: Kernel, block, shared_mem: int = 0) -> Occupancy:
     """How many blocks of shape `block` with `shared_mem` bytes of dynamic shared memory can be
     co-resident per multiprocessor, and on how many multiprocessors."""
-    from ptxjit.api import dims
-
     kernel = getattr(kernel, "kernel", kernel)  # a RawKernel: its ptxjit Kernel
     b = dims(block, "block")
     nthreads = b[0] * b[1] * b[2]
@@ -181,27 +210,26 @@ block_threads = _BlockThreads()
 
 
 def launch_cooperative(kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int], args,
-                       shared_mem: int, timeout: float | None, checked: bool, stream=None) -> None:
+                       shared_mem: int, timeout: float | None, checked: bool,
+                       wait_streams: Callable[[], object] | None = None) -> None:
     """A checked-and-validated launch (Kernel.__call__ did the shape and shared-memory checks) whose
-    blocks all run at once, with a grid workspace for grid.sync()."""
+    blocks all run at once, with a grid workspace for grid.sync().  `wait_streams`: see prepare()."""
     _check_size(kernel, grid, block, shared_mem)
-    t, values, ranges, patches, gb = prepare(kernel, block, args, checked, stream)
+    t, values, ranges, patches, gb = prepare(kernel, block, args, checked, wait_streams)
     gaddr, gsize = gb.__array_interface__["data"][0], gb.nbytes
     with printf_scope(kernel, args, gb):
         _run(kernel, t, grid, block, checked, values, ranges, patches, gaddr, gsize, shared_mem, timeout, args,
              (args, gb))
 
 
-def prepare(kernel: Kernel, block, args, checked: bool, stream):
-    """What a cooperative or cluster launch needs before it runs: the stream's earlier work done (they
-    run now, in the stream's order), the packed arguments and the translation:
-    (translation, values, ranges, patches, the module's globals)."""
-    from ptxjit.streams import stream as _streams
-
-    if stream is not None:
-        stream.synchronize()
-    elif _streams.BUSY:
-        _streams.wait_legacy()
+def prepare(kernel: Kernel, block, args, checked: bool, wait_streams: Callable[[], object] | None):
+    """What a cooperative or cluster launch needs before it runs, once its shape is accepted: the earlier
+    work of its stream done (`wait_streams`, given by the caller: the stream's synchronization, or the
+    wait of the legacy default stream for the blocking streams; the launch then runs now, in the stream's
+    order), the packed arguments and the translation: (translation, values, ranges, patches, the module's
+    globals)."""
+    if wait_streams is not None:
+        wait_streams()
     values, ranges, patches = kernel._packer.pack(args, checked)
     t = kernel._tcache.get((block, checked))
     if t is None:

@@ -71,7 +71,7 @@ class Counting:
     SAMPLED_CTAS CTAs only (they cost 2-150x a plain CTA: per-thread updates on every access)."""
 
     def __init__(self, plan) -> None:
-        from ptxjit.instrument.probes import ProbeSpec
+        from ptxjit.instrument.emit import ProbeSpec
 
         self.plan = plan
         self.spec = ProbeSpec(plan, "count", RECORDS)
@@ -170,7 +170,7 @@ def memory_patterns(plan, pc) -> list[MemoryPattern]:
 def _functions(kernel, block) -> dict:
     """The functions the plan's sites index: the kernel as lowered for `block` (the plan was built from
     it) and the module's device functions."""
-    from ptxjit.instrument.trace import lowered_kernel
+    from ptxjit.instrument.probes import lowered_kernel
 
     fns = {f.name: f for f in kernel.module.ir.functions.values() if f.body is not None}
     fns[kernel.name] = lowered_kernel(kernel, block)
