@@ -21,7 +21,7 @@ from ptxjit.lower.layout import globals_layout
 from ptxjit.lower.module import ModuleCodegen
 from ptxjit.passes.preprocess import preprocess
 from ptxjit.passes.summary import summarize
-from ptxjit.passes.validate import validate
+from ptxjit.lower.validate import validate
 from ptxjit.util import gc_paused
 
 

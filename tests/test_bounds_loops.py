@@ -1,4 +1,4 @@
-"""Bounds checks of counted loops done once on entry (passes/ivloops.py, lower/bounds_loops.py): the
+"""Bounds checks of counted loops done once on entry (passes/ivloops.py, lower/safety/loops.py): the
 results are NumPy's, and every out-of-bounds access still faults with its thread, line and element."""
 
 from __future__ import annotations

@@ -293,7 +293,7 @@ def test_read_past_the_end_in_a_barrier_kernel():
     assert partial.sum() == n
 
 
-# ---- the launch-wide precheck for addresses with run-time coefficients (lower/bounds_corners.py grid_check)
+# ---- the launch-wide precheck for addresses with run-time coefficients (lower/safety/corners.py grid_check)
 JACOBI = Path(__file__).parent.parent / "bench" / "kernels" / "ptx" / "jacobi.ptx"
 
 

@@ -151,8 +151,8 @@ def test_cvt_pack() -> None:
 def test_info_never_claims_full_support_without_a_rule(tmp_path, monkeypatch) -> None:
     """Validation fails open on an ISA-table defect; `ptxjit info` still lists an instruction without a rule."""
     from ptxjit import cli
+    from ptxjit.lower import validate
     from ptxjit.lower.rules import RULES
-    from ptxjit.passes import validate
 
     p = tmp_path / "k.ptx"
     p.write_text(snippet_kernel("    ld.param.u64 %rd1, [out];\n    mov.u32 %r1, WARP_SZ;\n"

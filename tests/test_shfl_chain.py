@@ -29,7 +29,7 @@ def _chains(src: str, name: str) -> list[list[int]]:
 def _chains_as_lowered(fn):
     """The chains as lowering finds them: steps may read registers that are pure functions of the thread
     index (passes/remat.py)."""
-    from ptxjit.lower.operands import is_special
+    from ptxjit.isa.special import is_special
     from ptxjit.passes.remat import rematerializable
 
     remat = rematerializable(fn, {p.name for p in fn.params}, is_special)

@@ -1,6 +1,6 @@
 """Framework-style layer kernels (bench/kernels/{batchnorm,maxpool,im2col,nchw_to_nhwc}.cu, nvcc) under
 tier 1: their tensor sizes are launch arguments, which tier 1 folds into constants; its bounds checks
-then bound `(i / plane) % channels` by its value range (passes/ranges.py, lower/bounds_ranges.py offset_range)
+then bound `(i / plane) % channels` by its value range (passes/ranges.py, lower/safety/ranges.py offset_range)
 instead of checking every thread.  Results against NumPy, bit for bit; out-of-bounds accesses still
 fault from every tier; a launch with other sizes fails the guard and is still right."""
 

@@ -25,7 +25,7 @@ _EXPORTS: dict[str, str | None] = {
                     "ptxjit.errors"),
     **dict.fromkeys(["Trace", "TraceOverflow", "trace"], "ptxjit.instrument.trace"),
     "cache_stats": "ptxjit.jit.translate",
-    **dict.fromkeys(["set_stack_size", "stack_size"], "ptxjit.lower.rules.stack"),
+    **dict.fromkeys(["set_stack_size", "stack_size"], "ptxjit.passes.stack"),
     "encode_tensor_map": "ptxjit.lower.rules.tma",
     "ClusterLaunchError": "ptxjit.runtime.clusters",
     **dict.fromkeys(["CooperativeLaunchTooLarge", "max_active_blocks_per_multiprocessor", "multiprocessor_count"],

@@ -19,16 +19,10 @@ from ptxjit import tiers as _tiers
 from ptxjit.demangle import demangle, short_name
 from ptxjit.errors import PTXValidationError
 from ptxjit.frontend import ir
-from ptxjit.frontend.parser import parse
 from ptxjit.jit import translate as tr
+from ptxjit.jit.load import load_module
 from ptxjit.jit.priority import foreground
 from ptxjit.lower.layout import encode_initializer, globals_layout, local_size, param_layout, shared_layout
-from ptxjit.passes.approx_fold import propagate_immediates
-from ptxjit.passes.contract import contract_fma
-from ptxjit.passes.inline import inline_suspending_calls
-from ptxjit.passes.preprocess import preprocess
-from ptxjit.passes.sourcelines import attach_source_lines
-from ptxjit.passes.validate import validate
 from ptxjit.runtime import launch, printf, watchdog
 from ptxjit.runtime.access import analyze
 from ptxjit.runtime.args import (
@@ -47,13 +41,6 @@ from ptxjit.runtime.args import (
 from ptxjit.streams import stream as _streams
 from ptxjit.streams.launches import LaunchSpec
 from ptxjit.util import gc_paused
-
-
-def _suspends(ins: ir.Instr) -> bool:
-    from ptxjit.lower.rules import RULES
-
-    r = RULES.get(ins.opcode)
-    return r is not None and r.yields
 
 
 @dataclass(frozen=True)
@@ -115,26 +102,11 @@ class Module:
         self.fmad = bool(fmad)
         # the translation depends on the contraction choice: key cached code by it
         self.ptx_digest = tr.ptx_hash(ptx) + ("" if self.fmad else "|nofmad")
-        with gc_paused():
-            self.ir: ir.Module = parse(ptx, name)
-            attach_source_lines(self.ir)
-            inline_suspending_calls(self.ir, _suspends)
-            validate(self.ir)
-            from ptxjit.lower.rules.cluster import rewrite_cluster_barriers
-            from ptxjit.lower.rules.grid_sync import rewrite_cg_calls
-
-            rewrite_cluster_barriers(self.ir)  # barrier.cluster.* -> CTA barriers + clusterwait
-            rewrite_cg_calls(self.ir)  # Numba's cudaCGSynchronize -> CTA barriers + gridwait
-            from ptxjit.lower.rules.stack import rewrite_stack
-
-            self.ptx_digest += rewrite_stack(self.ir)  # alloca & co. -> a per-thread stack in local memory
-            self.preprocess_reports = {f.name: preprocess(f) for f in self.ir.functions.values()
-                                       if f.body is not None}
-            for f in self.ir.functions.values():  # constants ptxas would fold into approximate instructions
-                if f.body is not None:
-                    propagate_immediates(f)
-            self.contracted = {f.name: contract_fma(f) for f in self.ir.functions.values()
-                               if self.fmad and f.body is not None}
+        with gc_paused():  # parse, validate and rewrite: the load pipeline (jit/load.py)
+            self.ir, loaded = load_module(ptx, name, self.fmad)
+        self.ptx_digest += loaded.cache_key_suffix
+        self.preprocess_reports = loaded.preprocess_reports
+        self.contracted = loaded.contracted
         self._glay = globals_layout(self.ir)
         self.globals = np.zeros(self._glay.size, dtype=np.uint8)
         self._init_globals()
@@ -230,7 +202,7 @@ class Module:
     def translation(self, f: ir.Function, block: tuple[int, int, int] | None = None,
                     checked: bool = False, probes=None, opt_level: int = 3, spec=None) -> tr.Translation:
         """The native code of kernel f for launches with this block shape (grid size does not matter);
-        `checked`: with bounds checks of its memory accesses (lower/bounds.py); `probes`: instrumented
+        `checked`: with bounds checks of its memory accesses (lower/safety/bounds.py); `probes`: instrumented
         (ptxjit/instrument), cached apart by the probe set's key.  `opt_level`, `spec`: a tier's
         version (ptxjit/tiers), cached apart by its level and specialization."""
         key = (f.name, block, checked, probes.key if probes is not None else "")
@@ -260,7 +232,7 @@ class Kernel:
         # dynamic shared memory use, and the static shared size (CUDA's per-block limit counts both)
         self._access = analyze(module.ir, fn)
         self._static_shared = shared_layout(module.ir, fn).user_static_size  # (the reserved region is CUDA's)
-        from ptxjit.lower.bounds import range_params
+        from ptxjit.lower.safety.bounds import range_params
 
         self._range_params = range_params(fn.params)  # the parameters with a bounds-check range
         # the per-launch work planned once: argument packing, the launch memory's layout (unchecked,
@@ -298,7 +270,7 @@ class Kernel:
 
         Memory accesses are bounds-checked by default: one outside the arrays passed, the module's
         globals and the block's shared/local memory raises KernelFault without touching that memory
-        (lower/bounds.py; most checks run once per block, before its threads).  `unchecked=True`
+        (lower/safety/bounds.py; most checks run once per block, before its threads).  `unchecked=True`
         (or `checked=False`, PTXJIT_UNCHECKED=1) turns the checks off and is UNSAFE: an out-of-bounds
         access then silently corrupts other memory or crashes the process.
 

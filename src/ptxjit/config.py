@@ -146,7 +146,7 @@ DEBUG = Var(
 ISA_STRICT = Var(
     "PTXJIT_ISA_STRICT", "flag", "any non-empty value: on", "off",
     "A defect in the instruction validation table raises instead of letting the PTX load (for developers).",
-    "ptxjit.passes.validate", False, "each validated instruction")
+    "ptxjit.lower.validate", False, "each validated instruction")
 NVRTC = Var(
     "PTXJIT_NVRTC", "path", "a `libnvrtc.so` file", "the `nvidia-cuda-nvrtc` wheel's",
     "The NVRTC library that compiles CUDA C++, tried before the installed ones.",

@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Today's counts.  Lower them when the code improves (a circle broken, a private name made public), so
 # that the improvement is kept; raising them needs a reason written here.
-MAX_CIRCLES_OVER_3 = 1
-MAX_PRIVATE_IMPORTS = 5
+MAX_CIRCLES_OVER_3 = 0
+MAX_PRIVATE_IMPORTS = 0
 
 
 def _import_graph():

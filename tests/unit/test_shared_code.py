@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ptxjit.lower.shared_code import WarpScheduler, WorkerLoop, build_module, shape_of
+from ptxjit.lower.module import build_shared_module
+from ptxjit.lower.shared_code import WarpScheduler, WorkerLoop, shape_of
 
 ROOT = Path(__file__).resolve().parents[2]
 REDUCE = ROOT / "corpus" / "ptx_nvrtc" / "reduce.ptx"
@@ -44,7 +45,7 @@ print(json.dumps({"sum": float(out[0]), "want": float(x.astype(np.float64).sum()
                                    WarpScheduler(True)])
 def test_symbols_name_their_shapes(shape):
     assert shape_of(shape.symbol()) == shape
-    text = str(build_module(shape.symbol()))
+    text = str(build_shared_module(shape.symbol()))
     assert f'define {"void" if isinstance(shape, WorkerLoop) else "i32"} @"{shape.symbol()}"' in text
 
 

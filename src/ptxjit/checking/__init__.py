@@ -1,5 +1,5 @@
 """`ptxjit check`: compute-sanitizer's tools (memcheck, racecheck, synccheck, initcheck) on the CPU, built on
-the launch's bounds checks (lower/bounds.py) and the instrumentation's records (ptxjit/instrument).
+the launch's bounds checks (lower/safety/bounds.py) and the instrumentation's records (ptxjit/instrument).
 
     reports = ptxjit.check(kernel, grid, block, args, shared_mem=0, tools=("memcheck", "racecheck"))
     ptxjit check --tool racecheck --tool synccheck k.cu KERNEL --grid 4 --block 256 --arg ...

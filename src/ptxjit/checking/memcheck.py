@@ -1,4 +1,4 @@
-"""memcheck: out-of-bounds accesses (the launch's own bounds checks, lower/bounds.py, stop the kernel at the
+"""memcheck: out-of-bounds accesses (the launch's own bounds checks, lower/safety/bounds.py, stop the kernel at the
 first one with a KernelFault: it becomes one report) and misaligned accesses (from the memory records:
 an address not a multiple of the access's natural alignment; a GPU faults on them, x86 does not, so
 ptxjit runs them as they are and only this tool notices)."""

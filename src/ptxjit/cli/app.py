@@ -82,7 +82,7 @@ def main() -> None:
 def info(ptx_file: str, rules: bool, summary: bool) -> None:
     """Show kernels, parameters, registers, memory sizes, instruction mix and unsupported instructions."""
     from ptxjit.lower.layout import local_size, param_layout, shared_layout
-    from ptxjit.passes.validate import unsupported_instructions
+    from ptxjit.lower.validate import unsupported_instructions
 
     mod = _load_ir(ptx_file)
     console.print(f"[bold]{escape(ptx_file)}[/bold]: PTX {mod.version}, target {', '.join(mod.target)}, "

@@ -70,7 +70,7 @@ class Independence:
 
 
 def _space(ins: ir.Instr) -> str:
-    from ptxjit.lower.rules.memory import space_of
+    from ptxjit.isa.effects import space_of
 
     return space_of(ins)
 
@@ -98,7 +98,7 @@ def _reg_names(op) -> list[str]:
 
 
 def _impure_special(name: str) -> bool:
-    from ptxjit.lower.operands import is_special
+    from ptxjit.isa.special import is_special
 
     return is_special(name) and name.split(".")[0] not in PURE_SPECIAL
 

@@ -94,7 +94,7 @@ class Plan:
 
 def memory_accesses(ins: ir.Instr, kparams: set[str]) -> list[tuple[str, int, int]]:
     """(space, bytes, kind) of each access the memory rules probe for this instruction."""
-    from ptxjit.lower.rules.memory import _vec, space_of
+    from ptxjit.isa.effects import space_of, vector_length
 
     op = ins.opcode
     if op in ("ld", "ldu", "st"):
@@ -104,7 +104,7 @@ def memory_accesses(ins: ir.Instr, kparams: set[str]) -> list[tuple[str, int, in
         if space == "param" or not ts or (isinstance(addr, ir.Addr) and isinstance(addr.base, ir.Sym)
                                           and addr.base.name in kparams):
             return []
-        return [(space, type_size(ts[-1]) * _vec(ins), KIND_STORE if op == "st" else KIND_LOAD)]
+        return [(space, type_size(ts[-1]) * vector_length(ins), KIND_STORE if op == "st" else KIND_LOAD)]
     if op in ("atom", "red"):
         ts = ins.types()
         n = next((int(m[1:]) for m in ins.mods if m in ("v2", "v4", "v8")), 1)

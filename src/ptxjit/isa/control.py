@@ -4,6 +4,7 @@ setmaxnreg, griddepcontrol."""
 from __future__ import annotations
 
 from ptxjit.frontend import ir
+from ptxjit.isa.match import regs_declared
 from ptxjit.isa.spec import Match, form, mods, op, req, s, spec, types
 
 UNI = mods("uni", "uni")
@@ -11,7 +12,6 @@ UNI = mods("uni", "uni")
 
 def _call_operands(m: Match, ins: ir.Instr, ctx) -> str | None:
     """call{.uni} {(ret),} target{, (args)}{, proto|table};  target: a function or a .u64 register."""
-    from ptxjit.isa.match import regs_declared
 
     ops = list(ins.operands)
     where = "call"

@@ -22,9 +22,9 @@ from ptxjit.isa.spec import (
     req,
     s,
     spec,
-    special_type,
     types,
 )
+from ptxjit.isa.special import special_type
 
 INTS = "u8 u16 u32 u64 s8 s16 s32 s64"
 FLOATS = "f16 bf16 f32 f64"

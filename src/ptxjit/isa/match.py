@@ -35,10 +35,8 @@ from ptxjit.isa.spec import (
     kind_of,
     reg_fits,
     resolve_class,
-    special_form_error,
-    special_misfit,
-    special_type,
 )
+from ptxjit.isa.special import special_form_error, special_misfit, special_type
 
 ANY = "any"  # an operand kind that is not checked (texture/surface operand lists)
 SEL = "sel"  # a register may carry a video byte/half selector (%r1.b0)

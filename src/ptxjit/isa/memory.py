@@ -20,10 +20,9 @@ from ptxjit.isa.spec import (
     req,
     s,
     spec,
-    special_misfit,
-    special_type,
     types,
 )
+from ptxjit.isa.special import special_misfit, special_type
 
 LD_TYPES = "b8 b16 b32 b64 b128 u8 u16 u32 u64 s8 s16 s32 s64 f32 f64"
 SHARED = "shared shared::cta shared::cluster"

@@ -24,7 +24,7 @@ import struct
 import tempfile
 from pathlib import Path
 
-from ptxjit.jit.cache_dir import NotRegularFile, cache_root, read_regular_file, trusted_dir, warn_once
+from ptxjit.jit.cache_dir import NotRegularFile, cache_root, read_regular_file, trusted_dir, untrusted_reason, warn_once
 
 MAGIC = b"PTXJITC2"  # C1 entries (no key binding) are not read: they count as damaged and are rebuilt
 _HEADER = struct.Struct("<8s32s32sQQ")  # magic, sha256(payload), key digest, len(meta), len(object)
@@ -163,7 +163,6 @@ def info() -> dict:
             except OSError:
                 pass
     root = cache_root()
-    from ptxjit.jit.cache_dir import untrusted_reason
 
     reason = untrusted_reason(root) if os.path.lexists(root) else None
     if reason is None and os.path.lexists(d):

@@ -11,7 +11,7 @@ import llvmlite.binding as llvm
 
 from ptxjit.jit import cache
 from ptxjit.jit.engine import BASELINE, NativeCode, load_object, optimize_to_object
-from ptxjit.lower.shared_code import build_module
+from ptxjit.lower.module import build_shared_module
 
 _lock = threading.Lock()
 _bound: dict[str, NativeCode] = {}  # symbol -> its code, kept alive for the process
@@ -36,7 +36,7 @@ def _compile(symbol: str, key: str) -> NativeCode:
         except Exception:  # unusable object (another LLVM build): compiled again below
             native = None
     if native is None:
-        obj = optimize_to_object(str(build_module(symbol)), opt_level=BASELINE, name=symbol)
+        obj = optimize_to_object(str(build_shared_module(symbol)), opt_level=BASELINE, name=symbol)
         native = load_object(obj, symbol, symbol)
         cache.store(key, {"shared_code": symbol}, obj)
     llvm.add_symbol(symbol, native.address)

@@ -99,7 +99,7 @@ def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
               block: tuple[int, int, int] | None = None, ptx_digest: str | None = None,
               checked: bool = False, probes=None, opt_level: int = 3, spec=None, lock=None,
               optimizer=None) -> Translation:
-    """`checked`: bounds-check memory accesses (lower/bounds.py; `checked=True` launches).  `probes`:
+    """`checked`: bounds-check memory accesses (lower/safety/bounds.py; `checked=True` launches).  `probes`:
     instrument the code (an object of ptxjit/instrument with a `key`: part of the cache key).
     `opt_level`: LLVM's level (ptxjit/tiers builds its quick tier 0 lower); `spec`: constants for
     parameters and launch slots (ptxjit/tiers/specialize.py, with a `key`: part of the cache key).

@@ -30,7 +30,7 @@ L_ERR_LINE = 22       # assert: line
 L_NWORKERS = 23
 L_ERR_LIVE = 24       # deadlock: live (not exited) threads of the CTA
 L_ERR_FUNC = 24       # assert: function name pointer (the slot deadlocks use for L_ERR_LIVE)
-L_RANGES = 25         # checked code: int64 [lo, len) pairs of the legal address ranges (lower/bounds.py)
+L_RANGES = 25         # checked code: int64 [lo, len) pairs of the legal address ranges (lower/safety/bounds.py)
 L_PROBE = 26          # instrumented code: the probe table (ptxjit/instrument/buffers.py)
 L_RANGED = 27         # nonzero: a native call runs the CTAs [W_BSTART, W_BEND) once and returns (the
                       # stream scheduler hands out batches itself: ptxjit/streams/scheduler.py)
@@ -51,7 +51,7 @@ ERR_TIMEOUT = 6       # the launch's timeout expired
 # instruction, L_ERR_ARG its barrier id, L_ERR_FILE the arrivals, L_ERR_LINE the threads it needs
 # (-1: every live thread), L_ERR_TID a waiting thread, L_ERR_LIVE the CTA's live threads
 ERR_DEADLOCK = 7
-# set by the worker loop after a CTA in which a checked access was out of bounds (lower/bounds.py):
+# set by the worker loop after a CTA in which a checked access was out of bounds (lower/safety/bounds.py):
 # L_ERR_WHERE the instruction, L_ERR_ARG the packed fault word (bounds.unpack_fault)
 ERR_FAULT = 8
 STACK_TRAP = 0x7D     # L_ERR_ARG >> 56 of the ERR_TRAP of a too deep recursion (passes/recursion.py)
@@ -79,7 +79,7 @@ W_CNT = 19            # region mode: u32 per yield index: how often that point w
 W_PCOUNT = 20         # region mode: i32 per yield index (0 = start): threads waiting there now, then
                       # NBARRIERS arrival counts of bar.arrive (index arrive_base(nyields) + barrier id)
 W_BARINFO = 21        # region mode: i32 per thread: barrier id | count << 8 of a waiting thread (register operands)
-W_FAULT = 22          # checked code: i64 per thread: its last out-of-bounds access (0: none; lower/bounds.py)
+W_FAULT = 22          # checked code: i64 per thread: its last out-of-bounds access (0: none; lower/safety/bounds.py)
 W_LOCAL_SIZE = 23     # bytes of W_LOCAL
 W_PROBE = 24          # instrumented code: this worker's probe state (set by the worker loop; instrument/buffers.py)
 W_BSTART = 25         # with L_RANGED: the first CTA (linear index) of the batch this call runs
@@ -115,3 +115,9 @@ RESUME_TRAP = -2
 RELEASED = 0x40000000  # set on a waiting thread's code when its barrier is released
 WARP_POINT = 1         # low bit of a yield code: warp-level point (else CTA barrier)
 REGION_DENSE = 0x20000000  # region mode: every thread waits at the resumed point (no per-thread check)
+
+# the cluster launch's workspace (abi.L_CLUSTER; runtime/clusters.py fills it, lower/clusters.py reads it)
+WS_DIMS = 16        # u32 x3: cluster dims (0: no cluster launch)
+WS_EXPLICIT = 28    # u32: the kernel declares its cluster (%is_explicit_cluster)
+WS_SHARED_TABLE = 32
+WS_COUNTERS = 40

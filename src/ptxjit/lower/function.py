@@ -18,16 +18,27 @@ from llvmlite import ir as ll
 
 from ptxjit.errors import UnsupportedInstructionError
 from ptxjit.frontend import ir
+from ptxjit.isa.special import is_special
 from ptxjit.lower import abi
 from ptxjit.lower.folding import FoldingBuilder
-from ptxjit.lower.operands import NAN_BLIND, SPECIAL_REGS, OperandLowering, is_special, nan_classes  # noqa: F401
+from ptxjit.lower.operands import OperandLowering, nan_classes
 from ptxjit.lower.progress import SPINPOINT, ProgressLowering, back_edges
 from ptxjit.lower.regions import RegionLowering
+from ptxjit.lower.registry import RULES
+from ptxjit.lower.safety.bounds import BoundsChecks
+from ptxjit.lower.special import special_register
 from ptxjit.lower.threadloop import ThreadLoopLowering
 from ptxjit.lower.types import I8, I32, I64, PTR, const_int, lltype
+from ptxjit.passes.affine import tid_affine
+from ptxjit.passes.dataflow import defs_uses, liveness, operand_reg_names
+from ptxjit.passes.pointers import pointer_registers
+from ptxjit.passes.recursion import RECURSION_STACK_BYTES
+from ptxjit.passes.remat import rematerializable
+from ptxjit.passes.shflchain import shuffle_chains
+from ptxjit.passes.shflsched import batched_shfls
 
 if TYPE_CHECKING:
-    from ptxjit.lower.module import ModuleCodegen
+    from ptxjit.lower.context import ModuleContext
     from ptxjit.passes.shflchain import Chain
 
 MAX_THREAD_BYTES = 512 * 1024  # local memory per thread on sm_90 (a .param/.local variable lives there too)
@@ -41,7 +52,8 @@ _FIXED_LAUNCH_SLOTS = frozenset({abi.L_PARAMS, abi.L_GLOBALS, abi.L_GRID, abi.L_
 
 
 class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLowering):
-    def __init__(self, cg: ModuleCodegen, fn: ir.Function, llfn: ll.Function, is_kernel: bool) -> None:
+    def __init__(self, cg: ModuleContext, fn: ir.Function, llfn: ll.Function, is_kernel: bool,
+                 batched: set[int] | frozenset[int] = frozenset()) -> None:
         self.cg = cg
         self.fn = fn
         self.llfn = llfn
@@ -67,9 +79,8 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         # loop back-edges poll for cancellation; spin points may suspend (lower/progress.py)
         self.back_edges = back_edges(fn)
         self.has_spinpoints = any(i.opcode == SPINPOINT for i in fn.instructions)
-        from ptxjit.lower.rules.mma import batched_mmas  # back-to-back mma.sync share one suspension
-
-        batched = batched_mmas(fn)
+        # `batched`: the mma.sync that share the suspension of the one before them (lower/rules/mma.py
+        # batched_mmas, which the module's codegen runs)
         # region mode (a kernel, the block known): back-to-back independent shuffles share one too
         # (passes/shflsched.py; instrumented code keeps one point per shuffle, as its probes count)
         shfl_batch = is_kernel and cg.block is not None and cg.probes is None
@@ -123,11 +134,8 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         for name, t in fn.regs.items():
             self.soa_offsets[name] = off
             off += max(1, ir.type_size(t))
-        from ptxjit.passes.pointers import pointer_registers
 
         self.pointer_regs = pointer_registers(fn, set(cg.kparams) if is_kernel else set())
-        from ptxjit.lower.bounds import BoundsChecks
-
         self.bounds = BoundsChecks(self)  # memory safety: checks of loads, stores and atomics
         # instrumentation: probes emitted by the object the translation was given (ptxjit/instrument);
         # `probing` is off while code that is no execution of the kernel is lowered (the guard loop)
@@ -138,18 +146,13 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         self.affine: dict[str, tuple[int, int, int]] = {}
         self.affine_restore: dict[str, tuple[ll.Value, tuple[int, int, int]]] = {}
         if self.region_mode:
-            from ptxjit.passes.affine import tid_affine
-
             self.affine = tid_affine(fn, set(cg.kparams))
         if is_kernel and (yields or cg.checked):  # checked: the addresses bounds checks can hoist
-            from ptxjit.passes.remat import rematerializable
 
             if not self.remat:  # (computed already where shuffle chains were looked for: _plan_chains)
                 self.remat = rematerializable(fn, set(cg.kparams), is_special)
             self.instr_order = {id(i): k for k, i in enumerate(fn.instructions)}
         if is_kernel and yields:
-            from ptxjit.passes.dataflow import defs_uses, liveness
-
             _blocks, after = liveness(fn)
             # across a suspension point: what is live after it, and what it re-reads on resume
             self.live_after = {k: v | set(defs_uses(i)[1]) for i in fn.instructions
@@ -160,10 +163,6 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         suspension (passes/shflsched.py), returned with `batched`.  A chain is fused only when nothing
         between its first shuffle and its last operation suspends: its result, written where the first
         shuffle resumes, is no register saved across a suspension point by the liveness of the PTX."""
-        from ptxjit.lower.operands import is_special
-        from ptxjit.passes.remat import rematerializable
-        from ptxjit.passes.shflchain import shuffle_chains
-        from ptxjit.passes.shflsched import batched_shfls
 
         self.remat = remat = rematerializable(fn, set(self.cg.kparams), is_special)
         chains = shuffle_chains(fn, lambda r: r in remat or is_special(r))
@@ -205,7 +204,6 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
         named = {r for ins in fn.instructions for r in _named_registers(ins)}
         read_first = named
         if self.cg.baseline:  # (the optimized builds' SROA removes the stores of registers written first)
-            from ptxjit.passes.dataflow import liveness
 
             blocks, _ = liveness(fn)
             read_first = blocks[0].live_in if blocks else set()  # read before any write on some path
@@ -276,8 +274,6 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
 
     # ------------------------------------------------------------------ instructions
     def lower_instr(self, ins: ir.Instr) -> None:
-        from ptxjit.lower.rules import RULES
-
         self.cur = ins
         if id(ins) in self.chain_skip:  # computed where the chain's first shuffle resumes (sync.py)
             return
@@ -360,7 +356,7 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
             self.probes.memory(self.cur, p, part)
 
     def internal_access(self, inst: ll.Instruction) -> ll.Instruction:
-        """Mark a load/store of the runtime's own per-thread buffers (see ModuleCodegen.scopes)."""
+        """Mark a load/store of the runtime's own per-thread buffers (see ModuleContext.scopes)."""
         inst.set_metadata("alias.scope", self.cg.scopes("internal"))
         inst.set_metadata("noalias", self.cg.scopes("shared", "local"))
         return inst
@@ -448,8 +444,6 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
 
     # ------------------------------------------------------------------ operands
     def special(self, name: str) -> ll.Value:
-        from ptxjit.lower.rules.special import special_register
-
         return special_register(self, name)
 
     def per_thread(self, key, make) -> ll.Value:
@@ -517,7 +511,6 @@ class FnLowering(ThreadLoopLowering, RegionLowering, ProgressLowering, OperandLo
     def stack_guard(self) -> None:
         """On entry of a device function that may recurse (passes/recursion.py): trap once the native
         stack below the worker's entry passed RECURSION_STACK_BYTES, before it can overflow."""
-        from ptxjit.passes.recursion import RECURSION_STACK_BYTES
 
         b = self.b
         sp = b.ptrtoint(b.call(self.cg.intrinsic("llvm.stacksave.p0", PTR, [], exact=True), []), I64)
@@ -559,8 +552,6 @@ def _align(x: int, a: int) -> int:
 
 
 def _named_registers(ins: ir.Instr) -> list[str]:
-    from ptxjit.passes.dataflow import operand_reg_names
-
     out = [r for op in ins.operands for r in operand_reg_names(op)]
     if isinstance(ins.guard, ir.Reg):
         out.append(ins.guard.name)

@@ -8,205 +8,23 @@ as a loop over the CTA's threads between suspension points (barriers, warp colle
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from llvmlite import ir as ll
 
-from ptxjit.errors import PTXValidationError, UnsupportedInstructionError
-from ptxjit.frontend import ir
-from ptxjit.lower import abi, shared_code
+from ptxjit.lower import abi
+from ptxjit.lower import rules as _rules  # noqa: F401  (registers every rule: the complete rule table)
+from ptxjit.lower.builders import complete_barrier, for_range, noalias_records
+from ptxjit.lower.context import ModuleContext
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.layout import GlobalsLayout, param_layout, shared_layout
-from ptxjit.lower.layout import local_size as fn_local_size
-from ptxjit.lower.progress import spin_points
+from ptxjit.lower.rules.mma import batched_mmas
 from ptxjit.lower.scheduler import build_region_scheduler, finish_scheduler, stop_if_failed
-from ptxjit.lower.shared_code import WORKER_SYMBOL
+from ptxjit.lower.shared_code import WORKER_SYMBOL, WarpScheduler, WorkerLoop, shape_of
 from ptxjit.lower.types import I1, I8, I32, I64, PTR, VOID, const_int
-from ptxjit.passes.lockstep import lockstep_loops
-from ptxjit.passes.shflsched import group_shuffles
-from ptxjit.passes.unroll import unroll_lockstep
-from ptxjit.passes.warpsync import warp_sync_points
-from ptxjit.runtime import globaltimer as _globaltimer  # noqa: F401  (its symbol, as the heap's)
-from ptxjit.runtime import heap as _heap  # noqa: F401  (its symbol must exist before cached code is loaded)
-
-EXTERN_FUNCS = {"vprintf", "__assertfail", "malloc", "free", "__nv_assertfail"}
 
 
-class ModuleCodegen:
-    def __init__(self, module: ir.Module, kernel: ir.Function, globals_layout: GlobalsLayout,
-                 block: tuple[int, int, int] | None = None, checked: bool = False, probes=None,
-                 spec=None, instrumented: bool = False, baseline: bool = False) -> None:
-        """`instrumented`: lower as for `probes` (set when only the kernel as lowered is wanted: the probe
-        plan's view, ptxjit/instrument/trace.py lowered_kernel).  `baseline`: for the baseline build
-        (jit/engine.py BASELINE), one copy of each thread loop: no fast copies whose accesses are checked
-        once per CTA before the loop, no copy without the kernel's entry guard, no counted loops checked
-        on entry (each saves run time only after LLVM's optimizations, and costs its IR every time)."""
-        self.module = module
-        self.analysis_seconds = 0.0  # build(): the time of the passes over the PTX (FnLowering's analyses)
-        from ptxjit.passes.recursion import recursive_functions
-
-        self.recursive = recursive_functions(module)  # device functions that get a stack guard
-        # profile-guided specialization (ptxjit/tiers/specialize.py): parameter bytes by offset and
-        # launch-record slots read as constants; the launches that run this code are guarded to match
-        self.spec_params: dict[int, bytes] = dict(spec.params) if spec is not None else {}
-        self.launch_consts: dict[int, int] = dict(spec.launch) if spec is not None else {}
-        # tier 1's branch weights from tier 0's block counters: (function, stmt) -> (taken, fall-through)
-        self.branch_weights: dict[tuple[str, int], tuple[int, int]] = {
-            (f, i): (t, n) for f, i, t, n in getattr(spec, "weights", ())}
-        # instrumentation (ptxjit/instrument): an object that emits probes into the code (FnLowering's
-        # `probes`) and the worker loop (worker_prologue, before_cta, after_cta); None: plain code
-        self.probes = probes
-        # memory safety (lower/bounds.py); kernels calling device malloc also accept the heap's live blocks
-        self.checked = checked
-        self.baseline = baseline
-        self.fault_scan = False  # lower/bounds.py: faults recorded per thread outside thread loops (scan W_FAULT)
-        # (a module that declares malloc or free: its kernels may reach blocks another launch allocated)
-        self.uses_heap = checked and any(
-            name in module.functions and module.functions[name].body is None for name in ("malloc", "free"))
-        # launch-time specialization: a known block shape makes %ntid, %tid and the thread loop's
-        # trip count constants (None: generic code reading them from the launch record)
-        self.block = block
-        self.kernel = kernel
-        self.glay = globals_layout
-        self.llmod = ll.Module(name=kernel.name)
-        play = param_layout(kernel.params)
-        self.kparams = {p.name: off for p, off in zip(kernel.params, play.offsets, strict=True)}
-        self.kparam_size = play.size
-        self.shared = shared_layout(module, kernel)
-        # tier 1's branch weights by instruction object (the kernel's statements as the counters
-        # indexed them: lowered_kernel, before unrolling and shuffle grouping move them)
-        self.weights_of: dict[int, tuple[int, int]] = {}
-        if block is not None:  # region mode can run stride loops in lockstep across the CTA
-            self.kernel = lockstep_loops(kernel, self.yields, block)
-            # warp-synchronous volatile code runs its steps in lockstep rounds (passes/warpsync.py)
-            self.kernel = warp_sync_points(self.kernel, self.yields)
-            # and suspend threads that spin on a flag, so that the thread setting it runs
-            self.kernel = spin_points(self.kernel, self.yields)
-            counted_body = self.kernel.body or []
-            for (f, i), w in self.branch_weights.items():
-                if f == kernel.name and 0 <= i < len(counted_body):
-                    self.weights_of[id(counted_body[i])] = w
-            unroll = dict(getattr(spec, "unroll", ()))
-            if unroll:  # tier 1: lockstep loops unrolled by the trip counts tier 0 saw (passes/unroll.py)
-                self.kernel, origin = unroll_lockstep(self.kernel, unroll)
-                for new_id, old in origin.items():
-                    if id(old) in self.weights_of:
-                        self.weights_of[new_id] = self.weights_of[id(old)]
-            # independent shuffles back to back, to share suspension points (not in instrumented code:
-            # its probe plans count one point per shuffle, in the PTX's order)
-            if probes is None and not instrumented:
-                self.kernel = group_shuffles(self.kernel)
-        self.locations: list[ir.Instr] = []
-        self._loc_ids: dict[int, int] = {}
-        self.funcs: dict[str, ll.Function] = {}
-        self.pending: list[ir.Function] = []
-        self.body_save_stride = 0
-
-    # ------------------------------------------------------------------ queries used by FnLowering
-    def symbol(self, name: str, fn: ir.Function, ins: ir.Instr | None) -> tuple[str, int]:
-        if fn is self.kernel and name in self.kparams:
-            return "kparam", self.kparams[name]
-        if name in self.shared.offsets:
-            return "shared", self.shared.offsets[name]
-        if name in self.glay.offsets:
-            return self.glay.offsets[name]
-        f = self.module.functions.get(name)
-        if f is not None and f.body is not None and not f.is_entry:
-            return "func", 0
-        raise PTXValidationError(ins.pos if ins else fn.pos, f"unknown symbol '{name}' in function '{fn.name}'")
-
-    def yields(self, ins: ir.Instr) -> bool:
-        from ptxjit.lower.rules import RULES
-
-        r = RULES.get(ins.opcode)
-        if r is None or not r.yields:
-            return False
-        # bar.arrive counts an arrival and goes on: not a suspension point
-        return not (ins.opcode in ("bar", "barrier") and ins.has("arrive") and not ins.has("warp"))
-
-    def location_id(self, ins: ir.Instr | None) -> int:
-        if ins is None:
-            return -1
-        key = id(ins)
-        if key not in self._loc_ids:
-            self._loc_ids[key] = len(self.locations)
-            self.locations.append(ins)
-        return self._loc_ids[key]
-
-    def intrinsic(self, name: str, ret: ll.Type, args: list[ll.Type], exact: bool = False) -> ll.Function:
-        """Declare (once) an LLVM intrinsic; overloaded names get the first argument's type suffix."""
-        if not exact:
-            t = args[0] if args else ret
-            name = f"{name}.{_type_suffix(t)}"
-        return self.extern_function(name, ret, args)
-
-    def scopes(self, *names: str):
-        """A list of alias scopes.  'internal' holds the runtime's own per-thread buffers (register
-        save area, thread states, warp exchange), which kernel memory accesses never touch;
-        'shared' and 'local' hold those state spaces, which global addresses never reach.  Telling
-        LLVM lets it vectorize loops whose addresses it cannot analyse (indices restored from the
-        save area) past their stores."""
-        cache = self.__dict__.setdefault("_scopes", {})
-        if not cache:
-            cache["domain"] = self.llmod.add_metadata([ll.MetaDataString(self.llmod, "ptxjit")])
-        key = tuple(sorted(names))
-        md = cache.get(key)
-        if md is None:
-            scope = [cache.get(("scope", n)) or cache.setdefault(("scope", n), self.llmod.add_metadata(
-                [ll.MetaDataString(self.llmod, "ptxjit." + n), cache["domain"]])) for n in key]
-            md = cache[key] = self.llmod.add_metadata(scope)
-        return md
-
-    def empty_md(self):
-        md = getattr(self, "_empty_md", None)
-        if md is None:
-            md = self._empty_md = self.llmod.add_metadata([])
-        return md
-
-    SCRATCH_BYTES = 256  # larger than any single load or store (a .v8 of 64-bit elements is 64 bytes)
-
-    def scratch_area(self, store: bool, size: int) -> ll.Value:
-        """Where a bounds-checked access goes when it is out of bounds (lower/bounds.py redirected):
-        for loads a constant block of zeros, for stores a junk block nobody reads (racy writes of junk
-        by several workers are harmless)."""
-        if size > self.SCRATCH_BYTES:
-            raise ValueError(f"access of {size} bytes is larger than the bounds-check scratch area")
-        name = "__ptxjit_oob_junk" if store else "__ptxjit_oob_zeros"
-        g = self.llmod.globals.get(name)
-        if g is None:
-            ty = ll.ArrayType(I8, self.SCRATCH_BYTES)
-            g = ll.GlobalVariable(self.llmod, ty, name=name)
-            g.linkage = "internal"
-            g.align = 64
-            g.initializer = ll.Constant(ty, None)
-            g.global_constant = not store
-        return g.bitcast(PTR)
-
-    def extern_function(self, name: str, ret: ll.Type, args: list[ll.Type]) -> ll.Function:
-        g = self.llmod.globals.get(name)
-        if g is None:
-            g = ll.Function(self.llmod, ll.FunctionType(ret, args), name=name)
-        return g
-
-    def local_stride(self, fn: ir.Function) -> int:
-        return fn_local_size(fn)
-
-    def device_function(self, name: str, ins: ir.Instr) -> ll.Function:
-        f = self.funcs.get(name)
-        if f is not None:
-            return f
-        target = self.module.functions.get(name)
-        if target is None:
-            raise UnsupportedInstructionError(ins.pos, ins.text, f"call to unknown function '{name}'")
-        if target.body is None:
-            raise UnsupportedInstructionError(ins.pos, ins.text, f"call to external function '{name}'")
-        nargs = len(target.params) + len(target.rets)
-        fnty = ll.FunctionType(VOID, [I64.as_pointer(), I64.as_pointer(), I32] + [PTR] * nargs)
-        f = ll.Function(self.llmod, fnty, name="dev." + name)
-        f.linkage = "internal"
-        noalias_records(f)
-        self.funcs[name] = f
-        self.pending.append(target)
-        return f
+class ModuleCodegen(ModuleContext):
+    """Builds the LLVM module of one kernel: its body (FnLowering), the CTA scheduler and the worker loop."""
 
     # ------------------------------------------------------------------ build
     def build(self) -> ll.Module:
@@ -216,7 +34,7 @@ class ModuleCodegen:
         body.linkage = "internal"
         noalias_records(body)
         t0 = time.perf_counter()
-        lw = FnLowering(self, self.kernel, body, is_kernel=True)
+        lw = FnLowering(self, self.kernel, body, is_kernel=True, batched=batched_mmas(self.kernel))
         self.analysis_seconds = time.perf_counter() - t0
         lw.lower()
         lw.bounds.flush_sites()
@@ -229,7 +47,7 @@ class ModuleCodegen:
         self.xbuf_points = lw.xbuf_points
         while self.pending:
             fn = self.pending.pop()
-            FnLowering(self, fn, self.funcs[fn.name], is_kernel=False).lower()
+            FnLowering(self, fn, self.funcs[fn.name], is_kernel=False, batched=batched_mmas(fn)).lower()
         # the baseline build links the worker loop (and warp mode's CTA scheduler) from the process's
         # shared code (lower/shared_code.py): the same for every kernel, so not built again per kernel
         share = self.baseline and self.probes is None
@@ -237,17 +55,17 @@ class ModuleCodegen:
         if self.region_mode:
             cta = build_region_scheduler(self, body, lw)
         elif share and self.has_yields:
-            cta = self._shared_stub(shared_code.WarpScheduler(self.checked), body)
+            cta = self._shared_stub(WarpScheduler(self.checked), body)
         else:
             cta = self._build_cta_scheduler(body, self.has_yields)
         if share:
-            self._shared_stub(shared_code.WorkerLoop(self.checked, self.fault_scan, self.shared.reserved,
+            self._shared_stub(WorkerLoop(self.checked, self.fault_scan, self.shared.reserved,
                                                      self.shared.reserved_bytes if self.shared.reserved >= 0 else 0),
                               cta)
         else:
             self._build_worker(cta)
         # a device function's local accesses may reach its callers' frames, which lie between its stack
-        # pointer and the worker's entry (lower/bounds.py _local_ranges): no frame keeps data below its
+        # pointer and the worker's entry (lower/safety/bounds.py _local_ranges): no frame keeps data below its
         # stack pointer (x86-64's red zone), wherever LLVM inlines the calls
         for f in self.llmod.functions:
             if not f.is_declaration:
@@ -270,17 +88,10 @@ class ModuleCodegen:
         return f
 
     # ------------------------------------------------------------------ CTA scheduler
-    def _new_cta_function(self) -> tuple[ll.Function, ll.IRBuilder]:
-        i64p = I64.as_pointer()
-        f = ll.Function(self.llmod, ll.FunctionType(I32, [i64p, i64p, I32]), name="run_cta")
-        f.linkage = "internal"
-        noalias_records(f)
-        return f, ll.IRBuilder(f.append_basic_block("entry"))
-
     def _build_cta_scheduler(self, body: ll.Value, has_yields: bool, f: ll.Function | None = None) -> ll.Function:
         """run_cta; `f`: a shared scheduler (lower/shared_code.py) whose last argument is the body."""
         if f is None:
-            f, b = self._new_cta_function()
+            f, b = self.new_cta_function()
         else:
             b = ll.IRBuilder(f.append_basic_block("entry"))
         L, W, n = f.args[:3]
@@ -419,7 +230,7 @@ class ModuleCodegen:
         if self.checked:
             self._fault_slots = (b.alloca(I64), b.alloca(I32))
         # where the recursion guard measures the native stack from, and where the frames end whose
-        # .local variables a device function may be passed (lower/bounds.py _local_ranges: its bounds
+        # .local variables a device function may be passed (lower/safety/bounds.py _local_ranges: its bounds
         # checks and isspacep.local)
         sp = b.call(self.intrinsic("llvm.stacksave.p0", PTR, [], exact=True), [])
         b.store(b.ptrtoint(sp, I64), slot(W, abi.W_STACK))
@@ -493,7 +304,7 @@ class ModuleCodegen:
 
 
     def _check_faults(self, f, b, L, W, nthreads, c, exit_blk) -> None:
-        """After a CTA: did a thread record an out-of-bounds access (W_FAULT, lower/bounds.py)?  The
+        """After a CTA: did a thread record an out-of-bounds access (W_FAULT, lower/safety/bounds.py)?  The
         first one becomes the launch's error (ERR_FAULT, unless another error came first); this worker
         stops.  The runtime clears W_FAULT after a failed launch."""
         acc, first = self._fault_slots
@@ -530,64 +341,38 @@ class ModuleCodegen:
         b.position_at_end(clean)
 
 
-def complete_barrier(b: ll.IRBuilder, W: ll.Value) -> None:
-    """A CTA barrier completes: bar.red results take the accumulators, which start over."""
-    for k, ident in enumerate((0, 1, 0)):
-        acc = b.gep(W, [const_int(I32, abi.W_RED_ACC + k)])
-        b.store(b.load(acc), b.gep(W, [const_int(I32, abi.W_RED_RES + k)]))
-        b.store(const_int(I64, ident), acc)
+# ---------------------------------------------------------------- shared code
+@dataclass
+class _Reserved:
+    reserved: int
+    reserved_bytes: int
 
 
-def noalias_records(f: ll.Function) -> None:
-    """The launch and worker records are only touched by the runtime's own code: telling LLVM that
-    kernel memory accesses never alias them lets it hoist their loads out of the thread loop."""
-    for a, size in zip(f.args[:2], (abi.L_SIZE * 8, abi.W_SIZE * 8), strict=True):
-        a.add_attribute("noalias")
-        a.attributes.dereferenceable = size  # so loads of record slots can be hoisted freely
+def build_shared_module(symbol: str) -> ll.Module:
+    """The LLVM module of one shared function (lower/shared_code.py), lowered by the same code as a
+    kernel's own copy."""
+    shape = shape_of(symbol)
+    cg = _SharedCodegen(shape)
+    f = ll.Function(cg.llmod, shape.function_type(), name=symbol)
+    noalias_records(f)
+    f.attributes.add("noredzone")
+    if isinstance(shape, WorkerLoop):
+        ModuleCodegen._build_worker(cg, f.args[2], f)
+    else:
+        ModuleCodegen._build_cta_scheduler(cg, f.args[3], True, f)
+    return cg.llmod
 
 
-def _type_suffix(t: ll.Type) -> str:
-    if isinstance(t, ll.IntType):
-        return f"i{t.width}"
-    if isinstance(t, ll.FloatType):
-        return "f32"
-    if isinstance(t, ll.DoubleType):
-        return "f64"
-    if isinstance(t, ll.HalfType):
-        return "f16"
-    if isinstance(t, ll.VectorType):
-        return f"v{t.count}{_type_suffix(t.element)}"
-    raise TypeError(f"no intrinsic suffix for {t}")
+class _SharedCodegen:
+    """What ModuleCodegen's worker-loop and scheduler builders read, for a shape instead of a kernel."""
 
-
-class for_range:
-    """`with for_range(b, start, end) as i:` emits a counted loop; the body goes inside the block."""
-
-    def __init__(self, b: ll.IRBuilder, start: ll.Value, end: ll.Value) -> None:
-        self.b = b
-        self.start = start
-        self.end = end
-
-    def __enter__(self) -> ll.Value:
-        b = self.b
-        f = b.function
-        self.pre = b.block
-        self.head = f.append_basic_block("for.head")
-        self.body = f.append_basic_block("for.body")
-        self.exit = f.append_basic_block("for.end")
-        b.branch(self.head)
-        b.position_at_end(self.head)
-        self.i = b.phi(self.start.type)
-        self.i.add_incoming(self.start, self.pre)
-        b.cbranch(b.icmp_signed("<", self.i, self.end), self.body, self.exit)
-        b.position_at_end(self.body)
-        return self.i
-
-    def __exit__(self, *exc) -> None:
-        if exc[0] is not None:
-            return
-        b = self.b
-        nxt = b.add(self.i, ll.Constant(self.i.type, 1))
-        self.i.add_incoming(nxt, b.block)
-        b.branch(self.head)
-        b.position_at_end(self.exit)
+    def __init__(self, shape: WorkerLoop | WarpScheduler) -> None:
+        self.llmod = ll.Module(name=shape.symbol())
+        self.block = None  # the thread count comes from the launch record (L_NTHREADS)
+        self.checked = shape.checked
+        self.probes = None
+        self.fault_scan = getattr(shape, "fault_scan", False)
+        self.shared = _Reserved(getattr(shape, "reserved", -1), getattr(shape, "reserved_bytes", 0))
+        self.intrinsic = ModuleCodegen.intrinsic.__get__(self)
+        self.extern_function = ModuleCodegen.extern_function.__get__(self)
+        self._check_faults = ModuleCodegen._check_faults.__get__(self)

@@ -8,29 +8,14 @@ import struct
 from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
+from ptxjit.isa.special import is_special
 from ptxjit.lower import abi
-from ptxjit.lower.types import I1, I32, I64, PTR, const_int, is_float_ll, lltype
+from ptxjit.lower.types import F32, I1, I32, I64, PTR, const_int, float_to_bits16, is_float_ll, lltype
+from ptxjit.passes.dataflow import defs_uses
 
 I16_ = ll.IntType(16)
 
-SPECIAL_REGS = {
-    "%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid",
-    "%gridid", "%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi",
-    "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge",
-    "%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size", "%warpsize", "%current_graph_exec",
-    # the shared memory reserved for CUDA's system software (lower/layout.py: RESERVED_SMEM_BYTES)
-    "%reserved_smem_offset_begin", "%reserved_smem_offset_end", "%reserved_smem_offset_cap",
-    "%reserved_smem_offset_0", "%reserved_smem_offset_1",
-    # thread-block clusters (lower/rules/cluster.py)
-    "%cluster_ctarank", "%cluster_nctarank", "%cluster_ctaid", "%cluster_nctaid", "%clusterid", "%nclusterid",
-    "%is_explicit_cluster",
-    *(f"%pm{i}{w}" for i in range(8) for w in ("", "_64")),  # performance monitors (rules/special.py)
-    *(f"%envreg{i}" for i in range(32)),  # driver-defined (rules/special.py); ptxas knows %envreg0..31
-}
 
-
-def is_special(name: str) -> bool:
-    return name.split(".")[0] in SPECIAL_REGS
 
 
 # f32 instructions whose NaN results are canonical on the GPU ("arithmetic"), and instructions whose
@@ -46,7 +31,6 @@ NAN_BLIND = (F32_ARITH - {"cvt"}) | {"min", "max", "setp", "set", "testp", "slct
 def nan_classes(fn: ir.Function) -> dict[str, str]:
     """Per f32 register: 'pure' (every definition is arithmetic: canonicalize NaN where its bits are
     observed), 'mixed' (canonicalize at the arithmetic definitions), or 'raw' (exact bits always)."""
-    from ptxjit.passes.dataflow import defs_uses
 
     arith: set[str] = set()
     exact: set[str] = set()
@@ -66,6 +50,20 @@ def nan_classes(fn: ir.Function) -> dict[str, str]:
 
 
 
+F32_CANON_NAN = 0x7FFFFFFF  # the f32 NaN GPU arithmetic returns
+
+
+def canon_nan(lw, x: ll.Value) -> ll.Value:
+    """NaN -> 0x7FFFFFFF, the GPU's f32 NaN.  Selected on the integer bits: LLVM treats NaN payloads
+    as unspecified and folds a float `select(isnan(x), NaN, x)` to `x`, dropping the canonicalization."""
+    if x.type != F32:
+        return x
+    b = lw.b
+    bits = b.bitcast(x, I32)
+    nan = b.icmp_unsigned(">", b.and_(bits, const_int(I32, 0x7FFFFFFF)), const_int(I32, 0x7F800000))
+    return b.bitcast(b.select(nan, const_int(I32, F32_CANON_NAN), bits), F32)
+
+
 class OperandLowering:
     """Mixin of FnLowering: operands read and written as PTX types."""
 
@@ -79,8 +77,6 @@ class OperandLowering:
                 v = self.b.load(self.regs[op.name])
                 if self.nan_class.get(op.name) == "pure" and self.cur is not None \
                         and self.cur.opcode not in NAN_BLIND:
-                    from ptxjit.lower.rules.floating import canon_nan
-
                     v = canon_nan(self, v)  # the bits of an arithmetic result are observed here
                 v = self.convert_bits(v, want, t.startswith("s"))
                 if op.neg:
@@ -102,8 +98,6 @@ class OperandLowering:
                     return self.b.bitcast(const_int(ll.IntType(width), op.bits), want)
                 return ll.Constant(want, op.value)
             if t in ("f16", "bf16"):
-                from ptxjit.lower.rules.half import float_to_bits16
-
                 return const_int(I16_, float_to_bits16(op.value, t))
             if op.bits is not None:
                 return self.convert_bits(const_int(ll.IntType(op.width), op.bits), want, False)

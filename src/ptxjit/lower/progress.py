@@ -24,7 +24,7 @@ from llvmlite import ir as ll
 from ptxjit.frontend import ir
 from ptxjit.lower import abi
 from ptxjit.lower.types import I32, I64, const_int
-from ptxjit.passes.dataflow import with_marker_after
+from ptxjit.passes.dataflow import defs_uses, operand_reg_names, with_marker_after
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -53,7 +53,6 @@ def _plain_spin_loads(loop: list[ir.Instr]) -> list[ir.Instr]:
     the load's address is the same in every iteration (no register of it is written in the loop), and
     the loaded value decides a branch of the loop.  Such a loop waits for another thread's store; LLVM
     would hoist the load out of it (nothing in the loop can change the memory) and spin forever."""
-    from ptxjit.passes.dataflow import defs_uses, operand_reg_names
 
     if any(s.opcode in _WRITES for s in loop):
         return []

@@ -11,8 +11,12 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
 from ptxjit.lower import abi
+from ptxjit.lower.builders import for_range
 from ptxjit.lower.progress import CONDITIONAL_YIELDS, SPINPOINT, static_barrier
+from ptxjit.lower.registry import RULES
 from ptxjit.lower.types import I1, I32, I64, PTR, const_int
+from ptxjit.passes.dataflow import build_cfg, defs_uses
+from ptxjit.passes.remat import recompute_order
 
 
 def _warp_level(ins: ir.Instr) -> bool:
@@ -39,8 +43,6 @@ class RegionLowering:
                            if id(i) in self.yield_index
                            and i.opcode in ("vote", "match", "redux", "activemask", "elect")}
         self._collect_schedule_info()
-        from ptxjit.lower.rules.sync import chain_prologue
-
         points = {(self.yield_index[id(i)] << 1) | abi.WARP_POINT: i for i in self.fn.instructions
                   if id(i) in self.yield_index and i.opcode == "shfl"}
         pcount = self.entry_record_ptr(abi.W_PCOUNT)
@@ -60,7 +62,7 @@ class RegionLowering:
                 self.region_code = code
                 affine = self._affine_candidates(code) if dense else []
                 # bounds-checked kernels: the dense copy also needs its hoisted accesses in bounds for
-                # every thread (lower/bounds.py precheck); otherwise the fully checked guarded copy runs
+                # every thread (lower/safety/bounds.py precheck); otherwise the fully checked guarded copy runs
                 hoist = dense and self.bounds.can_hoist
                 need_pre = bool(affine) or hoist
                 # shuffle chains starting at this point run first, once per release (sync.py)
@@ -123,7 +125,7 @@ class RegionLowering:
                 for k, counter in self._point_counters.items():
                     slot = self.typed_ptr(b.gep(pcount, [const_int(I64, 4 * k)]), I32)
                     # (an atomic store, unordered: no SLP seed, so the counters of the loop stay scalar
-                    # registers; a <2 x i32> of them cost histogram's checked rounds 1.5x, lower/bounds.py)
+                    # registers; a <2 x i32> of them cost histogram's checked rounds 1.5x, lower/safety/bounds.py)
                     b.store_atomic(b.add(b.load(slot), b.load(counter)), slot, "unordered", 4)
                 key = code | (abi.REGION_DENSE if dense else 0)
                 starts[key] = heads[key] = pre if need_pre else go if chained else head
@@ -131,7 +133,9 @@ class RegionLowering:
                     if code not in prologues:
                         first = self.llfn.append_basic_block(f"region{code}_chains")
                         b.position_at_end(first)
-                        chain_prologue(self, point)
+                        release = RULES[point.opcode].release
+                        assert release is not None  # (a chained point is a shfl: lower/rules/sync.py)
+                        release(self, point)
                         prologues[code] = (first, b.block)
                     heads[key] = prologues[code][0]
         for code, (_first, last) in prologues.items():  # then on to the copy the scheduler asked for
@@ -229,7 +233,6 @@ class RegionLowering:
             ok = b.and_(ok, b.icmp_signed(">=", u, const_int(u.type, smin - lo)))
         acc = b.alloca(I1)  # cheap enough outside the entry block: one per dense region check
         b.store(ok, acc)
-        from ptxjit.lower.module import for_range
 
         with for_range(b, const_int(I32, 0), const_int(I32, n)) as t:
             tid = (b.urem(t, const_int(I32, bx)), b.urem(b.udiv(t, const_int(I32, bx)), const_int(I32, by)),
@@ -266,7 +269,6 @@ class RegionLowering:
         """Lower the code reachable from resume point `code` without passing another suspension point
         (regions partition the kernel, so all copies together stay linear in its size).  Returns the
         block the region's threads start in."""
-        from ptxjit.passes.dataflow import build_cfg
 
         b = self.b
         body = self.fn.body or []
@@ -354,8 +356,6 @@ class RegionLowering:
             keep, again = self._kept_across(self.cur)
             again = {r for r in again if r not in self.regs.resident}
             if again:
-                from ptxjit.passes.remat import recompute_order
-
                 recompute = recompute_order(again, self.remat, self.instr_order)
             live = [(n, s) for n, s in self.regs.items() if n in keep and n not in again]
         for name, slot in live:
@@ -381,8 +381,6 @@ class RegionLowering:
                 continue
             b.store(self.internal_access(b.load(self._saved(name, slot))), slot)
         if recompute:
-            from ptxjit.lower.rules import RULES
-
             cur = self.cur
             for ins in recompute:
                 self.cur = ins
@@ -394,10 +392,8 @@ class RegionLowering:
         """At suspension point `ins`: the registers live across it, and those of them recomputed after the
         resume instead of saved: pure functions of tid/ctaid/parameters (but not through a division by a
         value unknown now: scalar on x86, dearer than a save and restore)."""
-        from ptxjit.lower.bounds_ranges import divides_by_unknown
-
         keep = self.live_after[id(ins)]
-        return keep, {r for r in keep if r in self.remat and not divides_by_unknown(self.bounds, r)}
+        return keep, {r for r in keep if r in self.remat and not self.bounds.divides_by_unknown(r)}
 
     def _resident_registers(self) -> dict[str, ll.Type]:
         """The baseline build keeps each register live across some suspension point in the thread's save
@@ -418,8 +414,6 @@ class RegionLowering:
         """Every register a shuffle chain's prologue reads or writes (sync.py chain_prologue)."""
         if not self.chain_of:
             return set()
-        from ptxjit.passes.dataflow import defs_uses
-        from ptxjit.passes.remat import recompute_order
 
         out: set[str] = set()
         for chain in self.chain_of.values():

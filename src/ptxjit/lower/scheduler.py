@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING
 from llvmlite import ir as ll
 
 from ptxjit.lower import abi
+from ptxjit.lower.builders import complete_barrier, for_range
 from ptxjit.lower.types import I1, I8, I32, I64, PTR, const_int
 
 if TYPE_CHECKING:
+    from ptxjit.lower.context import ModuleContext
     from ptxjit.lower.function import FnLowering
-    from ptxjit.lower.module import ModuleCodegen
 
 _NEVER = 0x7FFFFFFF
 
@@ -57,7 +58,7 @@ def stop_if_failed(b: ll.IRBuilder, f: ll.Function, L: ll.Value, failed: ll.Bloc
     b.position_at_end(go)
 
 
-def end_if_faulted(cg: ModuleCodegen, b: ll.IRBuilder, f: ll.Function, W: ll.Value, done: ll.Block,
+def end_if_faulted(cg: ModuleContext, b: ll.IRBuilder, f: ll.Function, W: ll.Value, done: ll.Block,
                    go_name: str) -> None:
     """Bounds-checked code: after a region ran, end the CTA at once (to `done`) if its thread loop flushed
     a fault (W_FAULTED), so that the worker reports it before the CTA runs on.  The fault that happened
@@ -72,10 +73,8 @@ def end_if_faulted(cg: ModuleCodegen, b: ll.IRBuilder, f: ll.Function, W: ll.Val
     b.position_at_end(go)
 
 
-def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering) -> ll.Function:
-    from ptxjit.lower.module import complete_barrier, for_range
-
-    f, b = cg._new_cta_function()
+def build_region_scheduler(cg: ModuleContext, body: ll.Function, lw: FnLowering) -> ll.Function:
+    f, b = cg.new_cta_function()
     L, W, n = f.args
     c0, c1 = const_int(I32, 0), const_int(I32, 1)
     codes: list[int] = lw.region_codes
@@ -297,7 +296,7 @@ def build_region_scheduler(cg: ModuleCodegen, body: ll.Function, lw: FnLowering)
 SCAN_FROM = 16  # warp points from which the first waiting one is found by a loop, not a select per point
 
 
-def _first_waiting(cg: ModuleCodegen, b: ll.IRBuilder, f: ll.Function, pcount, order: list[int], found: ll.Block,
+def _first_waiting(cg: ModuleContext, b: ll.IRBuilder, f: ll.Function, pcount, order: list[int], found: ll.Block,
                    none: ll.Block) -> ll.Value:
     """The first code of `order` with threads waiting there (W_PCOUNT > 0): branch to `found` with it, or to
     `none`.  Few points: one select per point.  Many (Triton's reductions: a shuffle each, row sums ~60):
@@ -335,7 +334,6 @@ def _first_waiting(cg: ModuleCodegen, b: ll.IRBuilder, f: ll.Function, pcount, o
 def _prepare_warp_point(b: ll.IRBuilder, W, n, status, code, arg, mask_codes: set[int]) -> None:
     """A warp point: flip its exchange-buffer parity; when not every thread is there, the lanes
     released per warp are those waiting at this point."""
-    from ptxjit.lower.module import for_range
 
     c0, c1 = const_int(I32, 0), const_int(I32, 1)
     cnt = b.bitcast(b.inttoptr(b.load(b.gep(W, [const_int(I32, abi.W_CNT)])), PTR), I32.as_pointer())
@@ -361,7 +359,6 @@ def _prepare_warp_point(b: ll.IRBuilder, W, n, status, code, arg, mask_codes: se
 def _scan_dynamic(b: ll.IRBuilder, f, n, status, barinfo, dynamic: list[int], counts):
     """Per barrier id: threads waiting at a barrier whose id/count are registers, and that count
     (-1: none seen, 0: no count).  Only scans when such a barrier has waiters."""
-    from ptxjit.lower.module import for_range
 
     c0 = const_int(I32, 0)
     arr = ll.ArrayType(I32, abi.NBARRIERS)
@@ -387,12 +384,11 @@ def _scan_dynamic(b: ll.IRBuilder, f, n, status, barinfo, dynamic: list[int], co
     return wait, need
 
 
-def _release(cg: ModuleCodegen, b: ll.IRBuilder, f, n, status, pcount, barinfo, counts, mine: list[int],
+def _release(cg: ModuleContext, b: ll.IRBuilder, f, n, status, pcount, barinfo, counts, mine: list[int],
              dynamic: list[int], k: int, run, relcnt, pending, nyields: int, total: ll.Value | None = None) -> None:
     """Resume every thread waiting at barrier k.  At one instruction (the usual case): run its
     threads now.  At several: mark them RELEASED (so that threads arriving there again meanwhile
     stay put) and count them per instruction; the next rounds run them."""
-    from ptxjit.lower.module import for_range
 
     c0, c1 = const_int(I32, 0), const_int(I32, 1)
     if not dynamic:
@@ -454,7 +450,6 @@ def _release(cg: ModuleCodegen, b: ll.IRBuilder, f, n, status, pcount, barinfo, 
 
 def _report_deadlock(cg, b: ll.IRBuilder, f, L, W, n, status, barinfo, bars, arrivals, needs, live) -> None:
     """Record ERR_DEADLOCK (first error of the launch wins): the first waiting thread's barrier."""
-    from ptxjit.lower.module import for_range
 
     c0 = const_int(I32, 0)
     first = _entry_alloca(b, I32, "first_waiter")

@@ -35,7 +35,7 @@ class ThreadLoopLowering:
         guard = self._entry_guard() if self.cg.block is not None and not self.cg.baseline else None
         copies = [None] if guard is None else [guard, None]
         # bounds-checked kernels: these copies are fast ones (accesses at pure addresses checked once per
-        # CTA by a precheck loop, lower/bounds.py), and a fully checked copy runs when that fails
+        # CTA by a precheck loop, lower/safety/bounds.py), and a fully checked copy runs when that fails
         hoist = self.bounds.can_hoist
         loop_entries = []
         checked_entry = None

@@ -6,7 +6,11 @@ Registers keep their declared width; f32/f64 registers are LLVM float/double, ev
 
 from __future__ import annotations
 
+import struct
+
 from llvmlite import ir as ll
+
+from ptxjit.frontend.ir import type_size
 
 I1 = ll.IntType(1)
 I8 = ll.IntType(8)
@@ -29,7 +33,6 @@ def lltype(t: str) -> ll.Type:
         return F32
     if t == "f64":
         return F64
-    from ptxjit.frontend.ir import type_size
 
     return _BY_SIZE[type_size(t)]
 
@@ -49,3 +52,15 @@ def const_int(t: ll.Type, v: int) -> ll.Constant:
     if w > 1 and v >> (w - 1):
         v -= 1 << w
     return ll.Constant(t, v)
+
+
+def float_to_bits16(v: float, t: str) -> int:
+    """Host-side conversion of a literal to f16/bf16 bits (round to nearest even)."""
+    if t.startswith("bf16"):
+        bits = struct.unpack("<I", struct.pack("<f", v))[0]
+        if v != v:
+            return 0x7FFF
+        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+    import numpy as np
+
+    return int(np.array(v, dtype=np.float16).view(np.uint16))

@@ -175,7 +175,7 @@ def grid_linear(remat: dict[str, ir.Instr]) -> tuple[set[str], set[str]]:
     one launch-uniform factor, shl by a literal, mov, cvta and integer cvt.  Same-width operations keep
     a value linear modulo 2**width; an extension (cvt to a wider type, .wide, a 32-bit cvta) is linear
     only where its operand does not wrap over the grid, which the bounds precheck verifies at run time
-    (lower/bounds_corners.py; see extension_operands): this only nominates."""
+    (lower/safety/corners.py; see extension_operands): this only nominates."""
     uniform: set[str] = set()
     linear: set[str] = set()
 

@@ -22,6 +22,7 @@ from fractions import Fraction
 from functools import cache
 
 from ptxjit.frontend import ir
+from ptxjit.passes.dataflow import build_cfg, defs_uses
 
 F32_MIN_NORMAL = Fraction(1, 2**126)
 DIGITS = 80  # far beyond the 2 x 24 bits a hard case of these functions needs
@@ -176,7 +177,6 @@ def propagate_immediates(fn: ir.Function) -> int:
     earlier in the use's block): ptxas propagates such constants and then folds the instruction, so
     `mov.b32 %r5, 0f3FECE141; div.full.f32 %r4, %r2, %r5;` is a multiply by the correctly rounded
     reciprocal on the GPU.  Returns how many operands were replaced."""
-    from ptxjit.passes.dataflow import build_cfg, defs_uses
 
     body = fn.body or []
     if not any(isinstance(s, ir.Instr) and _approx_operand(s) for s in body):

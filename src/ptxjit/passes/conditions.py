@@ -2,7 +2,7 @@
 
 A block with one predecessor is entered only over that edge, so when the predecessor ends in a
 conditional branch `@p bra T`, the block runs only where p holds (it is T) or only where p does not
-(the fall-through); and so on up a chain of such blocks.  The bounds precheck (lower/bounds.py) checks an
+(the fall-through); and so on up a chain of such blocks.  The bounds precheck (lower/safety/bounds.py) checks an
 access only for the threads whose conditions hold, so that a guarded access like a reduction's
 
     setp.lt.u32   %p3, %r1, 128;          // if (tid < 128)

@@ -14,6 +14,7 @@ import dataclasses
 import itertools
 
 from ptxjit.frontend import ir
+from ptxjit.isa.calls import split_call
 from ptxjit.passes.warpsync import warp_sync_points
 
 MAX_DEPTH = 16
@@ -75,8 +76,6 @@ def inline_suspending_calls(module: ir.Module, yields) -> int:
 def _callee(st, targets: set[str], module: ir.Module) -> ir.Function | None:
     if not isinstance(st, ir.Instr) or st.opcode != "call":
         return None
-    from ptxjit.lower.rules.control import split_call
-
     _rets, target, _args = split_call(st)
     if isinstance(target, ir.Sym) and target.name in targets:
         return module.functions[target.name]
@@ -84,8 +83,6 @@ def _callee(st, targets: set[str], module: ir.Module) -> ir.Function | None:
 
 
 def _expand(caller: ir.Function, call: ir.Instr, callee: ir.Function, k: int) -> list:
-    from ptxjit.lower.rules.control import split_call
-
     rets, _target, args = split_call(call)
     tag = f"$inl{k}"
     regs = {r: f"{r}{tag}" for r in callee.regs}

@@ -1,6 +1,6 @@
 """Counted loops and the accesses whose address moves by a fixed amount per iteration.
 
-For the bounds checks (lower/bounds_loops.py): in a loop that runs K times, an address that is
+For the bounds checks (lower/safety/loops.py): in a loop that runs K times, an address that is
 `base + k * delta` in iteration k (base, delta: values known on entry) lies between its values at
 k = 0 and k = K - 1, so one check of both ends on entry covers every iteration.  nvcc's loops:
 

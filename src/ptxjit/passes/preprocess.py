@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ptxjit.frontend import ir
+from ptxjit.isa.effects import REMOVABLE_HINTS
 from ptxjit.passes.dataflow import build_cfg
-
-NO_OP_FAMILIES = frozenset({"hint"})
 
 
 @dataclass
@@ -32,16 +31,13 @@ class PreprocessReport:
 
 
 def preprocess(fn: ir.Function) -> PreprocessReport:
-    from ptxjit.lower.rules import RULES
-
     rep = PreprocessReport(fn.name)
     if fn.body is None:
         return rep
     body: list = []
     for st in fn.body:
         if isinstance(st, ir.Instr):
-            r = RULES.get(st.opcode)
-            if r is not None and r.family in NO_OP_FAMILIES:
+            if st.opcode in REMOVABLE_HINTS:
                 rep.removed_noops.append(f"{st.pos} {st.text}")
                 continue
         body.append(st)

@@ -1,7 +1,7 @@
 """Value ranges of integer registers, known at translation time: every value a register can hold lies in
 [lo, hi] with 0 <= lo <= hi < 2**(width - 1).
 
-For bounds checks that the translation can decide (lower/bounds.py): histogram's `atomicAdd(&h[data[i]],
+For bounds checks that the translation can decide (lower/safety/bounds.py): histogram's `atomicAdd(&h[data[i]],
 1)` indexes a 256-word shared array with a byte it loaded, so the address is inside the array whatever the
 data.  Only non-negative values below the register's sign bit are tracked, where the signed and unsigned
 readings agree and no extension or truncation changes a value; anything else (or not understood) has no

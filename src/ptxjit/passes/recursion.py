@@ -9,7 +9,9 @@ recursive too."""
 
 from __future__ import annotations
 
+from ptxjit.errors import KernelTrap
 from ptxjit.frontend import ir
+from ptxjit.isa.calls import split_call
 
 # native stack a launch's calls may use below the worker's entry: well within any thread's stack (8 MiB
 # for Linux threads, 512 KiB for macOS secondary threads), and thousands of device-function frames deep
@@ -18,8 +20,6 @@ RECURSION_STACK_BYTES = 256 * 1024
 
 def _callees(fn: ir.Function) -> tuple[set[str], bool]:
     """Direct call targets of `fn`, and whether it makes an indirect call."""
-    from ptxjit.lower.rules.control import split_call
-
     out: set[str] = set()
     indirect = False
     for ins in fn.instructions:
@@ -68,7 +68,6 @@ def recursive_functions(module: ir.Module) -> set[str]:
 
 def explain_stack_trap(err: BaseException) -> BaseException:
     """The KernelTrap of the recursion guard, with the reason in words."""
-    from ptxjit.errors import KernelTrap
 
     if not isinstance(err, KernelTrap):
         return err

@@ -20,7 +20,7 @@ PURE_OPS = frozenset({"add", "sub", "mul", "mad", "mul24", "mad24", "shl", "shr"
                       "shf", "popc", "clz", "brev", "lop3"})
 # integer division too (its lowering never traps: division by zero and INT_MIN / -1 give the H100's
 # values, lower/rules/integer.py): framework kernels index with `(i / plane) % channels`, whose
-# accesses the bounds precheck can then take out of the thread loop (lower/bounds_ranges.py offset_range)
+# accesses the bounds precheck can then take out of the thread loop (lower/safety/ranges.py offset_range)
 INT_DIVISION = frozenset({"div", "rem"})
 
 

@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ptxjit.frontend import ir
+from ptxjit.isa.effects import is_block_barrier, may_suspend
 from ptxjit.passes.dataflow import build_cfg, defs_uses, liveness
 
 UNKNOWN = None
@@ -165,23 +166,19 @@ def summarize(fn: ir.Function) -> KernelSummary:
         else:
             merged = frozenset().union(*(get(s).params for s in src)) if src else frozenset()
             put(d, AbsVal(merged, UNKNOWN))
-    from ptxjit.lower.rules import RULES
-
     blocks, _ = build_cfg(fn)
     edges = sum(len(b.succs) for b in blocks)
     loops = sum(1 for i, b in enumerate(blocks) for s in b.succs if s <= i)
     barriers, collectives = [], []
     for ins in fn.instructions:
-        r = RULES.get(ins.opcode)
-        if r is not None and r.yields:
+        if may_suspend(ins.opcode):
             where = f"{ins.pos} {ins.text}"
-            (barriers if r.family == "sync" and not ins.has("warp") else collectives).append(where)
+            (barriers if is_block_barrier(ins) else collectives).append(where)
     max_live = 0
     if barriers or collectives:
         _, after = liveness(fn)
         for ins in fn.instructions:
-            r = RULES.get(ins.opcode)
-            if r is not None and r.yields:
+            if may_suspend(ins.opcode):
                 max_live = max(max_live, len(after[id(ins)]))
     ndefs = nuses = 0
     for ins in fn.instructions:

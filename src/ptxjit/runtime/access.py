@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ptxjit.frontend import ir
+from ptxjit.isa.effects import vector_length
 
 _LOADS = {"ld", "ldu", "prefetch", "prefetchu"}
 _STORES = {"st", "red"}  # no destination register: every register operand is a value going to memory
@@ -229,7 +230,7 @@ def analyze(module: ir.Module, fn: ir.Function) -> KernelAccess:
                     dyn = True
                     w = _width(ins)
                     if isinstance(o, ir.Addr) and w is not None:  # [extern_array+K]: needs K + width bytes
-                        need = max(need, sym.offset + o.offset + w[0] * max(1, _vec(ins)))
+                        need = max(need, sym.offset + o.offset + w[0] * vector_length(ins))
                     else:
                         need = max(need, 1)
     uses_printf = any(isinstance(o, ir.Sym) and o.name == "vprintf"
@@ -237,9 +238,3 @@ def analyze(module: ir.Module, fn: ir.Function) -> KernelAccess:
                       for o in ins.operands)
     return KernelAccess(acc, dyn, need, uses_printf)
 
-
-def _vec(ins: ir.Instr) -> int:
-    for m in ins.mods:
-        if m in ("v2", "v4", "v8"):
-            return int(m[1:])
-    return 1

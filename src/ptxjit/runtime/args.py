@@ -190,7 +190,7 @@ def _encode(kernel: str, i: int, p: ir.VarDecl, v: object, keep: list, pa) -> by
             return struct.pack("<f", float(v))
         if t == "f64":
             return struct.pack("<d", float(v))
-        from ptxjit.lower.rules.half import float_to_bits16
+        from ptxjit.lower.types import float_to_bits16
 
         return struct.pack("<H", float_to_bits16(float(v), t))
     if isinstance(v, float | np.floating):
@@ -295,7 +295,7 @@ class ArgPacker:
 
     def __init__(self, kernel: str, params: list[ir.VarDecl], lay, access: KernelAccess,
                  range_params: list[int]) -> None:
-        """`range_params`: the parameters with a range table entry, in table order (lower/bounds.py)."""
+        """`range_params`: the parameters with a range table entry, in table order (lower/safety/bounds.py)."""
         self.kernel = kernel
         self.params = params
         self.access = access

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ptxjit.errors import KernelDeadlock
 from ptxjit.lower import abi
-from ptxjit.lower.rules.cluster import WS_COUNTERS, WS_DIMS, WS_EXPLICIT, WS_SHARED_TABLE
+from ptxjit.lower.abi import WS_COUNTERS, WS_DIMS, WS_EXPLICIT, WS_SHARED_TABLE
 from ptxjit.runtime import launch, watchdog
 from ptxjit.runtime.args import dims
 from ptxjit.runtime.cooperative import (

@@ -10,7 +10,7 @@ the last block arrives; thread 0 spins (`ld.acquire.gpu`) until it sees the flip
 bar.sync releases the rest of its block.
 
 ptxjit runs that code as it is.  A cooperative launch gives the launch a zeroed workspace
-(abi.L_COOP, read by %envreg1/%envreg2: lower/rules/special.py), placed right after the kernel
+(abi.L_COOP, read by %envreg1/%envreg2: lower/special.py), placed right after the kernel
 parameters inside the launch's parameter buffer so that bounds-checked code may touch it, and
 runs every block of the grid at the same time, each on its own worker thread: a block waiting at
 the grid barrier is one whose thread 0 spins, which the region scheduler suspends and which yields
@@ -353,8 +353,8 @@ def _execute(kernel: Kernel, tr: Translation, grid, block, nctas: int, nthreads:
 
 def uses_grid_workspace(tr: Translation) -> bool:
     """Does the kernel read the grid workspace (%envreg1/%envreg2: grid.sync(), this_grid().is_valid())?
-    lower/rules/special.py lists a marker in the translation's location table where they are read."""
-    from ptxjit.lower.rules.special import GRID_WORKSPACE_MARK
+    lower/special.py lists a marker in the translation's location table where they are read."""
+    from ptxjit.lower.special import GRID_WORKSPACE_MARK
 
     v = tr.__dict__.get("_grid_workspace")
     if v is None:

@@ -196,7 +196,7 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def range_table(idx: list[int], args, params: np.ndarray, globals_buf: np.ndarray) -> np.ndarray:
-    """The legal address ranges of a checked launch (lower/bounds.py): [lo, len) per 64-bit
+    """The legal address ranges of a checked launch (lower/safety/bounds.py): [lo, len) per 64-bit
     parameter `idx` (its array; len 0 for a number; everything for a raw non-null Pointer), then the
     globals buffer and the parameter buffer."""
     vals: list[int] = []

@@ -87,7 +87,7 @@ def _trap_error(tr: Translation, kernel: str, L: np.ndarray, grid, block) -> Ker
 
 def fault_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, ranges, names,
                  shared_bytes: int) -> KernelFault:
-    from ptxjit.lower.bounds import KIND_LOCAL, KIND_SHARED, unpack_fault
+    from ptxjit.lower.safety.bounds import KIND_LOCAL, KIND_SHARED, unpack_fault
 
     cta = _unlinear(int(L[abi.L_ERR_CTA]), grid)
     tid = _unlinear(int(L[abi.L_ERR_TID]), block)

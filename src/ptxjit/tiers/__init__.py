@@ -7,7 +7,7 @@ the runtime keeps sampling the profile and rebuilds tier 1 only when it has move
 (versions and dispatch), profile.py, policy.py, specialize.py and runner.py (the mid-launch swap).
 
 On by default (DEFAULT_ON; `PTXJIT_TIERS=0` turns it off, `PTXJIT_TIERS=1` on) for bounds-checked and
-unchecked launches: every tier's code of a checked launch carries the same checks (lower/bounds.py).
+unchecked launches: every tier's code of a checked launch carries the same checks (lower/safety/bounds.py).
 Stream launches run tier 1 once it exists (profiled and guarded, not raced or counted: for_stream);
 instrumented (trace/check), cooperative and cluster launches are not tiered.
 `ptxjit.stats()` reports per kernel its tier, swaps, specializations, guard failures and compile times.

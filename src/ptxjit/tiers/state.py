@@ -110,7 +110,7 @@ def _generic_ok(fn) -> bool:
 
 class KernelTiers:
     """The tiers of one kernel for one block shape, bounds-checked or not: every version of a checked
-    launch carries the same memory-safety checks (lower/bounds.py) as the untiered checked code."""
+    launch carries the same memory-safety checks (lower/safety/bounds.py) as the untiered checked code."""
 
     def __init__(self, kernel, block: tuple[int, int, int], checked: bool = False) -> None:
         self.kernel = kernel

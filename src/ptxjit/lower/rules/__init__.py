@@ -1,7 +1,10 @@
-"""The rule table.  Importing this package registers every instruction family."""
+"""The rules, one module per instruction family.  Importing this package registers every one of them in
+the rule table (lower/registry.py): what imports it has the complete table."""
 
+from ptxjit.lower.registry import RULES, Rule, check_instruction, diagnose
 from ptxjit.lower.rules import (  # noqa: F401  (imported for their registrations)
     async_copy,
+    async_store,
     atomic,
     b128,
     bits,
@@ -11,11 +14,14 @@ from ptxjit.lower.rules import (  # noqa: F401  (imported for their registration
     convert,
     floating,
     grid_sync,
+    half,
     integer,
     istypep,
     matrix,
+    mbarrier,
     memory,
     mma,
+    mma_sparse,
     multimem,
     simd16,
     stack,
@@ -24,8 +30,8 @@ from ptxjit.lower.rules import (  # noqa: F401  (imported for their registration
     texture,
     video,
     wgmma,
+    wgmma_sparse,
     wmma,
 )
-from ptxjit.lower.rules.registry import RULES, Rule, check_instruction
 
-__all__ = ["RULES", "Rule", "check_instruction"]
+__all__ = ["RULES", "Rule", "check_instruction", "diagnose"]

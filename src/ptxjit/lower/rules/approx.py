@@ -19,6 +19,7 @@ from llvmlite import ir as ll
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower import mufu_tables as T
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.rules import fpbits
 from ptxjit.lower.types import F32, F64, I16, I32, I64, const_int
 from ptxjit.passes import approx_fold
 
@@ -340,7 +341,6 @@ def lower_f64(lw: FnLowering, ins: Instr) -> None:
 def _fmul_bits(lw: FnLowering, x: ll.Value, y: ll.Value, ftz: bool) -> ll.Value:
     """FMUL(.FTZ) on f32 bits (i32): NaN results canonical; .ftz flushes subnormal inputs and products
     whose exact value is below 2**-126."""
-    from ptxjit.lower.rules import fpbits
 
     b = lw.b
     if ftz:

@@ -15,6 +15,10 @@ import dataclasses
 
 from ptxjit.frontend.ir import Instr, type_size
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.registry import form_rule
+from ptxjit.lower.rules.atomic import ATOM_OPS, atomic
+from ptxjit.lower.rules.mbarrier import mbar_modify
+from ptxjit.lower.rules.memory import lower_st
 from ptxjit.lower.types import I64, const_int
 
 _KEEP = ("shared::cluster", "shared::cta", "shared", "v2", "v4")
@@ -23,34 +27,28 @@ _KEEP = ("shared::cluster", "shared::cta", "shared", "v2", "v4")
 def _plain(ins: Instr, nops: int) -> Instr:
     """The instruction as a plain st/red: its space, vector and type modifiers (and operation), no
     async/completion/ordering ones; the first `nops` operands."""
-    from ptxjit.lower.rules.atomic import ATOM_OPS
-
     t = ins.types()[-1]
     mods = tuple(m for m in ins.mods if m in _KEEP or m in ATOM_OPS or m == t)
     return dataclasses.replace(ins, mods=mods, operands=list(ins.operands[:nops]))
 
 
 def _complete(lw: FnLowering, ins: Instr, nbytes: int) -> None:
-    from ptxjit.lower.rules.async_copy import mbar_modify
-
     if len(ins.operands) > 2:
         mbar_modify(lw, ins, ins.operands[2], tx=const_int(I64, -nbytes), space="shared")
 
 
+@form_rule("st", when="async", check=None)
 def lower_st_async(lw: FnLowering, ins: Instr) -> None:
     """st.async[.vec].type [a], b, [mbar]: the store, then complete_tx(bytes stored) on mbar."""
-    from ptxjit.lower.rules.memory import lower_st
-
     t = ins.types()[-1]
     n = next((int(m[1:]) for m in ins.mods if m in ("v2", "v4")), 1)
     lower_st(lw, _plain(ins, 2))
     _complete(lw, ins, type_size(t) * n)
 
 
+@form_rule("red", when="async", check=None)  # (the ISA table allows its types and operations)
 def lower_red_async(lw: FnLowering, ins: Instr) -> None:
     """red.async.op.type [a], b, [mbar]: the atomic reduction, then complete_tx(size of type) on mbar."""
-    from ptxjit.lower.rules.atomic import atomic
-
     plain = _plain(ins, 2)
     atomic(lw, plain, plain.operands[0], plain.operands[1:])
     _complete(lw, ins, type_size(ins.types()[-1]))

@@ -23,10 +23,11 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr, type_size
+from ptxjit.isa.effects import space_of, vector_length
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules import async_store, b128
-from ptxjit.lower.rules.memory import space_of
-from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.registry import rule
+from ptxjit.lower.rules import b128
+from ptxjit.lower.rules.half import decode, encode, fmt_of
 from ptxjit.lower.types import F32, F64, I8, I16, I32, I64, const_int, lltype
 
 ATOM_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas")
@@ -42,13 +43,7 @@ def _op(ins: Instr) -> str:
     raise ValueError(f"{ins.pos}: {ins.text}: no atomic operation")
 
 
-def _vec(ins: Instr) -> int:
-    return next((int(m[1:]) for m in ins.mods if m in ("v2", "v4", "v8")), 1)
-
-
 def _check_atom(ins: Instr) -> str | None:
-    if ins.has("async"):  # red.async: async_store.py (the ISA table allows its types and operations)
-        return None
     if not any(m in ATOM_OPS for m in ins.mods):
         return "missing operation (.add, .cas, ...)"
     ts = ins.types()
@@ -58,7 +53,7 @@ def _check_atom(ins: Instr) -> str | None:
     op = next(m for m in ins.mods if m in ATOM_OPS)
     if t == "b128":
         return b128.check_atom(ins)
-    n = _vec(ins)
+    n = vector_length(ins)
     if n > 1:
         if t == "f32" and op != "add":
             return f"vector atom.{op} is not defined for .f32"
@@ -144,9 +139,8 @@ def _f64_add_shared(b: ll.IRBuilder, old: ll.Value, v: ll.Value) -> ll.Value:
     return b.select(_is_nan_bits(b, old), b.or_(old, quiet), b.select(_is_nan_bits(b, v), b.or_(v, quiet), r))
 
 
-def _half_op(lw: FnLowering, t: str, op: str) -> Callable[[ll.IRBuilder, ll.Value, ll.Value], ll.Value]:
+def half_op(lw: FnLowering, t: str, op: str) -> Callable[[ll.IRBuilder, ll.Value, ll.Value], ll.Value]:
     """add (correctly rounded, subnormals kept) or min/max of f16/bf16 lanes held as bits."""
-    from ptxjit.lower.rules.half import decode, encode, fmt_of
 
     fmt = fmt_of(t)
     lanes = 2 if t.endswith("x2") else 1
@@ -227,7 +221,7 @@ def _element(lw: FnLowering, ins: Instr, t: str, op: str, ptr8: ll.Value, vals: 
         if v.type != lltype(bt):
             v = b.bitcast(v, lltype(bt))
         if t in HALF_TYPES:
-            fn = _half_op(lw, t, op)
+            fn = half_op(lw, t, op)
         elif t == "f32":
             fn = f32_add(space != "shared")
         elif space != "shared":
@@ -252,7 +246,7 @@ def atomic(lw: FnLowering, ins: Instr, addr_op, operands: list) -> list[ll.Value
     op = _op(ins)
     base = lw.address(addr_op, space_of(ins))
     lw.probe_memory(base)
-    n = _vec(ins)
+    n = vector_length(ins)
     size = type_size(t)
 
     def run(base: ll.Value = base) -> list[ll.Value]:
@@ -291,6 +285,4 @@ def lower_atom(lw: FnLowering, ins: Instr) -> None:
 @rule("red", family="atomic", check=_check_atom)
 def lower_red(lw: FnLowering, ins: Instr) -> None:
     """red.space.op.type [a], b: atomic reduction without result."""
-    if ins.has("async"):
-        return async_store.lower_red_async(lw, ins)
     atomic(lw, ins, ins.operands[0], ins.operands[1:])

@@ -23,6 +23,7 @@ from llvmlite import binding as llvm
 from llvmlite import ir as ll
 
 from ptxjit.frontend.ir import Instr
+from ptxjit.isa.effects import space_of
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.types import I64, I128, const_int
@@ -58,8 +59,6 @@ def check_atom(ins: Instr) -> str | None:
 
 
 def _space(ins: Instr) -> str:
-    from ptxjit.lower.rules.memory import space_of
-
     return space_of(ins)
 
 

@@ -11,7 +11,7 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend.ir import Instr, type_size
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.registry import rule
 from ptxjit.lower.types import I1, I8, I32, I64, const_int
 
 

@@ -1,5 +1,6 @@
-"""Thread-block clusters (sm_90): cluster special registers, `mapa` (distributed shared memory),
-`barrier.cluster.arrive/wait` and cp.async.bulk's .multicast::cluster (`lower_bulk_multicast`).
+"""Thread-block clusters (sm_90): `mapa` (distributed shared memory), `barrier.cluster.arrive/wait` and
+cp.async.bulk's .multicast::cluster (`lower_bulk_multicast`); the cluster special registers are
+lower/clusters.py's.
 
 A cluster launch (runtime/clusters.py) runs the blocks of a cluster at the same time, each on a worker
 thread of its own, and gives the launch a workspace (abi.L_CLUSTER):
@@ -10,7 +11,7 @@ thread of its own, and gives the launch a workspace (abi.L_CLUSTER):
 
 Without one (L_CLUSTER = 0) every block is a cluster of its own, as on a GPU.
 
-barrier.cluster.wait is rewritten at load (`rewrite_cluster_barriers`) into a CTA barrier, the internal
+barrier.cluster.wait is rewritten at load (passes/grid_barriers.py) into a CTA barrier, the internal
 `clusterwait` (thread 0 arrives at the cluster's counter and spins until every block of the cluster has
 arrived: nvcc's grid.sync() scheme, block rank 0 adding 0x80000001 - blocks) and a second CTA barrier.
 barrier.cluster.arrive is folded into that wait: the arrive-wait split is honoured as one barrier at the
@@ -25,94 +26,30 @@ from llvmlite import ir as ll
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower import abi
+from ptxjit.lower.clusters import cluster_dims, cluster_workspace, ctaid_xyz, nctaid_xyz
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.registry import rule
 from ptxjit.lower.rules.grid_sync import arrive_and_spin
-from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.rules.mbarrier import (
+    EXP_SHIFT,
+    PEND_MASK,
+    PHASE_SHIFT,
+    TX_BITS,
+    TX_SHIFT,
+    mbar_modify,
+    memcpy_intrinsics,
+)
+from ptxjit.lower.safety.bounds import ADDR_BITS, KIND_SHARED, pack_fault
+from ptxjit.lower.special import special_register
 from ptxjit.lower.types import I1, I32, I64, PTR, const_int
-
-WS_DIMS = 16        # u32 x3: cluster dims (0: no cluster launch)
-WS_EXPLICIT = 28    # u32: the kernel declares its cluster (%is_explicit_cluster)
-WS_SHARED_TABLE = 32
-WS_COUNTERS = 40
-
-CLUSTER_SREGS = ("%cluster_ctarank", "%cluster_nctarank", "%cluster_ctaid", "%cluster_nctaid", "%clusterid",
-                 "%nclusterid", "%is_explicit_cluster")
-_AXIS = {"x": 0, "y": 1, "z": 2}
-
-
-def _workspace(lw: FnLowering) -> tuple[ll.Value, ll.Value, list[ll.Value], ll.Value]:
-    """(workspace address, cluster launch?, cluster dims (1, 1, 1 without one), explicit flag), loaded
-    once per function.  Without a workspace the fields read a zeroed constant."""
-    def make(b: ll.IRBuilder):
-        ws = b.load(b.gep(lw.launch, [const_int(I32, abi.L_CLUSTER)]))
-        base = b.select(b.icmp_unsigned("==", ws, const_int(I64, 0)), b.ptrtoint(_zeros(lw), I64), ws)
-
-        def u32(off: int) -> ll.Value:
-            return b.load(b.inttoptr(b.add(base, const_int(I64, off)), I32.as_pointer()))
-
-        on = b.icmp_unsigned("!=", u32(WS_DIMS), const_int(I32, 0))
-        dims = [b.select(on, u32(WS_DIMS + 4 * i), const_int(I32, 1)) for i in range(3)]
-        return ws, on, dims, u32(WS_EXPLICIT)
-    return lw.once_in_entry(("cluster_ws",), make)
-
-
-def _zeros(lw: FnLowering) -> ll.Value:
-    g = lw.cg.llmod.globals.get("ptxjit_cluster_zeros")
-    if g is None:
-        ty = ll.ArrayType(I64, 8)
-        g = ll.GlobalVariable(lw.cg.llmod, ty, name="ptxjit_cluster_zeros")
-        g.initializer = ll.Constant(ty, None)
-        g.global_constant = True
-        g.linkage = "internal"
-    return g
-
-
-def cluster_dims(lw: FnLowering) -> list[ll.Value]:
-    """The launch's cluster dims (1, 1, 1 without a cluster launch)."""
-    return _workspace(lw)[2]
-
-
-def _ctaid(lw: FnLowering) -> list[ll.Value]:
-    from ptxjit.lower.rules.special import special_register
-
-    return [special_register(lw, f"%ctaid.{a}") for a in "xyz"]
-
-
-def _nctaid(lw: FnLowering) -> list[ll.Value]:
-    from ptxjit.lower.rules.special import special_register
-
-    return [special_register(lw, f"%nctaid.{a}") for a in "xyz"]
-
-
-def cluster_register(lw: FnLowering, base: str, comp: str) -> ll.Value:
-    """%cluster_ctaid, %cluster_nctaid, %clusterid, %nclusterid (.x/.y/.z), %cluster_ctarank,
-    %cluster_nctarank, %is_explicit_cluster."""
-    b = lw.b
-    k = cluster_dims(lw)
-    if base == "%is_explicit_cluster":
-        return b.icmp_unsigned("!=", _workspace(lw)[3], const_int(I32, 0))
-    if base == "%cluster_nctarank":
-        return b.mul(b.mul(k[0], k[1]), k[2])
-    if base == "%cluster_ctarank":
-        c = [b.urem(v, kk) for v, kk in zip(_ctaid(lw), k, strict=True)]
-        return b.add(c[0], b.mul(k[0], b.add(c[1], b.mul(k[1], c[2]))))
-    axis = _AXIS.get(comp)
-    if axis is None:  # .w or no component: 0 as for %tid.w
-        return const_int(I32, 1 if base in ("%cluster_nctaid", "%nclusterid") else 0)
-    if base == "%cluster_nctaid":
-        return k[axis]
-    if base == "%cluster_ctaid":
-        return b.urem(_ctaid(lw)[axis], k[axis])
-    if base == "%clusterid":
-        return b.udiv(_ctaid(lw)[axis], k[axis])
-    return b.udiv(_nctaid(lw)[axis], k[axis])  # %nclusterid
+from ptxjit.passes.grid_barriers import CLUSTER_WAIT
 
 
 def _target_block(lw: FnLowering, rank: ll.Value) -> ll.Value:
     """Linear block index (i64) of block `rank` of this block's cluster."""
     b = lw.b
     k = cluster_dims(lw)
-    ctaid, nctaid = _ctaid(lw), _nctaid(lw)
+    ctaid, nctaid = ctaid_xyz(lw), nctaid_xyz(lw)
     r = [b.urem(rank, k[0]), b.urem(b.udiv(rank, k[0]), k[1]), b.udiv(rank, b.mul(k[0], k[1]))]
     t = [b.add(b.sub(c, b.urem(c, kk)), rr) for c, kk, rr in zip(ctaid, k, r, strict=True)]
     t = [b.zext(v, I64) for v in t]
@@ -135,7 +72,6 @@ def _lower_mapa_cluster(lw: FnLowering, ins: Instr) -> None:
     rank is `a` itself, and that is what runs.  Another block's shared memory has no 32-bit address
     here: mapping to another rank stops the thread with an illegal-address error naming this line
     (use mapa.u64 on generic addresses, which nvcc emits for cluster.map_shared_rank; it maps any rank)."""
-    from ptxjit.lower.rules.special import special_register
 
     b = lw.b
     a = lw.read(ins.operands[1], "u32")
@@ -157,14 +93,14 @@ def lower_mapa(lw: FnLowering, ins: Instr) -> None:
         return
     a = lw.read(ins.operands[1], "u64")
     rank = lw.read(ins.operands[2], "u32")
-    ws, on, _k, _e = _workspace(lw)
+    ws, on, _k, _e = cluster_workspace(lw)
     off = b.sub(a, lw.shared_base())
     out = lw.llfn.append_basic_block("mapa_cluster")
     done = lw.llfn.append_basic_block("mapa_done")
     entry = b.block
     b.cbranch(on, out, done)
     b.position_at_end(out)
-    table_slot = b.inttoptr(b.add(ws, const_int(I64, WS_SHARED_TABLE)), I64.as_pointer())
+    table_slot = b.inttoptr(b.add(ws, const_int(I64, abi.WS_SHARED_TABLE)), I64.as_pointer())
     table = b.inttoptr(b.load(table_slot), I64.as_pointer())
     mapped = b.add(b.load(b.gep(table, [_target_block(lw, rank)])), off)
     mapped_blk = b.block
@@ -176,12 +112,12 @@ def lower_mapa(lw: FnLowering, ins: Instr) -> None:
     lw.write(ins.operands[0], d, "u64")
 
 
-@rule("clusterwait", family="sync")
+@rule(CLUSTER_WAIT, family="sync")
 def lower_cluster_wait(lw: FnLowering, ins: Instr) -> None:
     """Internal (after a CTA barrier): thread 0 arrives at the cluster's barrier counter and waits for
     the other blocks of the cluster; polls the launch's error word and yields its core meanwhile."""
     b = lw.b
-    ws, on, k, _e = _workspace(lw)
+    ws, on, k, _e = cluster_workspace(lw)
     size = b.mul(b.mul(k[0], k[1]), k[2])
     leader = b.and_(on, b.icmp_unsigned("==", lw.tlin, const_int(I32, 0)))
     leader = b.and_(leader, b.icmp_unsigned(">", size, const_int(I32, 1)))
@@ -189,11 +125,11 @@ def lower_cluster_wait(lw: FnLowering, ins: Instr) -> None:
     after = lw.llfn.append_basic_block("cluster_passed")
     b.cbranch(leader, go, after)
     b.position_at_end(go)
-    ctaid, nctaid = _ctaid(lw), _nctaid(lw)
+    ctaid, nctaid = ctaid_xyz(lw), nctaid_xyz(lw)
     cl = [b.zext(b.udiv(c, kk), I64) for c, kk in zip(ctaid, k, strict=True)]
     ncl = [b.zext(b.udiv(n, kk), I64) for n, kk in zip(nctaid, k, strict=True)]
     cluster = b.add(cl[0], b.mul(ncl[0], b.add(cl[1], b.mul(ncl[1], cl[2]))))
-    counters = b.inttoptr(b.load(b.inttoptr(b.add(ws, const_int(I64, WS_COUNTERS)), I64.as_pointer())),
+    counters = b.inttoptr(b.load(b.inttoptr(b.add(ws, const_int(I64, abi.WS_COUNTERS)), I64.as_pointer())),
                           I32.as_pointer())
     ctr = b.gep(counters, [cluster])
     rank0 = const_int(I1, 1)
@@ -202,31 +138,11 @@ def lower_cluster_wait(lw: FnLowering, ins: Instr) -> None:
     arrive_and_spin(lw, ctr, rank0, size, after, "cluster")
 
 
-def rewrite_cluster_barriers(module: ir.Module) -> None:
-    """barrier.cluster.wait -> barrier.sync 0; clusterwait; barrier.sync 0.  barrier.cluster.arrive is
-    dropped (folded into the wait, see the module docstring).  Runs after validation."""
-    for f in module.functions.values():
-        if not f.body or not any(isinstance(s, Instr) and s.opcode == "barrier" and s.has("cluster")
-                                 for s in f.body):
-            continue
-        out: list = []
-        for s in f.body:
-            if not (isinstance(s, Instr) and s.opcode == "barrier" and s.has("cluster")):
-                out.append(s)
-                continue
-            if s.has("wait"):
-                bar = Instr("barrier", ("sync",), [ir.Imm(0)], s.guard, s.pos, s.src_loc)
-                out += [bar, Instr("clusterwait", (), [], s.guard, s.pos, s.src_loc),
-                        Instr("barrier", ("sync",), [ir.Imm(0)], s.guard, s.pos, s.src_loc)]
-        f.body = out
-
-
 @rule("getctarank", family="memory")
 def lower_getctarank(lw: FnLowering, ins: Instr) -> None:
     """getctarank[.shared::cluster] d, a: the cluster rank of the block whose shared memory holds `a`.
     A shared::cluster address here is always this block's own (mapa.shared::cluster maps only to it); a
     generic one is looked up among the cluster's blocks (this block's rank when none holds it)."""
-    from ptxjit.lower.rules.special import special_register
 
     b = lw.b
     own = special_register(lw, "%cluster_ctarank")
@@ -234,14 +150,14 @@ def lower_getctarank(lw: FnLowering, ins: Instr) -> None:
         lw.write(ins.operands[0], own, "u32")
         return
     a = lw.read(ins.operands[1], "u64")
-    ws, on, k, _e = _workspace(lw)
+    ws, on, k, _e = cluster_workspace(lw)
     size = b.mul(b.mul(k[0], k[1]), k[2])
     out = lw.llfn.append_basic_block("getctarank_cluster")
     done = lw.llfn.append_basic_block("getctarank_done")
     entry = b.block
     b.cbranch(on, out, done)
     b.position_at_end(out)
-    table = b.inttoptr(b.load(b.inttoptr(b.add(ws, const_int(I64, WS_SHARED_TABLE)), I64.as_pointer())),
+    table = b.inttoptr(b.load(b.inttoptr(b.add(ws, const_int(I64, abi.WS_SHARED_TABLE)), I64.as_pointer())),
                        I64.as_pointer())
     nbytes = lw.worker_slot(abi.W_SHARED_SIZE)
     rank = own
@@ -269,9 +185,6 @@ def lower_bulk_multicast(lw: FnLowering, ins: Instr) -> None:
 
     Another block's mbarrier is updated with a compare-and-swap, as every mbarrier change is
     (async_copy.py), so a multicast racing with the target block's own arrive/expect_tx loses nothing."""
-    from ptxjit.lower.bounds import ADDR_BITS, KIND_SHARED, pack_fault
-    from ptxjit.lower.rules.async_copy import _intrinsics, mbar_modify
-    from ptxjit.lower.rules.special import special_register
 
     b = lw.b
     sbase = b.ptrtoint(lw.shared_ptr(), I64)
@@ -288,11 +201,11 @@ def lower_bulk_multicast(lw: FnLowering, ins: Instr) -> None:
         word = pack_fault(lw.cg.location_id(ins), KIND_SHARED)
         off = b.select(b.icmp_unsigned(">", b.add(dst, size), nbytes), dst, mbar)
         lw.trap(abi.ERR_FAULT, b.or_(const_int(I64, word), b.and_(off, const_int(I64, (1 << ADDR_BITS) - 1))))
-    memcpy, _ = _intrinsics(lw)
-    ws, on, k, _e = _workspace(lw)
+    memcpy, _ = memcpy_intrinsics(lw)
+    ws, on, k, _e = cluster_workspace(lw)
     csize = b.select(on, b.mul(b.mul(k[0], k[1]), k[2]), const_int(I32, 1))
     own = special_register(lw, "%cluster_ctarank")
-    table = b.inttoptr(b.load(b.inttoptr(b.add(b.select(on, ws, sbase), const_int(I64, WS_SHARED_TABLE)),
+    table = b.inttoptr(b.load(b.inttoptr(b.add(b.select(on, ws, sbase), const_int(I64, abi.WS_SHARED_TABLE)),
                                          I64.as_pointer())), I64.as_pointer())
     for r in range(16):
         rc = const_int(I32, r)
@@ -313,8 +226,6 @@ def lower_bulk_multicast(lw: FnLowering, ins: Instr) -> None:
 def _remote_complete_tx(lw: FnLowering, p: ll.Value, size: ll.Value) -> None:
     """complete_tx of `size` bytes on another block's mbarrier word at p, as one compare-and-swap
     (async_copy.py's word layout and phase rule)."""
-    from ptxjit.lower.rules.async_copy import EXP_SHIFT, PEND_MASK, PHASE_SHIFT, TX_BITS, TX_SHIFT
-
     b = lw.b
     head = lw.llfn.append_basic_block("mcast_cas")
     done = lw.llfn.append_basic_block("mcast_cas_done")

@@ -6,9 +6,9 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend.ir import Instr, is_float_type
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.registry import rule
 from ptxjit.lower.rules.floating import ftz
 from ptxjit.lower.rules.half import half_lanes_as_f64, pack_halves
-from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import F32, I16, I32, const_int
 
 INT_CMP = {"eq": ("==", None), "ne": ("!=", None), "lt": ("<", None), "le": ("<=", None), "gt": (">", None),

@@ -6,9 +6,11 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
-from ptxjit.lower import abi
+from ptxjit.isa.calls import split_call
+from ptxjit.lower import abi, heap_code
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.registry import rule
+from ptxjit.lower.safety.bounds import KIND_HOST
 from ptxjit.lower.types import I32, I64, PTR, const_int, lltype
 
 
@@ -79,20 +81,6 @@ def lower_trap(lw: FnLowering, ins: Instr) -> None:
     lw.trap(abi.ERR_SELF_LOOP if ins.has("selfloop") else abi.ERR_TRAP)
 
 
-def split_call(ins: Instr) -> tuple[tuple, ir.Sym | ir.Reg, tuple]:
-    ops = list(ins.operands)
-    rets: tuple = ()
-    args: tuple = ()
-    if ops and isinstance(ops[0], ir.CallList):
-        rets = ops.pop(0).items
-    if not ops:
-        raise ValueError("call without a target")
-    target = ops.pop(0)
-    if ops and isinstance(ops[0], ir.CallList):
-        args = ops.pop(0).items
-    return rets, target, args
-
-
 def _check_call(ins: Instr) -> str | None:
     try:
         split_call(ins)
@@ -148,21 +136,16 @@ def lower_call(lw: FnLowering, ins: Instr) -> None:
         b.position_at_end(lw.llfn.append_basic_block("after_assert"))
         return
     if name == "malloc":  # the runtime's checked device heap (runtime/heap.py)
-        from ptxjit.runtime import heap
-
-        fn = heap.function(lw.cg.llmod, "malloc")
-        site = b.ptrtoint(heap.site_string(lw.cg.llmod, lw.cg.kernel.name, str(ins.pos)), I64)
+        fn = heap_code.function(lw.cg.llmod, "malloc")
+        site = b.ptrtoint(heap_code.site_string(lw.cg.llmod, lw.cg.kernel.name, str(ins.pos)), I64)
         cta = [lw.worker_slot(abi.W_CTA + i) for i in range(3)]
         dims = [lw.launch_slot(abi.L_BLOCK + i) for i in range(2)]
         p = b.call(fn, [_load_u64(lw, arg_ptrs[0]), site, *cta, b.zext(lw.tlin, I64), *dims])
         b.store(b.ptrtoint(p, I64), lw.typed_ptr(ret_ptrs[0], I64))
         return
     if name == "free":  # a refused free (double, interior, not heap) is a fault at the call, never an abort
-        from ptxjit.lower.bounds import KIND_HOST
-        from ptxjit.runtime import heap
-
         ptr = _load_u64(lw, arg_ptrs[0])
-        bad = b.call(heap.function(lw.cg.llmod, "free"), [ptr])
+        bad = b.call(heap_code.function(lw.cg.llmod, "free"), [ptr])
         if lw.bounds.enabled:
             lw.bounds._record_fault(b.icmp_unsigned("==", bad, const_int(I32, 0)), ptr, KIND_HOST)
         return

@@ -9,12 +9,13 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from ptxjit.frontend.ir import TYPE_NAMES, Instr, is_float_type, type_size
-from ptxjit.isa.spec import unsupported_special
+from ptxjit.isa.special import unsupported_special
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules.floating import arith_nan, canon_nan, directed, ftz, intr
+from ptxjit.lower.operands import canon_nan
+from ptxjit.lower.registry import rule
+from ptxjit.lower.rules.floating import arith_nan, directed, ftz, intr
 from ptxjit.lower.rules.fp8 import FP8_TYPES, check_cvt_fp8, lower_cvt_fp8
 from ptxjit.lower.rules.half import decode, encode, fmt_of, sat01
-from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import F32, F64, I16, I32, I64, const_int, lltype
 
 HALF = ("f16", "bf16")

@@ -11,12 +11,12 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules import fpbits
-from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.operands import canon_nan
+from ptxjit.lower.registry import rule
+from ptxjit.lower.rules import approx, fpbits
 from ptxjit.lower.types import F32, F64, I1, I32, I64, const_int
 
 ROUND_MODES = ("rn", "rz", "rm", "rp")
-F32_CANON_NAN = 0x7FFFFFFF
 
 
 def _ft(ins: Instr) -> str:
@@ -37,17 +37,6 @@ def fconst(t: ll.Type, v: float) -> ll.Constant:
 
 def is_nan(lw: FnLowering, x: ll.Value) -> ll.Value:
     return lw.b.fcmp_unordered("uno", x, x)
-
-
-def canon_nan(lw: FnLowering, x: ll.Value) -> ll.Value:
-    """NaN -> 0x7FFFFFFF, the GPU's f32 NaN.  Selected on the integer bits: LLVM treats NaN payloads
-    as unspecified and folds a float `select(isnan(x), NaN, x)` to `x`, dropping the canonicalization."""
-    if x.type != F32:
-        return x
-    b = lw.b
-    bits = b.bitcast(x, I32)
-    nan = b.icmp_unsigned(">", b.and_(bits, const_int(I32, 0x7FFFFFFF)), const_int(I32, 0x7F800000))
-    return b.bitcast(b.select(nan, const_int(I32, F32_CANON_NAN), bits), F32)
 
 
 def arith_nan(lw: FnLowering, x: ll.Value) -> ll.Value:
@@ -312,8 +301,6 @@ def lower_float_arith(lw: FnLowering, ins: Instr) -> None:
     t = _ft(ins)
     op = ins.opcode
     if op == "div" and (ins.has("approx") or ins.has("full")) and t == "f32":
-        from ptxjit.lower.rules import approx  # a * MUFU.RCP(b), bit for bit
-
         approx.lower_div(lw, ins)
         return
     flush = ins.has("ftz") and t == "f32"
@@ -387,13 +374,7 @@ def _check_fma(ins: Instr) -> str | None:
 
 @rule("fma", family="float", check=_check_fma)
 def lower_fma(lw: FnLowering, ins: Instr) -> None:
-    """fma.rn/.rz/.rm/.rp f32/f64 (half types dispatch)."""
-    t = _ft(ins)
-    if t in ("f16", "bf16", "f16x2", "bf16x2"):
-        from ptxjit.lower.rules import half
-
-        half.lower_half_arith(lw, ins)
-        return
+    """fma.rn/.rz/.rm/.rp f32/f64 (the half types: half.py's form rule)."""
     lower_float_arith(lw, ins)
 
 
@@ -403,13 +384,9 @@ def lower_rcp_sqrt(lw: FnLowering, ins: Instr) -> None:
     b = lw.b
     t = _ft(ins)
     if ins.has("approx") and t == "f32":
-        from ptxjit.lower.rules import approx  # the H100's multifunction unit, bit for bit
-
         approx.lower_f32(lw, ins)
         return
     if ins.has("approx") and t == "f64" and ins.opcode in ("rcp", "rsqrt"):
-        from ptxjit.lower.rules import approx  # MUFU.RCP64H / RSQ64H (+ refinement), bit for bit
-
         approx.lower_f64(lw, ins)
         return
     x = lw.read(ins.operands[1], t)
@@ -454,15 +431,8 @@ _UNARY = {"sin": "llvm.sin", "cos": "llvm.cos", "lg2": "llvm.log2", "ex2": "llvm
 @rule("sin", "cos", "lg2", "ex2", "tanh", family="float")
 def lower_transcendental(lw: FnLowering, ins: Instr) -> None:
     """sin/cos/lg2/ex2/tanh .approx: computed with the host libm (at least as accurate as the GPU)."""
-    t = _ft(ins)
-    if t in ("f16", "bf16", "f16x2", "bf16x2"):
-        from ptxjit.lower.rules import half
-
-        half.lower_half_unary(lw, ins)
-        return
+    t = _ft(ins)  # (the half types: half.py's form rule)
     if ins.opcode in ("ex2", "sin", "cos", "tanh", "lg2") and t == "f32":
-        from ptxjit.lower.rules import approx  # the H100's multifunction unit, bit for bit
-
         approx.lower_f32(lw, ins)
         return
     x = lw.read(ins.operands[1], t)

@@ -16,7 +16,7 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules.half import F16, HalfFormat, _pow2, decode, encode, encode_magnitude
+from ptxjit.lower.rules.half import F16, HalfFormat, decode, encode, encode_magnitude, pow2_f64
 from ptxjit.lower.types import F64, I16, I32, I64, const_int
 
 E4M3 = HalfFormat(3, 4, 0x7F, maxf=448.0)
@@ -64,7 +64,7 @@ def decode8(lw: FnLowering, byte: ll.Value, fmt: HalfFormat) -> ll.Value:
     man = b.and_(x, const_int(I64, (1 << m) - 1))
     sub = b.fmul(b.uitofp(man, F64), ll.Constant(F64, 2.0 ** (fmt.emin - m)))
     norm = b.fmul(b.uitofp(b.or_(man, const_int(I64, 1 << m)), F64),
-                  _pow2(lw, b.sub(exp, const_int(I64, fmt.bias + m))))
+                  pow2_f64(lw, b.sub(exp, const_int(I64, fmt.bias + m))))
     v = b.select(b.icmp_unsigned("==", exp, const_int(I64, 0)), sub, norm)
     if fmt is E4M3:  # only S.1111.111 is special
         nan = b.icmp_unsigned("==", b.and_(x, const_int(I64, 0x7F)), const_int(I64, 0x7F))

@@ -2,8 +2,8 @@
 `call (retval0), cudaCGGetIntrinsicHandle, (scope)` and `call (retval0), cudaCGSynchronize, (handle,
 flags)` (`cuda.cg.this_grid().sync()`).  nvcc inlines its grid.sync() instead (runtime/cooperative.py).
 
-After validation `rewrite_cg_calls` replaces the handle call by a store of 0 to its return value (the
-handle is never needed: the launch's grid workspace is abi.L_COOP) and the synchronize call by
+After validation the load pipeline (passes/grid_barriers.py) replaces the handle call by a store of 0 to
+its return value (the handle is never needed: the launch's grid workspace is abi.L_COOP) and the synchronize call by
 `barrier.sync 0; gridwait; barrier.sync 0` and a store of 0 (cudaSuccess).  `gridwait` is nvcc's
 scheme run by thread 0 of each block: an atomic add on the workspace's counter at +4 (block (0,0,0)
 adds 0x80000001 - blocks, every other block 1) and a spin until the counter's top bit flips, polling
@@ -18,50 +18,10 @@ from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.module import EXTERN_FUNCS
-from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.registry import rule
+from ptxjit.lower.special import mark_grid_workspace, special_register
 from ptxjit.lower.types import I1, I32, I64, const_int
-
-CG_HANDLE = "cudaCGGetIntrinsicHandle"
-CG_SYNC = "cudaCGSynchronize"
-GRID_WAIT = "gridwait"
-# calls to these have no PTX definition: validation accepts them, rewrite_cg_calls replaces them
-EXTERN_FUNCS.update({CG_HANDLE, CG_SYNC})
-
-
-def _target(ins: Instr) -> tuple[str, tuple]:
-    """(callee name, return operands) of a direct call, or ('', ())."""
-    ops = list(ins.operands)
-    rets: tuple = ()
-    if ops and isinstance(ops[0], ir.CallList):
-        rets = ops.pop(0).items
-    name = ops[0].name if ops and isinstance(ops[0], ir.Sym) else ""
-    return name, rets
-
-
-def _store_zero(ret, width: str, like: Instr) -> Instr:
-    return Instr("st", ("param", width), [ir.Addr(ret, 0), ir.Imm(0)], like.guard, like.pos, like.src_loc)
-
-
-def rewrite_cg_calls(module: ir.Module) -> None:
-    """Replace Numba's cooperative-groups calls (see the module docstring).  Runs after validation."""
-    for f in module.functions.values():
-        if not f.body or not any(isinstance(s, Instr) and s.opcode == "call" and _target(s)[0] in (CG_HANDLE, CG_SYNC)
-                                 for s in f.body):
-            continue
-        out: list = []
-        for s in f.body:
-            name, rets = _target(s) if isinstance(s, Instr) and s.opcode == "call" else ("", ())
-            if name == CG_HANDLE:
-                out += [_store_zero(r, "b64", s) for r in rets[:1] if isinstance(r, ir.Sym)]
-            elif name == CG_SYNC:
-                out += [Instr("barrier", ("sync",), [ir.Imm(0)], s.guard, s.pos, s.src_loc),
-                        Instr(GRID_WAIT, (), [], s.guard, s.pos, s.src_loc),
-                        Instr("barrier", ("sync",), [ir.Imm(0)], s.guard, s.pos, s.src_loc)]
-                out += [_store_zero(r, "b32", s) for r in rets[:1] if isinstance(r, ir.Sym)]
-            else:
-                out.append(s)
-        f.body = out
+from ptxjit.passes.grid_barriers import GRID_WAIT
 
 
 def uses_grid_wait(fn: ir.Function) -> bool:
@@ -71,7 +31,6 @@ def uses_grid_wait(fn: ir.Function) -> bool:
 @rule(GRID_WAIT, family="sync")
 def lower_grid_wait(lw: FnLowering, ins: Instr) -> None:
     """Internal (between two CTA barriers): thread 0 arrives at the grid barrier and waits for every block."""
-    from ptxjit.lower.rules.special import mark_grid_workspace, special_register
 
     b = lw.b
     mark_grid_workspace(lw)  # a trap here in a non-cooperative launch gets runtime/cooperative.py's hint

@@ -7,13 +7,15 @@ format, so results are correctly rounded without depending on host half-precisio
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 from llvmlite import ir as ll
 
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.registry import form_rule
+from ptxjit.lower.rules import approx
+from ptxjit.lower.rules.floating import next_toward, two_sum
 from ptxjit.lower.types import F32, F64, I1, I16, I32, I64, const_int
 
 
@@ -49,19 +51,7 @@ def fmt_of(t: str) -> HalfFormat:
     return BF16 if t.startswith("bf16") else F16
 
 
-def float_to_bits16(v: float, t: str) -> int:
-    """Host-side conversion of a literal to f16/bf16 bits (round to nearest even)."""
-    if t.startswith("bf16"):
-        bits = struct.unpack("<I", struct.pack("<f", v))[0]
-        if v != v:
-            return 0x7FFF
-        return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-    import numpy as np
-
-    return int(np.array(v, dtype=np.float16).view(np.uint16))
-
-
-def _pow2(lw: FnLowering, k: ll.Value) -> ll.Value:
+def pow2_f64(lw: FnLowering, k: ll.Value) -> ll.Value:
     """2**k as f64 for an i64 exponent k in the normal range."""
     b = lw.b
     return b.bitcast(b.shl(b.add(k, const_int(I64, 1023)), const_int(I64, 52)), F64)
@@ -85,7 +75,7 @@ def decode(lw: FnLowering, bits: ll.Value, fmt: HalfFormat) -> ll.Value:
     sign = b.icmp_unsigned("!=", b.and_(x, const_int(I64, 0x8000)), const_int(I64, 0))
     sub = b.fmul(b.uitofp(man, F64), ll.Constant(F64, 2.0 ** (fmt.emin - m)))
     norm = b.fmul(b.uitofp(b.or_(man, const_int(I64, 1 << m)), F64),
-                  _pow2(lw, b.sub(exp, const_int(I64, fmt.bias + m))))
+                  pow2_f64(lw, b.sub(exp, const_int(I64, fmt.bias + m))))
     special = b.select(b.icmp_unsigned("==", man, const_int(I64, 0)), ll.Constant(F64, float("inf")),
                        ll.Constant(F64, float("nan")))
     v = b.select(b.icmp_unsigned("==", exp, const_int(I64, 0)), sub,
@@ -106,7 +96,7 @@ def _round_scaled(lw: FnLowering, scaled: ll.Value, mode: str, neg: ll.Value) ->
 
 
 def _exponent(lw: FnLowering, xb: ll.Value, lo: int) -> ll.Value:
-    """floor(log2 |x|) of the f64 with bits xb, clamped to [lo, 1000] (keeps 2**-e within _pow2's range)."""
+    """floor(log2 |x|) of the f64 with bits xb, clamped to [lo, 1000] (keeps 2**-e within pow2_f64's range)."""
     b = lw.b
     e = b.sub(b.and_(b.lshr(xb, const_int(I64, 52)), const_int(I64, 0x7FF)), const_int(I64, 1023))
     e = b.select(b.icmp_signed("<", e, const_int(I64, lo)), const_int(I64, lo), e)
@@ -130,8 +120,8 @@ def encode_magnitude(lw: FnLowering, x: ll.Value, fmt: HalfFormat, mode: str = "
     ax = _fabs(lw, x)
     nan = b.fcmp_unordered("uno", x, x)
     q = b.sub(_exponent(lw, xb, fmt.emin), const_int(I64, m))
-    rs = _round_scaled(lw, b.fmul(ax, _pow2(lw, b.sub(const_int(I64, 0), q))), mode, neg)
-    mag = b.fmul(rs, _pow2(lw, q))
+    rs = _round_scaled(lw, b.fmul(ax, pow2_f64(lw, b.sub(const_int(I64, 0), q))), mode, neg)
+    mag = b.fmul(rs, pow2_f64(lw, q))
     inf = ll.Constant(F64, float("inf"))
     maxf = ll.Constant(F64, fmt.max_finite)
     if satfinite:
@@ -154,8 +144,8 @@ def encode_magnitude(lw: FnLowering, x: ll.Value, fmt: HalfFormat, mode: str = "
     if flush:
         # round to the full precision with an unbounded exponent (below 2**(emin-64) all is tiny anyway)
         qu = b.sub(_exponent(lw, xb, fmt.emin - 64), const_int(I64, m))
-        ru = b.fmul(_round_scaled(lw, b.fmul(ax, _pow2(lw, b.sub(const_int(I64, 0), qu))), mode, neg),
-                    _pow2(lw, qu))
+        ru = b.fmul(_round_scaled(lw, b.fmul(ax, pow2_f64(lw, b.sub(const_int(I64, 0), qu))), mode, neg),
+                    pow2_f64(lw, qu))
         tiny = b.fcmp_ordered("<", ru, ll.Constant(F64, 2.0 ** fmt.emin))
         enc = b.select(tiny, const_int(I64, 0), enc)
     return enc, neg, nan
@@ -284,8 +274,6 @@ def _half_minmax(lw: FnLowering, ins: Instr, args: list[ll.Value], fmt: HalfForm
 def _fma_round_to_odd(lw: FnLowering, a: ll.Value, c: ll.Value, d: ll.Value) -> ll.Value:
     """a*c + d rounded to odd in f64, so that the one later rounding to a half format is exact
     (f64 keeps more than two extra bits; the product of halves is exact in f64)."""
-    from ptxjit.lower.rules.floating import next_toward, two_sum
-
     b = lw.b
     s, e = two_sum(lw, b.fmul(a, c), d)
     z = ll.Constant(F64, 0.0)
@@ -315,7 +303,6 @@ def lower_half_unary(lw: FnLowering, ins: Instr) -> None:
     packed = t.endswith("x2")
     rt = "b32" if packed else "b16"
     out = []
-    from ptxjit.lower.rules import approx  # the H100's multifunction unit, bit for bit
 
     for v in _lanes(lw, lw.read(ins.operands[1], rt), packed):
         if ins.opcode in approx.HALF_UNARY_OPS:
@@ -342,3 +329,19 @@ def half_lanes_as_f64(lw: FnLowering, op, t: str, flush: bool = False) -> list[l
 def pack_halves(lw: FnLowering, lanes: list[ll.Value]) -> ll.Value:
     return _pack(lw, lanes)
 
+
+def _half_typed(ins: Instr) -> bool:
+    ts = ins.types()
+    return bool(ts) and ts[-1] in ("f16", "bf16", "f16x2", "bf16x2")
+
+
+@form_rule("fma", when=_half_typed, form="f16/bf16")
+def lower_half_fma(lw: FnLowering, ins: Instr) -> None:
+    """fma on f16/bf16 and their x2 pairs (lower_half_arith)."""
+    lower_half_arith(lw, ins)
+
+
+@form_rule("sin", "cos", "lg2", "ex2", "tanh", when=_half_typed, form="f16/bf16")
+def lower_half_transcendental(lw: FnLowering, ins: Instr) -> None:
+    """sin/cos/lg2/ex2/tanh.approx on f16/bf16 and their x2 pairs (lower_half_unary)."""
+    lower_half_unary(lw, ins)

@@ -11,8 +11,8 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend.ir import Instr, is_float_type
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.registry import rule
 from ptxjit.lower.rules import floating, half, simd16
-from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import I16, I32, I64, const_int
 
 HALF_TYPES = ("f16", "bf16", "f16x2", "bf16x2")

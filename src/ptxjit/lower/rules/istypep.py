@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from ptxjit import texture as T
 from ptxjit.frontend import ir
+from ptxjit.lower import texture_table as T
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.registry import rule
 from ptxjit.lower.types import I1, I32, I64, const_int
 
 _KINDS = {"texref": T.KIND_TEXTURE, "surfref": T.KIND_SURFACE}

@@ -22,7 +22,7 @@ from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.registry import rule
 from ptxjit.lower.rules.sync import Exchange
 from ptxjit.lower.types import I16, I32, I64, PTR, const_int
 
@@ -108,7 +108,7 @@ def _row_window(lw: FnLowering, b: ll.IRBuilder) -> tuple[ll.Value, ll.Value]:
             b.select(fits, b.sub(size, const_int(I64, ROW_BYTES - 1)), const_int(I64, 0)))
 
 
-@rule("ldmatrix", family="warp", check=_check, yields=True)
+@rule("ldmatrix", family="warp", check=_check)
 def lower_ldmatrix(lw: FnLowering, ins: Instr) -> None:
     """ldmatrix.sync.aligned.m8n8.x1/.x2/.x4{.trans}{.shared}.b16: each lane loads its fragment
     elements from the rows the other lanes address."""
@@ -128,7 +128,7 @@ def lower_ldmatrix(lw: FnLowering, ins: Instr) -> None:
         lw.write(dst, v, "b32")
 
 
-@rule("stmatrix", family="warp", check=_check, yields=True)
+@rule("stmatrix", family="warp", check=_check)
 def lower_stmatrix(lw: FnLowering, ins: Instr) -> None:
     """stmatrix.sync.aligned.m8n8.x1/.x2/.x4{.trans}{.shared}.b16: each lane stores its fragment
     elements into the rows the other lanes address."""
@@ -145,7 +145,7 @@ def lower_stmatrix(lw: FnLowering, ins: Instr) -> None:
             lw.user_access(b.store(part, p, align=width // 8), space)
 
 
-@rule("movmatrix", family="warp", yields=True)
+@rule("movmatrix", family="warp")
 def lower_movmatrix(lw: FnLowering, ins: Instr) -> None:
     """movmatrix.sync.aligned.m8n8.trans.b16 d, a: transpose the 8x8 matrix held in the warp's
     fragments.  Lane l's element k is the source matrix's (row 2(l & 3) + k, column l >> 2), held

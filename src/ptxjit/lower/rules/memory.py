@@ -6,30 +6,13 @@ from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr, type_size
-from ptxjit.isa.spec import unsupported_special
+from ptxjit.isa.effects import space_of, vector_length
+from ptxjit.isa.special import unsupported_special
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules import async_store, b128
-from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.registry import rule
+from ptxjit.lower.rules import b128
 from ptxjit.lower.types import I32, I64, PTR, const_int, lltype
-
-SPACES = ("global", "shared", "local", "const", "param")
-
-
-def space_of(ins: Instr) -> str:
-    for m in ins.mods:
-        if m in SPACES:
-            return m
-        if m.startswith("shared::"):
-            return "shared"
-    return ""
-
-
-def _vec(ins: Instr) -> int:
-    for m in ins.mods:
-        if m in ("v2", "v4", "v8"):
-            return int(m[1:])
-    return 1
 
 
 def _check_ldst(ins: Instr) -> str | None:
@@ -38,8 +21,6 @@ def _check_ldst(ins: Instr) -> str | None:
         return "missing type"
     if ts[-1] == "b128":
         return b128.check_ldst(ins)
-    if ins.has("async"):  # st.async: async_store.py
-        return None
     return None
 
 
@@ -58,7 +39,7 @@ def lower_ld(lw: FnLowering, ins: Instr) -> None:
     t = ins.types()[-1]
     if t == "b128":
         return b128.lower_ld(lw, ins)
-    n = _vec(ins)
+    n = vector_length(ins)
     elt = lltype(t)
     size = type_size(t)
     base = lw.address(ins.operands[1], space_of(ins))
@@ -120,9 +101,7 @@ def lower_st(lw: FnLowering, ins: Instr) -> None:
     t = ins.types()[-1]
     if t == "b128":
         return b128.lower_st(lw, ins)
-    if ins.has("async"):
-        return async_store.lower_st_async(lw, ins)
-    n = _vec(ins)
+    n = vector_length(ins)
     elt = lltype(t)
     size = type_size(t)
     base = lw.address(ins.operands[0], space_of(ins))
@@ -218,7 +197,7 @@ def lower_isspacep(lw: FnLowering, ins: Instr) -> None:
         in_local = b.icmp_unsigned("<", loff, const_int(I64, lw.cg.local_stride(lw.fn)))
     else:
         in_local = const_int(ll.IntType(1), 0)
-        if not lw.is_kernel:  # its own locals, the calling thread's, its callers' (lower/bounds.py)
+        if not lw.is_kernel:  # its own locals, the calling thread's, its callers' (lower/safety/bounds.py)
             for lo, n in lw.bounds._local_ranges():
                 in_local = b.or_(in_local, b.icmp_unsigned("<", b.sub(a, lo), n))
     if sp == "shared":

@@ -38,10 +38,10 @@ from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.registry import rule
 from ptxjit.lower.rules import mma_numerics as nm
 from ptxjit.lower.rules.fp8 import E4M3, E5M2, decode8
 from ptxjit.lower.rules.half import F16, encode
-from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import F32, F64, I16, I32, I64, PTR, const_int
 
 _SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
@@ -157,10 +157,6 @@ def parse(ins: Instr) -> Mma | str:
 
 
 def _check(ins: Instr) -> str | None:
-    if ins.has("sp") or ins.has("sp::ordered_metadata"):  # sparse: rules/mma_sparse.py
-        from ptxjit.lower.rules.mma_sparse import check_sparse
-
-        return check_sparse(ins)
     r = parse(ins)
     if isinstance(r, str):
         return r
@@ -428,15 +424,11 @@ def _write_acc(lw: FnLowering, mm: Mma, base: ll.Value, d_ops: list) -> None:
             lw.write(r, b.trunc(v, I32), "b32")
 
 
-@rule("mma", family="warp", check=_check, yields=True)
+@rule("mma", family="warp", check=_check)
 def lower_mma(lw: FnLowering, ins: Instr) -> None:
     """mma.sync.aligned.<shape>.row.col[.satfinite].dtype.atype.btype.ctype d, a, b, c
-    (and .b1 with .xor/.and.popc): see the module docstring for the exchange and the layouts."""
-    if ins.has("sp") or ins.has("sp::ordered_metadata"):  # sparse: rules/mma_sparse.py
-        from ptxjit.lower.rules.mma_sparse import lower_sparse
-
-        lower_sparse(lw, ins)
-        return
+    (and .b1 with .xor/.and.popc): see the module docstring for the exchange and the layouts.  (mma.sp:
+    mma_sparse.py's form rule.)"""
     mm = parse(ins)
     assert isinstance(mm, Mma)
     run_mma(lw, ins, mm)

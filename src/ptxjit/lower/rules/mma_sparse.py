@@ -8,7 +8,7 @@ verified) skip zero products, so a sparse product is the dense product of the ex
 
 The exchange is mma.py's: every lane publishes its packed A elements (into a packed-A area), its
 metadata word, B and C; after the warp point the lane that computes first expands A into the dense
-A matrix (`_expand`), then runs the dense variant; every lane reads back its D.
+A matrix (`expand_sparse`), then runs the dense variant; every lane reads back its D.
 
 Layouts (ISA §9.7.14.6.1-2; lane l, g = l >> 2, t = l & 3):
 - packed A: the A fragment of the dense shape m16n8(K/2) of the same type (for f16 m16n8k16 the
@@ -37,6 +37,7 @@ from llvmlite import ir as ll
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.registry import form_rule
 from ptxjit.lower.rules import mma as dense
 from ptxjit.lower.rules.mma_numerics import counted_loop
 from ptxjit.lower.types import F64, I32, I64, const_int
@@ -148,7 +149,7 @@ def publish_packed(lw: FnLowering, sp: SpMma, a_ops: list, e_op) -> None:
     b.store(meta, _slot(lw, base, om, member, I64))
 
 
-def _expand(lw: FnLowering, sp: SpMma, base: ll.Value) -> None:
+def expand_sparse(lw: FnLowering, sp: SpMma, base: ll.Value) -> None:
     """Dense A from the packed A and the metadata (run by one lane after the release): per row and
     chunk, zeros, then each packed element at the column its metadata index names."""
     b = lw.b
@@ -187,6 +188,11 @@ def _expand(lw: FnLowering, sp: SpMma, base: ll.Value) -> None:
             b.store(v, _slot(lw, base, oa_dense, b.add(col0, pos), t))
 
 
+def _sparse(ins: Instr) -> bool:
+    return ins.has("sp") or ins.has("sp::ordered_metadata")
+
+
+@form_rule("mma", when=_sparse, form="sp", check=check_sparse)
 def lower_sparse(lw: FnLowering, ins: Instr) -> None:
     """mma.sp: publish packed A, metadata, B and C; suspend at a warp point; expand and compute once
     per warp; write this lane's D."""
@@ -197,7 +203,7 @@ def lower_sparse(lw: FnLowering, ins: Instr) -> None:
     publish_packed(lw, sp, a_ops, ins.operands[4])
     dense.publish(lw, sp.full, [], b_ops, dense._acc_elements(lw, c_ops, sp.full.ct))
     lw.yield_point(warp_level=True)
-    base = dense.compute_once(lw, sp.full, fill=lambda bs: _expand(lw, sp, bs))
+    base = dense.compute_once(lw, sp.full, fill=lambda bs: expand_sparse(lw, sp, bs))
     dense._write_acc(lw, sp.full, base, d_ops)
 
 

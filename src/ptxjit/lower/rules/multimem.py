@@ -18,7 +18,7 @@ import dataclasses
 
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules.registry import RULES, diagnose, rule
+from ptxjit.lower.registry import RULES, diagnose, rule
 
 _KIND = ("ld_reduce", "st", "red")
 _REDOPS = ("min", "max", "add", "and", "or", "xor")

@@ -14,15 +14,18 @@ from llvmlite import ir as ll
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower import abi
+from ptxjit.lower.builders import for_range
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.progress import barrier_operands, static_barrier
-from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.registry import RULES, release_prologue, rule
 from ptxjit.lower.types import I1, I32, I64, const_int
+from ptxjit.passes.dataflow import defs_uses
+from ptxjit.passes.remat import recompute_order
 
 # ---------------------------------------------------------------- CTA barriers
 
 
-@rule("bar", "barrier", family="sync", yields=True)
+@rule("bar", "barrier", family="sync")
 def lower_bar(lw: FnLowering, ins: Instr) -> None:
     """bar/barrier .sync/.arrive/.red.{popc,and,or} [id[, count]]; bar.warp.sync.  Barrier ids and
     thread counts are honoured (the region scheduler completes barrier `id` once `count` threads
@@ -78,7 +81,7 @@ def _bar_arrive(lw: FnLowering, ins: Instr) -> None:
     lw.internal_access(b.store(b.add(lw.internal_access(b.load(slot)), const_int(I32, 1)), slot))
 
 
-@rule("spinpoint", family="sync", yields=True)
+@rule("spinpoint", family="sync")
 def lower_spinpoint(lw: FnLowering, ins: Instr) -> None:
     """spinpoint (inserted by lower/progress.py, not PTX): a spin loop's head; every so many
     iterations the thread yields so that the other threads of its CTA run."""
@@ -102,13 +105,13 @@ def _bar_red(lw: FnLowering, ins: Instr) -> None:
         lw.write(ins.operands[0], r, "pred")
 
 
-@rule("lockstep", family="sync", yields=True)
+@rule("lockstep", family="sync")
 def lower_lockstep(lw: FnLowering, ins: Instr) -> None:
     """lockstep (inserted by passes/lockstep.py, not PTX): a scheduling point that exchanges nothing."""
     lw.yield_point(warp_level=True)
 
 
-@rule("warpstep", family="sync", yields=True)
+@rule("warpstep", family="sync")
 def lower_warpstep(lw: FnLowering, ins: Instr) -> None:
     """warpstep (inserted by passes/warpsync.py, not PTX): a lockstep round boundary between a warp's
     volatile accesses; a scheduling point that exchanges nothing."""
@@ -246,7 +249,7 @@ def _dst(op) -> tuple[ir.Reg, ir.Reg | None]:
 # ---------------------------------------------------------------- shfl
 
 
-@rule("shfl", family="warp", yields=True)
+@rule("shfl", family="warp")
 def lower_shfl(lw: FnLowering, ins: Instr) -> None:
     """shfl[.sync].up/down/bfly/idx.b32 d[|p], a, b, c[, membermask] with clamp and segment mask.
 
@@ -268,6 +271,7 @@ def lower_shfl(lw: FnLowering, ins: Instr) -> None:
             lw.write(ir.Reg(chain.result), lw.b.trunc(v, I32), "b32")
 
 
+@release_prologue("shfl")
 def chain_prologue(lw: FnLowering, point: Instr) -> None:
     """Region mode, once per release of suspension point `point` (before the region's loop over the
     threads): run the shuffle chains that start there (passes/shflchain.py), step by step over every
@@ -277,10 +281,6 @@ def chain_prologue(lw: FnLowering, point: Instr) -> None:
     recomputed for t first (pure functions of the thread index: passes/remat.py).  Every register it
     sets is reset to 0 after (a register read before any write is 0: FnLowering.lower).  The point's
     dense and guarded copies share it (lower/regions.py)."""
-    from ptxjit.lower.module import for_range
-    from ptxjit.lower.rules import RULES
-    from ptxjit.passes.dataflow import defs_uses
-    from ptxjit.passes.remat import recompute_order
 
     members = [(point, lw.yield_index[id(point)])] + [(m, lw.xbuf_index[id(m)])
                                                     for m in lw.shfl_runs.get(id(point), [])]
@@ -290,7 +290,7 @@ def chain_prologue(lw: FnLowering, point: Instr) -> None:
     parity = b.sub(_release_count(lw, lw.yield_index[id(point)]), const_int(I32, 1))
     saved = lw.tlin, lw.loop_tid
     touched: set[str] = set()
-    lw.loop_tid = None  # %tid from lw.tlin (lower/rules/special.py)
+    lw.loop_tid = None  # %tid from lw.tlin (lower/special.py)
     for chain, row in chains:
         src, src_parity = row, parity
         for step, dst in zip(chain.steps, lw.chain_rows[id(chain.head)], strict=True):
@@ -406,7 +406,7 @@ def _ballot(lw: FnLowering, ex: Exchange, members: ll.Value, test) -> ll.Value:
     return b.and_(acc, members)
 
 
-@rule("vote", family="warp", yields=True)
+@rule("vote", family="warp")
 def lower_vote(lw: FnLowering, ins: Instr) -> None:
     """vote[.sync].all/any/uni.pred and vote[.sync].ballot.b32."""
     b = lw.b
@@ -427,7 +427,7 @@ def lower_vote(lw: FnLowering, ins: Instr) -> None:
     lw.write(ins.operands[0], r, "pred")
 
 
-@rule("match", family="warp", yields=True)
+@rule("match", family="warp")
 def lower_match(lw: FnLowering, ins: Instr) -> None:
     """match.any/all.sync.b32/.b64 d[|p], a, membermask."""
     b = lw.b
@@ -448,7 +448,7 @@ def lower_match(lw: FnLowering, ins: Instr) -> None:
         lw.write(p, all_eq, "pred")
 
 
-@rule("redux", family="warp", yields=True)
+@rule("redux", family="warp")
 def lower_redux(lw: FnLowering, ins: Instr) -> None:
     """redux.sync.add/min/max/and/or/xor.u32/.s32/.b32 d, a, membermask."""
     b = lw.b
@@ -476,7 +476,7 @@ def lower_redux(lw: FnLowering, ins: Instr) -> None:
     lw.write(ins.operands[0], acc, t)
 
 
-@rule("activemask", family="warp", yields=True)
+@rule("activemask", family="warp")
 def lower_activemask(lw: FnLowering, ins: Instr) -> None:
     """activemask.b32 d: the lanes of the warp that reach this point together."""
     ex = Exchange(lw, None)
@@ -484,7 +484,7 @@ def lower_activemask(lw: FnLowering, ins: Instr) -> None:
 
 
 
-@rule("elect", family="warp", yields=True)
+@rule("elect", family="warp")
 def lower_elect(lw: FnLowering, ins: Instr) -> None:
     """elect.sync d|p, membermask: of the member lanes that reach this point together, the lowest is the
     leader; d = its lane id (every member gets it), p = whether this thread is the leader."""

@@ -28,8 +28,8 @@ from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower import abi
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.registry import rule
 from ptxjit.lower.rules import tma
-from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import I8, I32, I64, const_int
 
 _FIELD1 = ("global_address", "rank", "elemtype", "interleave_layout", "swizzle_mode", "fill_mode")

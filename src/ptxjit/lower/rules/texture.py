@@ -30,11 +30,11 @@ from collections.abc import Callable
 
 from llvmlite import ir as ll
 
-from ptxjit import texture as T
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower import abi
-from ptxjit.lower.rules.registry import rule
+from ptxjit.lower import texture_table as T
+from ptxjit.lower.registry import rule
 from ptxjit.lower.types import F32, I1, I32, I64, PTR, const_int
 
 TEX_GEOMS = {"1d": 1, "2d": 2, "3d": 3, "a1d": 1, "a2d": 2}

@@ -29,7 +29,7 @@ from llvmlite import ir as ll
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
-from ptxjit.lower.rules.registry import rule
+from ptxjit.lower.registry import rule
 from ptxjit.lower.types import I32, I64, I128, const_int
 
 SCALAR_OPS = ("vadd", "vsub", "vabsdiff", "vmin", "vmax")

@@ -36,12 +36,12 @@ from llvmlite import ir as ll
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower import abi
-from ptxjit.lower.bounds import ADDR_BITS, KIND_SHARED, pack_fault
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.registry import rule
 from ptxjit.lower.rules import mma as M
 from ptxjit.lower.rules.mma_numerics import counted_loop
-from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.rules.wgmma_desc import Descriptor
+from ptxjit.lower.safety.bounds import ADDR_BITS, KIND_SHARED, pack_fault
 from ptxjit.lower.types import F64, I8, I16, I32, I64, const_int
 
 _SHAPE = re.compile(r"m64n(\d+)k(\d+)$")
@@ -49,7 +49,7 @@ _ESIZE = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1
 _ETYPE = {1: I8, 2: I16, 4: I32}
 
 
-def _op(ins: Instr) -> str:
+def wgmma_op(ins: Instr) -> str:
     return next((m for m in ins.mods if m in ("fence", "commit_group", "wait_group", "mma_async")), "")
 
 
@@ -77,12 +77,8 @@ def _imm(op) -> int | None:
 
 
 def _check(ins: Instr) -> str | None:
-    if _op(ins) != "mma_async":
+    if wgmma_op(ins) != "mma_async":
         return None
-    if ins.has("sp"):  # sparse: rules/wgmma_sparse.py
-        from ptxjit.lower.rules import wgmma_sparse
-
-        return wgmma_sparse.check(ins)
     mm = variant(ins)
     if isinstance(mm, str):
         return mm
@@ -238,15 +234,11 @@ def fault_if_outside(lw: FnLowering, ins: Instr, bad: ll.Value, after: str) -> N
         b.position_at_end(lw.llfn.append_basic_block(after))
 
 
-@rule("wgmma", family="warp", check=_check, yields=True)
+@rule("wgmma", family="warp", check=_check)
 def lower_wgmma(lw: FnLowering, ins: Instr) -> None:
     """wgmma.mma_async (see the module docstring); wgmma.fence / commit_group / wait_group: the
     multiply-accumulate completed at its own point, so these only pass a warp point."""
-    if _op(ins) == "mma_async" and ins.has("sp"):  # sparse: rules/wgmma_sparse.py
-        from ptxjit.lower.rules import wgmma_sparse
-
-        wgmma_sparse.lower(lw, ins)
-    elif _op(ins) == "mma_async":
+    if wgmma_op(ins) == "mma_async":  # (wgmma.mma_async.sp: wgmma_sparse.py's form rule)
         _lower_mma_async(lw, ins)
     else:
         lw.yield_point(warp_level=True)

@@ -21,9 +21,11 @@ from llvmlite import ir as ll
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.registry import form_rule
 from ptxjit.lower.rules import mma as M
 from ptxjit.lower.rules import wgmma as W
-from ptxjit.lower.rules.mma_sparse import SpMma, _expand, publish_packed
+from ptxjit.lower.rules.mma_numerics import counted_loop
+from ptxjit.lower.rules.mma_sparse import SpMma, expand_sparse, publish_packed
 from ptxjit.lower.types import F64, I64, const_int
 
 _K = {"f16": 32, "bf16": 32, "tf32": 16, "e4m3": 64, "e5m2": 64, "s8": 64, "u8": 64}
@@ -70,6 +72,11 @@ def check(ins: Instr) -> str | None:
     return None
 
 
+def _sparse(ins: Instr) -> bool:
+    return W.wgmma_op(ins) == "mma_async" and ins.has("sp")
+
+
+@form_rule("wgmma", when=_sparse, form="sp", check=check)
 def lower(lw: FnLowering, ins: Instr) -> None:
     """Publish C (scale-d), packed A registers (the register form) and metadata; wait until the whole
     warpgroup has; the first thread loads packed A / B through the descriptors, expands A, computes."""
@@ -104,7 +111,7 @@ def lower(lw: FnLowering, ins: Instr) -> None:
             pbase = b.gep(base, [const_int(I64, oa - pk.offsets()[0])])
             W._descriptor_fill(lw, pk, pbase, lw.read(ops[1], "b64"), "a", False, trans_a, bad)
         W._descriptor_fill(lw, mm, base, lw.read(ops[2], "b64"), "b", neg_b, trans_b, bad)
-        _expand(lw, sp, base)
+        expand_sparse(lw, sp, base)
         if neg_a:
             _negate_a(lw, mm, base)
 
@@ -115,7 +122,6 @@ def lower(lw: FnLowering, ins: Instr) -> None:
 
 def _negate_a(lw: FnLowering, mm: M.Mma, base: ll.Value) -> None:
     """imm-scale-a = -1: the expanded A negated (zeros stay zeros of either sign: they add nothing)."""
-    from ptxjit.lower.rules.mma_numerics import counted_loop
 
     b = lw.b
     oa = mm.offsets()[0]

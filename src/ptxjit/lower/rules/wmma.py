@@ -19,8 +19,8 @@ from llvmlite import ir as ll
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
+from ptxjit.lower.registry import rule
 from ptxjit.lower.rules import mma as M
-from ptxjit.lower.rules.registry import rule
 from ptxjit.lower.types import I8, I16, I32, I64, const_int
 
 _SHAPES = {"m16n16k16": (16, 16, 16), "m16n16k8": (16, 16, 8)}
@@ -181,7 +181,7 @@ def wmma_elements(ins: Instr) -> tuple[str, int, int] | None:
         return None
 
 
-@rule("wmma", family="warp", check=_check, yields=True)
+@rule("wmma", family="warp", check=_check)
 def lower_wmma(lw: FnLowering, ins: Instr) -> None:
     """wmma.load.{a,b,c} / wmma.store.d / wmma.mma .sync.aligned m16n16k16 (f16, bf16, s8, u8) and
     m16n16k8 (tf32), row or col layouts, optional stride (see the module docstring)."""

@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ptxjit.isa import Context, InstrSpec, check, lookup
+from ptxjit.isa.effects import may_suspend
 
 if TYPE_CHECKING:
     from ptxjit.frontend.ir import Instr
     from ptxjit.isa.spec import Match
-    from ptxjit.lower.function import FnLowering
 
-LowerFn = Callable[["FnLowering", "Instr"], None]
+# a rule: (the function's lowering, lower/function.py's FnLowering, the instruction) -> None
+LowerFn = Callable[..., None]
 CheckFn = Callable[["Instr"], str | None]
 
 # A rule whose opcode has no InstrSpec is ptxjit-internal (lockstep, spinpoint, warpstep: inserted by the
@@ -40,9 +41,18 @@ class Rule:
     check: CheckFn | None = None
     doc: str = ""
     handles_guard: bool = False  # the rule lowers the @p guard itself (bra)
-    yields: bool = False  # may suspend the thread (barrier or warp collective)
     aliases: list[str] = field(default_factory=list)
+    forms: list[str] = field(default_factory=list)  # modifiers whose forms other rules lower (form_rule)
+    # region mode: lowered once per release of a suspension point at this instruction, before the
+    # region's loop over the threads (shfl's chains: lower/rules/sync.py chain_prologue), or None
+    release: LowerFn | None = None
     spec: InstrSpec | None = field(default=None, repr=False)  # the ISA table's description
+
+    @property
+    def yields(self) -> bool:
+        """Whether the instruction may suspend the thread (a barrier or a warp collective): the ISA's
+        word (isa/effects.py), not the rule's."""
+        return may_suspend(self.opcode)
 
     def spec_match(self, ins: Instr, ctx: Context | None = None) -> Match | None:
         """The spec form `ins` matches (types, modifiers by group, canonical operand types), or None."""
@@ -55,18 +65,62 @@ class Rule:
 RULES: dict[str, Rule] = {}
 
 
-def rule(*opcodes: str, family: str, check: CheckFn | None = None, handles_guard: bool = False,
-         yields: bool = False) -> Callable[[LowerFn], LowerFn]:
+def rule(*opcodes: str, family: str, check: CheckFn | None = None,
+         handles_guard: bool = False) -> Callable[[LowerFn], LowerFn]:
     """Register `fn` as the rule for each of `opcodes` and attach it to the opcode's InstrSpec."""
 
     def register(fn: LowerFn) -> LowerFn:
         doc = (fn.__doc__ or "").strip().split("\n")[0]
         for op in opcodes:
             spec = lookup(op)
-            r = Rule(op, family, fn, check, doc, handles_guard, yields, spec=spec)
+            r = Rule(op, family, fn, check, doc, handles_guard, spec=spec)
             RULES[op] = r
             if spec is not None:
                 spec.rule = r
+        return fn
+
+    return register
+
+
+# form_rule's default check: the opcode rule's own check goes on applying to the form
+BASE_CHECK = object()
+
+
+def form_rule(*opcodes: str, when: str | Callable[[Instr], bool], form: str = "",
+              check=BASE_CHECK) -> Callable[[LowerFn], LowerFn]:
+    """Register `fn` as the rule for the forms of `opcodes` that `when` selects: a modifier (st.async is
+    async_store.py's, st the memory rules') or a predicate (f16/bf16 fma is half.py's, mma.sp
+    mma_sparse.py's), as Numba registers an implementation per function *and* type.  Each opcode's rule,
+    which must be registered first, hands those forms over; `check` (None: no check of its own) replaces
+    its check for them, which by default goes on applying.  `form` names the form in Rule.forms."""
+    selects = (lambda ins: ins.has(when)) if isinstance(when, str) else when
+
+    def register(fn: LowerFn) -> LowerFn:
+        for opcode in opcodes:
+            r = RULES[opcode]
+            base_lower, base_check = r.lower, r.check
+            form_check = base_check if check is BASE_CHECK else check
+
+            def lower(lw, ins: Instr, _base=base_lower) -> None:
+                return fn(lw, ins) if selects(ins) else _base(lw, ins)
+
+            def check_form(ins: Instr, _base=base_check, _own=form_check) -> str | None:
+                own = _own if selects(ins) else _base
+                return None if own is None else own(ins)
+
+            r.lower, r.check = lower, check_form
+            r.forms.append(form or (when if isinstance(when, str) else fn.__name__))
+        return fn
+
+    return register
+
+
+def release_prologue(opcode: str) -> Callable[[LowerFn], LowerFn]:
+    """Register `fn(lowering, instruction)` as what region mode lowers at each release of a suspension
+    point at an `opcode` instruction (Rule.release); the opcode's rule must be registered first."""
+
+    def register(fn: LowerFn) -> LowerFn:
+        RULES[opcode].release = fn
         return fn
 
     return register

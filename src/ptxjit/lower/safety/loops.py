@@ -1,4 +1,4 @@
-"""Bounds checks hoisted out of counted loops (part of lower/bounds.py; the analysis: passes/ivloops.py).
+"""Bounds checks hoisted out of counted loops (part of lower/safety/bounds.py; the analysis: passes/ivloops.py).
 
 Every edge into a counted loop's header from outside the loop goes through a block of its own (the
 "preheader", made here the first time a branch or fallthrough to the header is lowered) that checks, for
@@ -13,25 +13,22 @@ goes out of bounds.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
+from ptxjit.isa.effects import space_of
 from ptxjit.lower.types import I1, I64, PTR, const_int
 from ptxjit.passes.ivloops import CountedLoop, counted_loops
-
-if TYPE_CHECKING:
-    from ptxjit.lower.bounds import BoundsChecks
 
 _INT_BITS = {"b": True, "s": True, "u": True}
 I128 = ll.IntType(128)
 
 
 class LoopHoisting:
-    """Per BoundsChecks: the counted loops of the function, their flags and preheaders."""
+    """Per BoundsChecks (`bc`, lower/safety/bounds.py): the counted loops of the function, their flags and
+    preheaders."""
 
-    def __init__(self, bc: BoundsChecks) -> None:
+    def __init__(self, bc) -> None:
         self.bc = bc
         lw = bc.lw
         fn = lw.fn
@@ -90,8 +87,6 @@ class LoopHoisting:
 
     # ------------------------------------------------------------------ the check on entry
     def _check(self, loop: CountedLoop) -> ll.Value:
-        from ptxjit.lower.rules.memory import space_of
-
         bc, lw = self.bc, self.bc.lw
         b = lw.b
         ok, count = self._count(loop)

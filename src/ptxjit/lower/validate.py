@@ -20,9 +20,8 @@ from ptxjit import config
 from ptxjit.errors import InvalidInstructionError, PTXError, PTXValidationError, UnsupportedInstructionError
 from ptxjit.frontend import ir
 from ptxjit.isa import Context, fmt_instr
-from ptxjit.lower.module import EXTERN_FUNCS
-from ptxjit.lower.rules.control import split_call
-from ptxjit.lower.rules.registry import diagnose
+from ptxjit.isa.calls import EXTERN_FUNCS, split_call
+from ptxjit.lower.rules import diagnose
 
 MAX_LISTED = 20
 

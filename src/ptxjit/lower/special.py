@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 from llvmlite import ir as ll
 
+from ptxjit.frontend import ir
 from ptxjit.lower import abi
+from ptxjit.lower.clusters import cluster_register
 from ptxjit.lower.layout import RESERVED_SMEM_BYTES, RESERVED_SMEM_PREFIX, RESERVED_SMEM_SLOT
 from ptxjit.lower.types import I32, I64, const_int
-from ptxjit.runtime.globaltimer import globaltimer_function
 
 _AXIS = {"x": 0, "y": 1, "z": 2, "w": 3}
 
@@ -103,8 +106,6 @@ def special_register(lw, name: str) -> ll.Value:
     if base == "%current_graph_exec":  # ptxjit launches no CUDA graphs: 0 is the ISA's "not in a graph"
         return const_int(I64, 0)
     if base.startswith(("%cluster", "%ncluster", "%is_explicit_cluster")):
-        from ptxjit.lower.rules.cluster import cluster_register
-
         return cluster_register(lw, base, comp)
     if base in ("%envreg1", "%envreg2"):
         # the grid workspace of a cooperative launch (runtime/cooperative.py): nvcc's grid.sync()
@@ -127,10 +128,38 @@ SMEM_ALLOCATION_UNIT = 128
 def mark_grid_workspace(lw) -> None:
     """List a marker in the translation's location table: the kernel reads the grid workspace, so a
     trap in a non-cooperative launch gets a hint (runtime/cooperative.py: explain_trap)."""
-    from ptxjit.frontend import ir
 
     cg = lw.cg
     mark = cg.__dict__.get("_grid_workspace_mark")
     if mark is None:
         mark = cg.__dict__["_grid_workspace_mark"] = ir.Instr(GRID_WORKSPACE_MARK, (), [], None, lw.cur.pos)
     cg.location_id(mark)
+
+
+# %globaltimer: CLOCK_MONOTONIC plus the distance of the Unix epoch from it, which the runtime measures once
+# per process and publishes under EPOCH_SYMBOL (runtime/globaltimer.py)
+GLOBALTIMER_FUNCTION = "__ptxjit_globaltimer"
+EPOCH_SYMBOL = "__ptxjit_globaltimer_epoch"
+
+
+def globaltimer_function(mod: ll.Module) -> ll.Function:
+    """`i64 __ptxjit_globaltimer()`, the %globaltimer value (emitted once per module; inlined)."""
+    fn = mod.globals.get(GLOBALTIMER_FUNCTION)
+    if fn is not None:
+        return fn
+    timespec = ll.LiteralStructType([I64, I64])  # struct timespec on 64-bit Linux: tv_sec, tv_nsec
+    gettime = mod.globals.get("clock_gettime") or ll.Function(
+        mod, ll.FunctionType(I32, [I32, timespec.as_pointer()]), name="clock_gettime")
+    epoch = mod.globals.get(EPOCH_SYMBOL)
+    if epoch is None:
+        epoch = ll.GlobalVariable(mod, I64, name=EPOCH_SYMBOL)  # external: add_symbol
+    fn = ll.Function(mod, ll.FunctionType(I64, []), name=GLOBALTIMER_FUNCTION)
+    fn.linkage = "internal"
+    fn.attributes.add("alwaysinline")
+    b = ll.IRBuilder(fn.append_basic_block())
+    ts = b.alloca(timespec)
+    b.call(gettime, [const_int(I32, time.CLOCK_MONOTONIC), ts])
+    sec = b.load(b.gep(ts, [const_int(I32, 0), const_int(I32, 0)]))
+    nsec = b.load(b.gep(ts, [const_int(I32, 0), const_int(I32, 1)]))
+    b.ret(b.add(b.add(b.mul(sec, const_int(I64, 1_000_000_000)), nsec), b.load(epoch)))
+    return fn

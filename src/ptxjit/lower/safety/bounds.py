@@ -45,18 +45,22 @@ the first recorded fault into ERR_FAULT.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from llvmlite import ir as ll
 
 from ptxjit.frontend import ir
-from ptxjit.lower import abi
+from ptxjit.isa.special import is_special
+from ptxjit.lower import abi, heap_code
+from ptxjit.lower.registry import RULES
+from ptxjit.lower.safety.corners import CornerChecks
+from ptxjit.lower.safety.loops import LoopHoisting
+from ptxjit.lower.safety.ranges import RangeQueries
 from ptxjit.lower.types import I1, I32, I64, PTR, VOID, const_int
+from ptxjit.passes.affine import grid_linear, tid_affine
+from ptxjit.passes.conditions import execution_conditions
+from ptxjit.passes.dataflow import defs_uses, operand_reg_names
 from ptxjit.passes.ivloops import inner_loop_instructions
 from ptxjit.passes.pointers import provenance
-
-if TYPE_CHECKING:
-    from ptxjit.lower.function import FnLowering
+from ptxjit.passes.remat import is_pure, recompute_order
 
 # fault word (W_FAULT, per thread): bits 0..47 address (shared: offset) mod 2**48, 48..61 instruction
 # id + 1, 62..63 kind; 0: no fault
@@ -82,10 +86,11 @@ def range_params(params: list[ir.VarDecl]) -> list[int]:
     return [i for i, p in enumerate(params) if not p.dims and ir.type_size(p.type) == 8]
 
 
-class BoundsChecks:
-    """Per FnLowering: range values (loaded once, in the entry block) and the checks themselves."""
+class BoundsChecks(CornerChecks, RangeQueries):
+    """Per FnLowering (`lw`, lower/function.py): range values (loaded once, in the entry block) and the
+    checks themselves; the precheck of fast copies is CornerChecks' (lower/safety/corners.py)."""
 
-    def __init__(self, lw: FnLowering) -> None:
+    def __init__(self, lw) -> None:
         self.lw = lw
         cg = lw.cg
         self.enabled = cg.checked
@@ -95,7 +100,7 @@ class BoundsChecks:
         self.sites: list[tuple[ll.AllocaInstr, int]] | None = None
         self.can_hoist = self.hoist_mode = False
         self.hoisted: dict[tuple, tuple[ir.Addr, str, int, tuple]] = {}  # (addr, space, size, conditions)
-        self.loops = None  # counted loops' checks on entry (lower/bounds_loops.py)
+        self.loops = None  # counted loops' checks on entry (lower/safety/loops.py)
         if not self.enabled:
             return
         kp = cg.kernel.params
@@ -116,12 +121,10 @@ class BoundsChecks:
         self.in_inner_loop = (inner_loop_instructions(lw.fn, cg.yields) if self.sites is not None else set())
         if cg.baseline:  # every access checked where it runs (ModuleCodegen baseline)
             return
-        from ptxjit.lower.bounds_loops import LoopHoisting
-
         self.loops = LoopHoisting(self)
 
     def loop_entry(self, name: str, blk: ll.Block, fallthrough: bool = False) -> ll.Block:
-        """Where an edge to label `name` goes: a counted loop's check on entry (bounds_loops.py), or `blk`."""
+        """Where an edge to label `name` goes: a counted loop's check on entry (loops.py), or `blk`."""
         return blk if self.loops is None else self.loops.entry(name, blk, fallthrough)
 
     # ---------------------------------------------------------------- range values
@@ -160,9 +163,7 @@ class BoundsChecks:
     def _in(self, a: ll.Value, rng, size: int) -> ll.Value:
         b = self.lw.b
         if rng is HEAP_RANGE:  # inside a live block of the device heap (a call: device malloc is rare)
-            from ptxjit.runtime import heap
-
-            return b.call(heap.function(self.lw.cg.llmod, "find"), [a, const_int(I64, size)])
+            return b.call(heap_code.function(self.lw.cg.llmod, "find"), [a, const_int(I64, size)])
         return b.icmp_unsigned("<", b.sub(a, rng[0]), self._limit(rng, size))
 
     def _local_ranges(self) -> list[tuple[ll.Value, ll.Value]]:
@@ -217,7 +218,6 @@ class BoundsChecks:
         offs = self.__dict__.get("_loffs")
         if offs is not None:
             return offs
-        from ptxjit.passes.dataflow import defs_uses
 
         local_regs = {r for r, k in self.prov.items() if k in self.local_vars}
         defs: dict[str, list[ir.Instr]] = {}
@@ -322,9 +322,7 @@ class BoundsChecks:
     def _shared_in_bounds_always(self, addr: ir.Addr, size: int) -> bool:
         """A shared access through a register whose range (passes/ranges.py: e.g. a loaded byte times 4
         plus a shared array's offset) keeps it inside the CTA's static shared memory whatever the data."""
-        from ptxjit.lower.bounds_ranges import register_ranges
-
-        r = register_ranges(self).get(addr.base.name)
+        r = self.register_ranges().get(addr.base.name)
         return r is not None and r[0] + addr.offset >= 0 \
             and r[1] + addr.offset + size <= self.lw.cg.shared.static_size
 
@@ -538,9 +536,6 @@ class BoundsChecks:
         """After lowering `ins` inside a segment: which registers are still pure functions there."""
         if not self.in_segment:
             return
-        from ptxjit.lower.function import is_special
-        from ptxjit.passes.dataflow import defs_uses, operand_reg_names
-        from ptxjit.passes.remat import is_pure
 
         d, _u = defs_uses(ins)
         lw = self.lw
@@ -568,9 +563,7 @@ class BoundsChecks:
             # an address computed with a division (scalar on x86): the precheck's loop over the threads
             # would divide again for every thread (batchnorm checked 8.4 -> 12.5 ms); checked where it
             # is used instead, unless its range bounds it (offset_range: two compares per CTA)
-            from ptxjit.lower.bounds_ranges import divides_by_unknown, offset_range
-
-            return not divides_by_unknown(self, name) or offset_range(self, name) is not None
+            return not self.divides_by_unknown(name) or self.offset_range(name) is not None
         if name not in lw.remat and not (self.in_segment and (name in self.segment_live
                                                               or name in self.segment_leaves)):
             return False
@@ -581,15 +574,11 @@ class BoundsChecks:
     def _conditions(self) -> dict:
         c = self.__dict__.get("_conds")
         if c is None:
-            from ptxjit.passes.conditions import execution_conditions
-
             c = self._conds = execution_conditions(self.lw.fn, set(self.lw.remat))
         return c
 
     def _affine_regs(self) -> dict:
         if not hasattr(self, "_affine"):
-            from ptxjit.passes.affine import grid_linear, tid_affine
-
             self._affine = tid_affine(self.lw.fn, set(self.lw.cg.kparams), self.lw.cg.block)
             self._uniform, self._grid_linear = grid_linear(self.lw.remat)  # coefficients known at run time
         return self._affine
@@ -597,8 +586,6 @@ class BoundsChecks:
     def _chain(self, name: str, order: dict) -> tuple[list[ir.Instr], list[str]]:
         """The instructions computing register `name` from leaves (remat and segment definitions, in
         program order) and the registers involved (restored segment leaves included)."""
-        from ptxjit.passes.dataflow import operand_reg_names
-        from ptxjit.passes.remat import recompute_order
 
         leaves = set(self.lw.affine_restore)  # (restored values: never recomputed from a definition)
         defs = {**self.lw.remat, **{r: i for r, i in self.segment_defs.items() if r not in leaves}}
@@ -607,16 +594,7 @@ class BoundsChecks:
         used = {x for i in instrs for op in i.operands[1:] for x in operand_reg_names(op)} | {name}
         return instrs, regs + sorted(used & leaves - set(regs))
 
-    def precheck(self, entry: ll.Block, tag: str) -> ll.Value:
-        """From block `entry` (unterminated): whether every access collected while lowering a fast copy is
-        in bounds for every thread of the CTA (lower/bounds_corners.py); the builder is left after it."""
-        from ptxjit.lower.bounds_corners import precheck
-
-        return precheck(self, entry, tag)
-
     def _lower_slice(self, instrs: list[ir.Instr]) -> None:
-        from ptxjit.lower.rules import RULES
-
         lw = self.lw
         for ins in instrs:
             lw.cur = ins
