@@ -1,4 +1,4 @@
-"""The breadth check (issue 15): every instruction form of PTX ISA 8.x valid for sm_90 either runs or
+"""The breadth check: every instruction form of PTX ISA 8.x valid for sm_90 either runs or
 is refused at load with its name and file:line (tools/breadth; corpus tests/data/breadth).
 
 The corpus is independent of ptxjit: each kernel was accepted by `ptxas -arch=sm_90a` when generated
@@ -64,8 +64,7 @@ def test_every_form_runs_or_is_refused_at_load_by_name_and_place():
         if v.cls == "refused":  # the message names the instruction; the place was checked by classify()
             assert f"'{v.opcode}" in v.detail, v
     runs = sum(v.cls == "runs" for v in verdicts)
-    # a floor, not the current count: most of the ISA ran when this test was written (393 of 421); 494 of
-    # 495 run since issue 15 (only alloca.u32, a 32-bit local address, is refused)
+    # a floor, not the current count: 494 of 495 run (only alloca.u32, a 32-bit local address, is refused)
     assert runs >= 490, f"only {runs} of {len(verdicts)} forms run"
     md = breadth.markdown(verdicts)
     assert f"**{runs} run**" in md
@@ -74,7 +73,7 @@ def test_every_form_runs_or_is_refused_at_load_by_name_and_place():
 def test_refusal_must_name_the_form_line(tmp_path):
     """The classifier itself: a kernel whose form line is fine but whose set-up line is refused is
     'other' unless the form line is among the refused places."""
-    # a form ptxjit refuses (stacksave, then multimem.st were, until they ran)
+    # a form ptxjit refuses (alloca.u32: a 32-bit local address)
     src = (CORPUS / "alloca.u32.align.ptx").read_text()
     form = "  alloca.u32 %r4, %r1, 16;"
     bad = src.replace(form + "  // form", form + "\n  add.u32 %r4, %r1, %r2;  // form")

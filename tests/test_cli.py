@@ -65,8 +65,7 @@ def files(tmp_path_factory) -> dict[str, str]:
     (d / "malformed.ptx").write_text(".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k( {\n")
     (d / "binary.ptx").write_bytes(bytes(range(256)) * 4)
     (d / "unsupported.ptx").write_text(
-        # stacksave.u32: valid PTX (7.3+) that ptxjit does not run (a 32-bit local address; tex, then
-        # stacksave.u64 were the example until they ran)
+        # stacksave.u32: valid PTX (7.3+) that ptxjit does not run (a 32-bit local address)
         ".version 7.3\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
         "  .reg .b32 %r<2>;\n  stacksave.u32 %r1;\n  ret;\n}\n")
     (d / "bad.cu").write_text('extern "C" __global__ void k(float* x) { x[0] = undeclared; }\n')

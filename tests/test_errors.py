@@ -138,7 +138,8 @@ def test_validation_error_names_the_cuda_line_first():
 
 
 def test_call_with_wrong_argument_count_is_refused_at_load():
-    """ptxas 13: "Call has wrong number of parameters" (found by the fuzzer: it used to raise IndexError at launch)."""
+    """A call that passes fewer arguments than the callee has parameters is refused at load with its place,
+    as ptxas 13 refuses it ("Call has wrong number of parameters"), not failed at launch."""
     ptx = (".version 8.0\n.target sm_80\n.address_size 64\n"
            ".func (.param .b32 r) f(.param .b32 a)\n{\n.reg .b32 %r<2>;\nld.param.b32 %r1, [a];\n"
            "st.param.b32 [r], %r1;\nret;\n}\n"
@@ -149,7 +150,8 @@ def test_call_with_wrong_argument_count_is_refused_at_load():
 
 
 def test_address_offset_beyond_any_memory_traps_instead_of_aborting():
-    """[%rd+2**63-1] (found by the fuzzer) made LLVM assert and abort the process; now the access traps."""
+    """An address offset of 2**63-1 ([%rd+9223372036854775807]) is beyond any memory: the access traps at
+    launch with its place, and the translation does not make LLVM assert and abort the process."""
     ptx = (".version 8.0\n.target sm_80\n.address_size 64\n"
            ".visible .entry k(.param .u64 p, .param .u32 n)\n{\n.reg .b64 %rd<3>;\n.reg .f64 %fd<3>;\n"
            ".reg .b32 %r<3>;\n.reg .pred %p<2>;\nld.param.u64 %rd1, [p];\nld.param.u32 %r1, [n];\n"

@@ -1,4 +1,4 @@
-"""PTX features of issue 15 (Triton's PTX and hand-written PTX): one-element vector operands, `.reg .v2/.v4`
+"""PTX features that Triton's PTX and hand-written PTX use: one-element vector operands, `.reg .v2/.v4`
 vector registers, `.func` with several (register) return values, `WARP_SZ`, `cvt.pack`; and `ptxjit info`
 never calling a module fully supported while an instruction has no rule.  Expected values are worked out
 by hand from the PTX ISA's definitions (NumPy where there is arithmetic)."""

@@ -1,4 +1,4 @@
-"""sm_90 forms the breadth check used to refuse (issue 15): %pm performance counters, multimem on one device,
+"""sm_90 forms that run: %pm performance counters, multimem on one device,
 mapa.shared::cluster, cp.async.bulk multicast, sured, tensormap.replace / cp_fenceproxy.  Each against a
 NumPy model of what the PTX ISA says the instruction does."""
 

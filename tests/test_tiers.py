@@ -75,7 +75,7 @@ def _bitonic_args(n: int, seed: int = 2):
 def test_mid_launch_swap_is_bit_identical(monkeypatch):
     n = 1 << 15  # 32 CTAs of 512 threads: batches of one CTA on two workers
     monkeypatch.setenv("PTXJIT_WORKERS", "2")
-    # the single-tier reference: today's path
+    # the single-tier reference: the untiered path
     src, ref = _bitonic_args(n)
     monkeypatch.setenv("PTXJIT_TIERS", "0")
     _kernel("bitonic")(n // 1024, 512, (src, ref), unchecked=True)
@@ -593,7 +593,7 @@ def test_tier0_keeps_deadlock_and_spin_behaviour():
 
 def test_stream_launches_run_tier1_once_built_and_fall_back_when_its_guard_fails():
     """A kernel launched only on a stream is profiled and gets tier 1; a stream launch that breaks tier
-    1's assumptions runs today's code (results checked against NumPy after synchronizing)."""
+    1's assumptions runs the plain (untiered) code (results checked against NumPy after synchronizing)."""
     k = _kernel("saxpy")
     rng = np.random.default_rng(3)
     x, y = rng.random(5000, dtype=np.float32), rng.random(5000, dtype=np.float32)

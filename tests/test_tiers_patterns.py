@@ -1,4 +1,4 @@
-"""Tier 0's pattern counters (ptxjit/instrument/patterns.py, issue 13): per conditional branch its
+"""Tier 0's pattern counters (ptxjit/instrument/patterns.py): per conditional branch its
 uniformity per warp and per CTA, per memory access its alignment, x-stride and 32-byte sectors per warp
 request, from the sampled CTAs of a counted launch.  tests/data/tiers_patterns.cu puts every access on
 its own source line; the expected values follow from its index arithmetic and the inputs (hand-derived

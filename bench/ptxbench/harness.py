@@ -312,7 +312,7 @@ class Run:
             return None
         by = {k["name"]: k for k in kernels}
         out = {"extrapolated": True, "raw": r, "kernels": {}}
-        # the same Numba kernels, compiled by numba-cuda and run by ptxjit (issue 5's front door)
+        # the same Numba kernels, compiled by numba-cuda and run by ptxjit (the Numba front door)
         nr = self._subprocess_json([str(HERE / "numba_ptxjit.py")], dict(os.environ), "Numba kernels on ptxjit")
         if nr is not None:
             out["numba_on_ptxjit"] = {

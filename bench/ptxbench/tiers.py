@@ -1,10 +1,10 @@
-"""The tiers section (ptxjit/tiers, PTXJIT_TIERS=1; PTXJIT_TIERS=0 is today's single translation):
-first-launch latency and steady-state time of tiered launches next to today's single O3 translation,
+"""The tiers section (ptxjit/tiers, PTXJIT_TIERS=1; PTXJIT_TIERS=0 is the untiered single translation):
+first-launch latency and steady-state time of tiered launches next to the untiered single O3 translation,
 and the timeline of one long launch that moves from tier 0 to tier 1 while it runs (docs/tiers_swap.png).
 
 * first launch: a fresh Module and a fresh, empty PTXJIT_CACHE_DIR per measurement; the time of the
   first launch (translation + run; bounds-checked, the default launch, or unchecked with
-  `--unchecked`), tiers off (today: the block-specialized O3 code) vs
+  `--unchecked`), tiers off (the untiered block-specialized O3 code) vs
   tiers on (tier 0: the generic code at LLVM O1, tier 1 left building in the background; the
   measurement waits for that build before the next one starts).  At the "tiny" sizes, where the
   translation is the first launch's cost.
@@ -281,10 +281,11 @@ def measure(mode: str, kernels: list[str] | None = None, reps: int | None = None
 def markdown(sec: dict) -> list[str]:
     kind = "unchecked" if sec.get("unchecked") else "bounds-checked (default)"
     out = ["", f"## Tiers (PTXJIT_TIERS=1, {kind} launches)", "",
-           "First launch: fresh module and empty disk cache, tiny sizes (today's O3 translation vs tier 0). "
+           "First launch: fresh module and empty disk cache, tiny sizes "
+           "(today: the untiered O3 translation, vs tier 0). "
            "Steady state: medians of interleaved launches (today vs tier 1). Ratios > 1: tiers faster. "
            "Counted launch: tier 0's one launch on the counting code (block counters in every CTA, branch "
-           "uniformity and memory patterns in the first 8), in steady launches of today's code.", "",
+           "uniformity and memory patterns in the first 8), in steady launches of the untiered code.", "",
            "| kernel | first today (s) | first tier 0 (s) | ratio | steady today (ms) | steady tier 1 (ms) | ratio "
            "| counted launch (× steady) | specialized (tier 1's constants) | race vs plain O3: kept |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]

@@ -1,4 +1,4 @@
-"""Execution patterns of a counted launch (issue 13's tier-0 counters): per conditional branch whether it
+"""Execution patterns of a counted launch (the tiers' execution counters): per conditional branch whether it
 went the same way for every thread of a warp and of a CTA, per memory access its alignment, the stride
 between neighbouring threads (x) and the 32-byte sectors one warp's request touches.
 

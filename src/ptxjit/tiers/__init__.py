@@ -1,4 +1,4 @@
-"""Tiered, profile-guided re-optimization (issue 13).
+"""Tiered, profile-guided re-optimization.
 
 Tier 0 is fast to produce and records a profile (scalar parameter values, launch shapes); tier 1 is
 built from it in a background thread (the profile's invariants folded into the code as constants,

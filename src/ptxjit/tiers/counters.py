@@ -1,4 +1,4 @@
-"""Tier 0's execution counters (issue 13): per basic block of the kernel as lowered, how many thread
+"""Tier 0's execution counters: per basic block of the kernel as lowered, how many thread
 executions a launch made, and from them per conditional branch its taken / not-taken counts and per
 loop its mean trip count.
 

@@ -24,7 +24,7 @@
   branch weights their block counts give (tiers/counters.py), and that version races the plain code
   as any specialization does.
 * Trial: constants can also steer LLVM into worse code (another unrolling, another vectorization), so
-  a specialized version first races the plain O3 code (today's translation) over `trial_launches`
+  a specialized version first races the plain O3 code (the untiered translation) over `trial_launches`
   launches each, alternating, and is kept only when its fastest launch beats the plain code's fastest
   by `trial_margin` (3%); else the plain code runs from then on and the specialization is not built
   again.  The fastest, not the median: on a shared machine the noise only ever adds time (±25% between

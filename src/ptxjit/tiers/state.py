@@ -3,9 +3,9 @@
 * Tier 0 (`level` 0): the generic translation (no block shape: much smaller code for barrier-heavy
   kernels, whose block-specialized region code is unrolled per barrier) at LLVM level 2: fast to
   produce.
-* Tier 1 (`level` 1): the block-specialized translation at LLVM level 3 (today's code) with the
+* Tier 1 (`level` 1): the block-specialized translation at LLVM level 3 (the code an untiered launch runs) with the
   profile's invariant scalar parameters and grid folded in as constants (specialize.py), built in a
-  background thread, then the same code without constants ("plain": today's translation), which runs
+  background thread, then the same code without constants ("plain": the untiered translation), which runs
   the launches whose guard fails (tier 0 does until it exists) and which a new specialization races
   (policy.py, trial).  A version is only ever replaced by another tier-1 version, never by tier 0.
 * A launch long enough (policy.min_batches_for_swap batches per worker) that starts while tier 1 is
@@ -89,8 +89,8 @@ def _generic_ok(fn) -> bool:
     count exceeds the block's threads (tests/data/interrupts.ptx bar_too_many completes where the
     block-specialized code raises KernelDeadlock), nor for wgmma (below), nor for warp-synchronous
     volatile code (passes/warpsync.py: only region mode runs its steps in lockstep rounds).  Such
-    kernels get the block-specialized code at the low level: the same behaviour and errors as today's
-    translation."""
+    kernels get the block-specialized code at the low level: the same behaviour and errors as the
+    untiered translation."""
     from ptxjit.lower.module import ModuleCodegen
     from ptxjit.lower.progress import spin_points
     from ptxjit.passes.warpsync import warp_sync_points
@@ -130,7 +130,7 @@ class KernelTiers:
         self.recent: collections.deque[bool] = collections.deque(maxlen=POLICY.window)  # guard failed?
         self.failed_bytes: collections.deque[bytes] = collections.deque(maxlen=POLICY.window)
         self.excluded: frozenset[int] = frozenset()
-        self.plain: Translation | None = None  # today's block-specialized O3 code, without constants
+        self.plain: Translation | None = None  # the untiered block-specialized O3 code, without constants
         self.trial: tuple[list[float], list[float]] | None = None  # seconds: specialized, plain
         self.rejected: set[str] = set()  # specializations that lost their trial against the plain code
         self.nlaunches = 0
@@ -199,7 +199,7 @@ class KernelTiers:
                 self.recent.clear()
                 self.failed_bytes.clear()
             if spec.params or spec.grid is not None or spec.weights or spec.unroll:
-                # the unspecialized O3 code (today's translation): what runs a launch whose guard
+                # the unspecialized O3 code (the untiered translation): what runs a launch whose guard
                 # fails once it exists (tier 0's generic code can be much slower), and what a new
                 # specialization races against: constants can also make LLVM's choices worse, and
                 # tier 1 must never be slower (built after tier 1 is in use)
@@ -283,7 +283,7 @@ class KernelTiers:
 
     def _translate(self, spec: Specialization | None) -> Translation:
         """Tier-1 code (block-specialized, O3), with `spec`'s constants or without (None: the plain code,
-        today's translation, shared with the module's cache).  The module lock is held only while
+        the untiered translation, shared with the module's cache).  The module lock is held only while
         lowering reads the module's IR, not through LLVM's seconds of optimization and code
         generation: another thread's launch (a first translation of another kernel) does not wait
         for a background build."""
@@ -296,7 +296,7 @@ class KernelTiers:
             if t is not None:
                 return t
         t = self._o3(None, spec)
-        if spec is None:  # one copy of today's translation per module, whoever built it first
+        if spec is None:  # one copy of the untiered translation per module, whoever built it first
             with m._lock:
                 t = m._translations.setdefault(key, t)
         return t
@@ -408,7 +408,7 @@ class KernelTiers:
 
     def for_stream(self, g, b, values: list, patches: list | None, shared_mem: int) -> Translation:
         """The code a stream launch runs (later, on the stream's thread): tier 1 when its guard holds,
-        else the plain code (today's translation; never tier 0's slower generic code).  Profiled and
+        else the plain code (the untiered translation; never tier 0's slower generic code).  Profiled and
         guarded like a synchronous launch, so that a kernel launched only on streams gets tier 1 too;
         not timed (no race arm) and not counted (the counters run synchronously)."""
         n = self.nlaunches
@@ -424,7 +424,7 @@ class KernelTiers:
         self.stats.launches[1] += 1
         if ok:
             return v1.tr
-        # today's translation, from the module's cache (what an untiered stream launch runs)
+        # the untiered translation, from the module's cache (what an untiered stream launch runs)
         return self.plain or self.kernel.module.translation(self.kernel.fn, self.block, self.checked)
 
     def launch(self, g, b, values: list, patches: list | None, shared_mem: int, timeout, args,
