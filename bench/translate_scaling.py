@@ -19,9 +19,9 @@ from ptxjit.frontend.parser import parse
 from ptxjit.jit.engine import optimize_to_object
 from ptxjit.lower.layout import globals_layout
 from ptxjit.lower.module import ModuleCodegen
+from ptxjit.lower.validate import validate
 from ptxjit.passes.preprocess import preprocess
 from ptxjit.passes.summary import summarize
-from ptxjit.lower.validate import validate
 from ptxjit.util import gc_paused
 
 
