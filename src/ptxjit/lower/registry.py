@@ -63,6 +63,8 @@ class Rule:
 
 
 RULES: dict[str, Rule] = {}
+# form rules whose opcode's rule is not registered yet (form_rule): applied when it is
+_PENDING_FORMS: dict[str, list[Callable[[Rule], None]]] = {}
 
 
 def rule(*opcodes: str, family: str, check: CheckFn | None = None,
@@ -77,6 +79,8 @@ def rule(*opcodes: str, family: str, check: CheckFn | None = None,
             RULES[op] = r
             if spec is not None:
                 spec.rule = r
+            for apply in _PENDING_FORMS.pop(op, ()):
+                apply(r)
         return fn
 
     return register
@@ -90,26 +94,32 @@ def form_rule(*opcodes: str, when: str | Callable[[Instr], bool], form: str = ""
               check=BASE_CHECK) -> Callable[[LowerFn], LowerFn]:
     """Register `fn` as the rule for the forms of `opcodes` that `when` selects: a modifier (st.async is
     async_store.py's, st the memory rules') or a predicate (f16/bf16 fma is half.py's, mma.sp
-    mma_sparse.py's), as Numba registers an implementation per function *and* type.  Each opcode's rule,
-    which must be registered first, hands those forms over; `check` (None: no check of its own) replaces
-    its check for them, which by default goes on applying.  `form` names the form in Rule.forms."""
+    mma_sparse.py's, float add integer.py's opcode), as Numba registers an implementation per function
+    *and* type.  Each opcode's rule (registered before or after) hands those forms over; `check` (None:
+    no check of its own) replaces its check for them, which by default goes on applying.  `form` names
+    the form in Rule.forms."""
     selects = (lambda ins: ins.has(when)) if isinstance(when, str) else when
 
     def register(fn: LowerFn) -> LowerFn:
-        for opcode in opcodes:
-            r = RULES[opcode]
+        def apply(r: Rule) -> None:
             base_lower, base_check = r.lower, r.check
             form_check = base_check if check is BASE_CHECK else check
 
-            def lower(lw, ins: Instr, _base=base_lower) -> None:
-                return fn(lw, ins) if selects(ins) else _base(lw, ins)
+            def lower(lw, ins: Instr) -> None:
+                return fn(lw, ins) if selects(ins) else base_lower(lw, ins)
 
-            def check_form(ins: Instr, _base=base_check, _own=form_check) -> str | None:
-                own = _own if selects(ins) else _base
+            def check_form(ins: Instr) -> str | None:
+                own = form_check if selects(ins) else base_check
                 return None if own is None else own(ins)
 
             r.lower, r.check = lower, check_form
             r.forms.append(form or (when if isinstance(when, str) else fn.__name__))
+
+        for opcode in opcodes:
+            if opcode in RULES:
+                apply(RULES[opcode])
+            else:
+                _PENDING_FORMS.setdefault(opcode, []).append(apply)
         return fn
 
     return register

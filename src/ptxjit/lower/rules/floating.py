@@ -12,7 +12,7 @@ from llvmlite import ir as ll
 from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.operands import canon_nan
-from ptxjit.lower.registry import rule
+from ptxjit.lower.registry import form_rule, rule
 from ptxjit.lower.rules import approx, fpbits
 from ptxjit.lower.types import F32, F64, I1, I32, I64, const_int
 
@@ -295,8 +295,15 @@ def check_float(ins: Instr) -> str | None:
     return None
 
 
+def _float_typed(ins: Instr) -> bool:
+    ts = ins.types()
+    return bool(ts) and ts[-1] in ("f32", "f64", "tf32")
+
+
+@form_rule("add", "sub", "mul", "mad", "div", "abs", "neg", "min", "max", when=_float_typed, form="f32/f64",
+           check=check_float)
 def lower_float_arith(lw: FnLowering, ins: Instr) -> None:
-    """Float forms of add/sub/mul/mad/fma/div/abs/neg/min/max (called by the shared-opcode rules)."""
+    """Float forms of add/sub/mul/mad/div/abs/neg/min/max, the integer rules' opcodes (and fma's)."""
     b = lw.b
     t = _ft(ins)
     op = ins.opcode

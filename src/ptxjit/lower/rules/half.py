@@ -206,6 +206,13 @@ def sat01(lw: FnLowering, x: ll.Value) -> ll.Value:
     return b.select(pos, b.select(b.fcmp_ordered(">", x, one), one, x), ll.Constant(t, 0.0))
 
 
+def _half_typed(ins: Instr) -> bool:
+    ts = ins.types()
+    return bool(ts) and ts[-1] in ("f16", "bf16", "f16x2", "bf16x2")
+
+
+@form_rule("add", "sub", "mul", "mad", "div", "abs", "neg", "min", "max", when=_half_typed, form="f16/bf16",
+           check=check_half)
 def lower_half_arith(lw: FnLowering, ins: Instr) -> None:
     """add/sub/mul/fma/neg/abs/min/max on f16, bf16, f16x2, bf16x2 (.rn, .ftz, .sat, .relu, .NaN,
     .xorsign.abs), bit-exact with the H100 (NaN results are the canonical 0x7fff)."""
@@ -328,11 +335,6 @@ def half_lanes_as_f64(lw: FnLowering, op, t: str, flush: bool = False) -> list[l
 
 def pack_halves(lw: FnLowering, lanes: list[ll.Value]) -> ll.Value:
     return _pack(lw, lanes)
-
-
-def _half_typed(ins: Instr) -> bool:
-    ts = ins.types()
-    return bool(ts) and ts[-1] in ("f16", "bf16", "f16x2", "bf16x2")
 
 
 @form_rule("fma", when=_half_typed, form="f16/bf16")

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 
-from ptxjit.frontend.ir import Instr, is_float_type
+from ptxjit.frontend.ir import Instr
 from ptxjit.lower.function import FnLowering
 from ptxjit.lower.registry import rule
-from ptxjit.lower.rules import floating, half, simd16
+from ptxjit.lower.rules import simd16
 from ptxjit.lower.types import I16, I32, I64, const_int
-
-HALF_TYPES = ("f16", "bf16", "f16x2", "bf16x2")
 
 
 def _type(ins: Instr) -> str:
@@ -23,17 +21,6 @@ def _type(ins: Instr) -> str:
     if not ts:
         raise ValueError(f"{ins.pos}: '{ins.text}' has no type")
     return ts[-1]
-
-
-def _float_dispatch(lw: FnLowering, ins: Instr) -> bool:
-    t = _type(ins)
-    if t in HALF_TYPES:
-        half.lower_half_arith(lw, ins)
-        return True
-    if is_float_type(t):
-        floating.lower_float_arith(lw, ins)
-        return True
-    return False
 
 
 def _signed(t: str) -> bool:
@@ -57,12 +44,7 @@ def _check_int(ins: Instr) -> str | None:
         return None if not ins.has("relu") or _simd16(ins) == "s16x2" else ".relu needs .s16x2"
     if not ts:
         return "missing type"
-    t = ts[-1]
-    if t in HALF_TYPES:
-        return half.check_half(ins)
-    if is_float_type(t):
-        return floating.check_float(ins)
-    return None
+    return None  # (the float and half forms: floating.py's and half.py's form rules)
 
 
 # ---------------------------------------------------------------- add / sub with carry
@@ -97,8 +79,6 @@ def lower_add_sub(lw: FnLowering, ins: Instr) -> None:
     """add/sub: integer (.sat, .cc), packed .s16x2/.u16x2 (simd16.py) and float (dispatch)."""
     if _simd16(ins) is not None:
         simd16.lower_add_sub(lw, ins)
-        return
-    if _float_dispatch(lw, ins):
         return
     b = lw.b
     t = _type(ins)
@@ -166,9 +146,7 @@ def _mul_mode(lw: FnLowering, ins: Instr, a: ll.Value, c: ll.Value, t: str) -> t
 
 @rule("mul", family="integer", check=_check_int)
 def lower_mul(lw: FnLowering, ins: Instr) -> None:
-    """mul.lo/.hi/.wide (integer) and float mul (dispatch)."""
-    if _float_dispatch(lw, ins):
-        return
+    """mul.lo/.hi/.wide (integer; the float forms are floating.py's and half.py's)."""
     t = _type(ins)
     d, a_op, b_op = ins.operands[:3]
     r, rt = _mul_mode(lw, ins, lw.read(a_op, t), lw.read(b_op, t), t)
@@ -177,9 +155,7 @@ def lower_mul(lw: FnLowering, ins: Instr) -> None:
 
 @rule("mad", "madc", family="integer", check=_check_int)
 def lower_mad(lw: FnLowering, ins: Instr) -> None:
-    """mad.lo/.hi/.wide (+.cc, madc) integer; float mad/fma (dispatch)."""
-    if ins.opcode == "mad" and _float_dispatch(lw, ins):
-        return
+    """mad.lo/.hi/.wide (+.cc, madc) integer (the float forms: floating.py's and half.py's)."""
     b = lw.b
     t = _type(ins)
     d, a_op, b_op, c_op = ins.operands[:4]
@@ -238,8 +214,6 @@ def lower_mul24(lw: FnLowering, ins: Instr) -> None:
 def lower_div(lw: FnLowering, ins: Instr) -> None:
     """div/rem: integer; division by zero gives all ones for both (isa_div_*, isa_rem_*: the H100's
     rem by 0 is all ones, not the dividend), and INT_MIN / -1 wraps instead of a CPU fault."""
-    if ins.opcode == "div" and _float_dispatch(lw, ins):
-        return
     b = lw.b
     t = _type(ins)
     d, a_op, b_op = ins.operands[:3]
@@ -271,9 +245,7 @@ def lower_div(lw: FnLowering, ins: Instr) -> None:
 
 @rule("abs", "neg", family="integer", check=_check_int)
 def lower_abs_neg(lw: FnLowering, ins: Instr) -> None:
-    """abs/neg: integer two's complement; float/half dispatch (sign-bit operations)."""
-    if _float_dispatch(lw, ins):
-        return
+    """abs/neg: integer two's complement (the float and half forms: floating.py's and half.py's)."""
     b = lw.b
     t = _type(ins)
     a = lw.read(ins.operands[1], t)
@@ -289,8 +261,6 @@ def lower_min_max(lw: FnLowering, ins: Instr) -> None:
     simd = _simd16(ins)
     if simd is not None:
         _min_max_16x2(lw, ins, simd)
-        return
-    if _float_dispatch(lw, ins):
         return
     b = lw.b
     t = _type(ins)
