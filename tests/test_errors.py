@@ -166,8 +166,8 @@ def test_address_offset_beyond_any_memory_traps_instead_of_aborting():
 
 
 def test_huge_shift_literal_in_thread_index_arithmetic():
-    """shl by a 32-bit literal (fuzzer: 1 << 4294967295 in the thread-index analysis -> MemoryError): PTX
-    clamps the shift, so the result is 0 -- computed, not refused, and no internal error."""
+    """shl by a 32-bit literal (1 << 4294967295 in the thread-index analysis): PTX clamps the shift, so the
+    result is 0 -- computed, not refused, and no internal error."""
     from tests.ptxsnip import snippet_kernel
 
     body = """
@@ -254,9 +254,9 @@ BASE:
 
 
 def test_recursion_without_a_base_case_traps_instead_of_crashing():
-    """Fuzzer find (seed 1125, mutant 3309: devfuncs with fib's base case deleted): device functions are
-    native calls, and the endless recursion overflowed the worker's stack (SIGSEGV, the process died).
-    Functions on a call cycle now check the stack on entry (passes/recursion.py) and trap, as a GPU stops
+    """Device functions with fib's base case deleted: device functions are native calls, so endless
+    recursion would overflow the worker's stack and kill the process.  Functions on a call cycle check the
+    stack on entry (passes/recursion.py) and trap, as a GPU stops
     at its stack limit."""
     k = ptxjit.Module(RECURSIVE.replace("LIMIT", "-2147483648"), "rec.ptx").get_function("k")  # never true
     with pytest.raises(ptxjit.KernelTrap, match=r"recursed too deep: more than 256 KiB .* at rec\.ptx:\d+"):

@@ -1,4 +1,5 @@
-"""Front-end robustness: inputs the fuzzer (tools/fuzz) found crashing, hanging or eating memory.
+"""Front-end robustness: malformed inputs (mutants of the corpus, tools/fuzz) that could crash, hang or eat
+memory.
 
 The expected verdict of every case is what ptxas 13.0 (-arch sm_90) does with it: what ptxas accepts
 loads, what it refuses raises PTXSyntaxError/PTXValidationError naming file:line:col."""
@@ -164,10 +165,9 @@ def _call_three(buffer: str) -> str:
     ("[8]", r"t\.ptx:\d+:\d+: call to 'three': return value 'r' is 8 bytes, but the callee's 'ret' is 12"),
 ])
 def test_a_call_buffer_smaller_than_the_callee_s_is_refused(buffer, message):
-    """Fuzzer find (mutant 224 of seed 1124: devfuncs.ptx with `retval0[0]`): the callee's 12-byte return
-    value was written past the caller's 0-byte buffer, on the worker's stack, and the process died
-    (SIGSEGV).  ptxas refuses both forms ("incomplete type", "Type of argument does not match formal
-    parameter"); so does ptxjit, at load, naming the place."""
+    """devfuncs.ptx with `retval0[0]`: the callee's 12-byte return value would be written past the caller's
+    0-byte buffer, on the worker's stack.  ptxas refuses both forms ("incomplete type", "Type of argument
+    does not match formal parameter"); so does ptxjit, at load, naming the place."""
     with pytest.raises(PTXValidationError, match=message):
         ptxjit.Module(_call_three(buffer), "t.ptx")
 
@@ -186,9 +186,9 @@ def test_a_call_buffer_of_the_callee_s_size_runs():
     (HEAD + ".visible .entry k(.param .u64 p, .param .u32 p)\n{\nret;\n}\n", r"duplicate parameter 'p'"),
 ])
 def test_a_name_defined_twice_in_one_scope_is_refused(text, message):
-    """Fuzzer find (seed 1124: 23 mutants ptxas refuses with "Duplicate definition of variable"): ptxjit
-    loaded them, the later declaration silently replacing the earlier (a 4-byte .shared array became 4 KB).
-    Now refused at load, naming the place; the same name in nested scopes (inline asm blocks) still loads."""
+    """A variable declared twice (ptxas: "Duplicate definition of variable"), which would otherwise let the
+    later declaration silently replace the earlier (a 4-byte .shared array becoming 4 KB): refused at load,
+    naming the place; the same name in nested scopes (inline asm blocks) still loads."""
     with pytest.raises(PTXValidationError, match=message):
         ptxjit.Module(text, "t.ptx")
 

@@ -515,11 +515,10 @@ DONE:
 
 
 def test_a_register_read_before_its_definition_faults_cleanly():
-    """Fuzzer find (seed 1125, mutant 1366: grids.ptx with a load moved above its address's definition):
-    the address register is read before its one definition, so it is 0 there.  The fast copy's hoisted
-    bounds check computed the address from that definition (in bounds), the load went to address 0 and
-    the process died (SIGSEGV).  Such registers are no longer recomputed from their definition
-    (passes/remat.py): the launch raises KernelFault at the load, naming address 0."""
+    """grids.ptx with a load moved above its address's definition: the address register is read before its
+    one definition, so it is 0 there.  A hoisted bounds check that computed the address from that
+    definition would pass while the load went to address 0; such registers are not recomputed from their
+    definition (passes/remat.py), and the launch raises KernelFault at the load, naming address 0."""
     from tests.ptxsnip import snippet_kernel
 
     body = """
