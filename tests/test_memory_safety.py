@@ -51,7 +51,9 @@ def test_write_past_the_end(mod, off):
     assert e.allocation == "shifted_copy_param_1"  # out
     msg = str(e)
     assert "past the end of argument 1 ('shifted_copy_param_1')" in msg
-    assert f"element [{N}]" in msg  # the first bad element: out[n]
+    # the reported thread's store, out[i + off] (several blocks fault; any of them may be the one reported)
+    bad = e.cta[0] * 128 + e.thread[0] + off
+    assert bad >= N and f"element [{bad}]" in msg, msg
     assert "memory_safety.cu:7" in msg  # the CUDA line of the store
     # the neighbouring memory was never touched
     assert np.array_equal(backing[:4096], before[:4096])
@@ -583,3 +585,56 @@ def test_each_grid_check_has_its_own_verdict():
                        timeout=300, env={**os.environ, "PTXJIT_TIERS": "0"})
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
     assert r.stdout.split() == ["fault", "(1,", "0,", "0)", "True"], r.stdout
+
+
+def test_pointer_with_its_memory_allows_all_of_it(mod):
+    """Pointer(address, memory=array): the bounds are the array's, whichever byte the address names (CUDA's
+    memcheck allows the whole allocation behind an interior pointer)."""
+    k = mod.get_function("shifted_read")
+    backing = np.arange(2 * N, dtype=np.float32)
+    middle = ptxjit.Pointer(backing.ctypes.data + 4 * N, memory=backing)
+    out = np.zeros(N, np.float32)
+    _launch(k, (middle, out, N, -N))  # reads backing[0:N] behind the pointer
+    np.testing.assert_array_equal(out, backing[:N])
+    _launch(k, (middle, out, N, 0))
+    np.testing.assert_array_equal(out, backing[N:])
+    with pytest.raises(ptxjit.KernelFault) as ei:
+        _launch(k, (middle, out, N, 1))  # the last thread reads backing[2N]
+    assert "0 bytes past the end of the memory argument 0 ('shifted_read_param_0') points into (8000 bytes)" \
+        in str(ei.value)
+    with pytest.raises(ptxjit.KernelFault):
+        _launch(k, (middle, out, N, -N - 1))  # the first thread reads backing[-1]
+
+
+def test_pointer_into_no_memory_faults(mod):
+    k = mod.get_function("shifted_read")
+    a = np.arange(N, dtype=np.float32)
+    out = np.zeros(N, np.float32)
+    with pytest.raises(ptxjit.KernelFault):
+        _launch(k, (ptxjit.Pointer(a.ctypes.data, memory=np.empty(0, np.uint8)), out, N, 0))
+    assert not out.any()
+
+
+def test_pointer_memory_must_hold_the_address():
+    a = np.zeros(16, np.float32)
+    with pytest.raises(ValueError, match="outside its memory"):
+        ptxjit.Pointer(a.ctypes.data + 65, memory=a)
+    with pytest.raises(TypeError, match="NumPy array or DeviceArray"):
+        ptxjit.Pointer(a.ctypes.data, memory=b"x" * 64)
+    assert ptxjit.Pointer(a.ctypes.data + 64, memory=ptxjit.DeviceArray(a)).memory.nbytes == 64  # one past the end
+
+
+def test_checking_tools_watch_a_pointers_memory(mod):
+    """ptxjit.check treats a Pointer's memory as an array argument: memcheck's report names it, and the
+    trace's snapshot restores it (the arrays end as one launch leaves them)."""
+    k = mod.get_function("shifted_copy")
+    a = np.arange(N, dtype=np.float32)
+    backing = np.full(2 * N, -1.0, np.float32)
+    middle = ptxjit.Pointer(backing.ctypes.data + 4 * N, memory=backing)
+    reports = ptxjit.check(k, (N + 127) // 128, 128, (a, middle, N, -N), tools=("memcheck", "racecheck"))
+    assert reports == []
+    np.testing.assert_array_equal(backing[:N], a)  # written behind the pointer, once
+    assert (backing[N:] == -1).all()
+    (r,) = ptxjit.check(k, (N + 127) // 128, 128, (a, middle, N, 1), tools=("memcheck",))
+    assert r.kind == "out-of-bounds" and r.access == "write" and r.size == 4
+    assert "past the end of the memory argument 1" in r.format()

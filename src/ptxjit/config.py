@@ -84,6 +84,7 @@ CACHE_DIR = Var(
     "The on-disk caches: translations (`kernels/`) and NVRTC's PTX (`nvrtc/`); `ptxjit cache` "
     "inspects or clears them.",
     "ptxjit.jit.cache_dir", False, "each cache access")
+CHECK_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")  # compute-sanitizer's, ptxjit/checking
 CHECK = Var(
     "PTXJIT_CHECK", "choice", "tools, comma-separated: `memcheck`, `racecheck`, `synccheck`, `initcheck`",
     "none",
@@ -94,6 +95,11 @@ CHECK_PRINT_LIMIT = Var(
     "PTXJIT_CHECK_PRINT_LIMIT", "int", "a positive integer (anything else: no limit)", "no limit",
     "At most this many `PTXJIT_CHECK` reports printed (the summary at exit counts them all).",
     "ptxjit.checking.env", False, "each checked launch")
+CHECK_ERROR_EXITCODE = Var(
+    "PTXJIT_CHECK_ERROR_EXITCODE", "int", "an exit status, 1 to 255 (anything else: off)", "off",
+    "When the `PTXJIT_CHECK` tools reported errors, the process exits with this status after the summary "
+    "(compute-sanitizer's `--error-exitcode`; `ptxjit exec --error-exitcode`).",
+    "ptxjit.checking.env", False, "at exit")
 TRACE_POOL = Var(
     "PTXJIT_TRACE_POOL", "int", "bytes; `0` or a non-integer: no pool", "an eighth of the physical memory",
     "The most bytes of trace record buffers kept for reuse by later traces.",
@@ -307,6 +313,12 @@ def check_print_limit() -> int | None:
     """PTXJIT_CHECK_PRINT_LIMIT as a positive integer; None (no limit) when unset or anything else."""
     v = CHECK_PRINT_LIMIT.text()
     return int(v) if v.isdigit() and int(v) > 0 else None
+
+
+def check_error_exitcode() -> int:
+    """PTXJIT_CHECK_ERROR_EXITCODE as an exit status in 1..255; 0 (off) when unset or anything else."""
+    v = CHECK_ERROR_EXITCODE.text()
+    return int(v) if v.isdigit() and 1 <= int(v) <= 255 else 0
 
 
 def trace_pool_bytes() -> int:

@@ -11,3 +11,5 @@ nvcc -ptx -arch=sm_80 -lineinfo -O3 kernels.cu -o kernels.ptx
 nvcc -fatbin -gencode arch=compute_80,code=compute_80 -gencode arch=compute_90,code=sm_90 -O3 kernels.cu -o kernels.fatbin
 gcc -O2 -std=c11 -I"$CUDA_INC" driver_vecadd.c -o driver_vecadd -L"$LIB" -lcuda -lm
 gcc -O2 -std=c11 -I"$CUDA_INC" driver_capture.c -o driver_capture -L"$LIB" -lcuda
+nvcc -ptx -arch=sm_80 -lineinfo -O3 sanitize.cu -o sanitize.ptx
+gcc -O2 -std=c11 -I"$CUDA_INC" driver_sanitize.c -o driver_sanitize -L"$LIB" -lcuda

@@ -113,9 +113,9 @@ def _initcheck_vacuous(kernel, block, args) -> bool:
 
 def _tracked_args(args) -> bool:
     """Is an argument a tracked uninitialized buffer (ptxjit.empty, track_uninitialized)?"""
-    from ptxjit.checking.initcheck import shadow_of
+    from ptxjit.checking.initcheck import tracked_mask
 
-    return any(shadow_of(a) is not None or getattr(a, "uninitialized", False) for a in args)
+    return any(tracked_mask(a) is not None or getattr(a, "uninitialized", False) for a in args)
 
 
 def _screen_suffices(kernel, tools: tuple[str, ...], args) -> bool:
@@ -171,7 +171,12 @@ def _check(kernel, grid, block, args=(), shared_mem: int = 0, tools=("memcheck",
 
     tools = tool_list(tools)
     g, b = dims(grid, "grid"), dims(block, "block")
+    watched = "initcheck" in tools
     tools = _drop_untraced_tools(kernel, tools) or ("memcheck",)  # memcheck: the launch's fault, if any
+    if watched and "initcheck" not in tools:  # its writes go unseen: no later read is to be reported for them
+        from ptxjit.checking.initcheck import assume_written
+
+        assume_written()
     def failed(err: BaseException) -> list[Report]:
         r = fault_report(kernel, err, b) if isinstance(err, KernelFault) else deadlock_report(kernel, err, b)
         r.extra["error"] = err  # PTXJIT_CHECK re-raises it: the program sees the launch fail as it would

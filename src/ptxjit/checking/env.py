@@ -4,6 +4,8 @@ hands each plain launch here (ptxjit/env_launchers.py check_launcher).  Reports 
 they come, compute-sanitizer's ERROR SUMMARY at exit.  A launch that faults or deadlocks still raises as
 it would unchecked, after its report.
 PTXJIT_CHECK_PRINT_LIMIT=N prints at most N reports (the summary counts them all).
+PTXJIT_CHECK_ERROR_EXITCODE=N: when there were reports, the process exits with status N after the summary
+(compute-sanitizer's --error-exitcode: a CI job fails on any finding).
 """
 
 from __future__ import annotations
@@ -46,6 +48,19 @@ def checked_launch(kernel, spec: str, grid, block, args, shared_mem, timeout, ch
     return True
 
 
+def start(spec: str) -> None:
+    """The tools `spec` names watch this process: the ERROR SUMMARY is printed at exit, also when no launch
+    was checked (as compute-sanitizer prints it)."""
+    try:
+        _tools(spec)
+    except ValueError as exc:
+        raise ValueError(f"{config.CHECK.name}={spec!r}: {exc}") from None
+    with _lock:
+        if not _state["registered"]:
+            atexit.register(_summary)
+            _state["registered"] = True
+
+
 def record(reports: list[Report]) -> None:
     """Print reports as they come (up to the print limit) and count them for the summary at exit."""
     limit = _print_limit()
@@ -74,6 +89,27 @@ def _summary() -> None:
         print(f"{PREFIX}Printing limit reached: {n - _state['printed']} more reports not printed",
               file=sys.stderr)
     print(summary_line(n), file=sys.stderr, flush=True)
+    code = config.check_error_exitcode()
+    if n and code:
+        _exit_now(code)
+
+
+def _exit_now(code: int) -> None:
+    """End the process with `code` from an exit handler: what it printed (Python's and C's buffered output)
+    is written first; the exit handlers not yet run are skipped, as with any _exit."""
+    import ctypes
+    import os
+
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except (OSError, ValueError):
+            pass
+    try:
+        ctypes.CDLL(None).fflush(None)  # a C program's stdout buffer (a program under ptxjit exec)
+    except (OSError, AttributeError):
+        pass
+    os._exit(code)
 
 
 def errors() -> int:

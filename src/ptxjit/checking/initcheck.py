@@ -43,6 +43,25 @@ def shadow_of(obj) -> np.ndarray | None:
     return entry[1] if entry is not None and entry[0]() is obj else None
 
 
+def tracked_mask(obj) -> np.ndarray | None:
+    """The written-bytes mask of the tracked buffer an argument names: the argument itself, or the memory its
+    Pointer points into (a driver allocation under initcheck, driver/memory.py)."""
+    from ptxjit.runtime.memory import Pointer
+
+    mask = shadow_of(obj)
+    if mask is None and isinstance(obj, Pointer) and obj.memory is not None:
+        mask = shadow_of(obj.memory)
+    return mask
+
+
+def assume_written() -> None:
+    """A launch initcheck could not watch (run unchecked: a cooperative launch, a kernel reaching memory through
+    pointers it loads) may have written any tracked buffer: count every byte of them as written, so that no
+    later read is reported for what it wrote."""
+    for _ref, mask in list(_SHADOW.values()):
+        mask[:] = True
+
+
 def _array(obj) -> np.ndarray:
     from ptxjit.runtime.memory import DeviceArray
 
@@ -83,7 +102,7 @@ def _tracked(L: Launch) -> list[tuple[int, int, np.ndarray]]:
     """(start, end, mask) of the launch's arguments that are tracked uninitialized buffers."""
     out = []
     for start, end, _, obj in L.arg_ranges():
-        mask = shadow_of(obj)
+        mask = tracked_mask(obj)
         if mask is None and getattr(obj, "uninitialized", False):  # a marker runtime/memory.py may set
             mask = _remember(obj, np.zeros(end - start, bool))
         if mask is not None and len(mask) == end - start:

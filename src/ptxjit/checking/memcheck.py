@@ -14,7 +14,7 @@ from ptxjit.checking.report import Report, parse_source, unlinear
 from ptxjit.errors import KernelFault
 
 _PTX_POS = re.compile(r"PTX (?P<file>.+):(?P<line>\d+):\d+\)")
-_BARE_POS = re.compile(r"^(?P<file>[^ ]+):(?P<line>\d+):\d+ ")
+_BARE_POS = re.compile(r"^(?P<file>.+?):(?P<line>\d+):\d+ \('")  # the file may be "<cuLibraryLoadData image>"
 _SOURCE = re.compile(r"^(?P<src>[^ ]+:\d+:\d+) \(PTX ")
 _TEXT = re.compile(r"\('(?P<text>[^']*)'\)$")
 

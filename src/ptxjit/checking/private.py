@@ -191,7 +191,7 @@ def unshadowed(kernel, fn: ir.Function, grid, block, args) -> tuple[set[int], fr
     described (kernel_shape) or arrays overlap."""
     import numpy as np
 
-    from ptxjit.runtime.memory import DeviceArray
+    from ptxjit.runtime.memory import memory_of
 
     shape = kernel.__dict__.setdefault("_private_shapes", {}).get(id(fn), False)
     if shape is False:
@@ -212,8 +212,8 @@ def unshadowed(kernel, fn: ir.Function, grid, block, args) -> tuple[set[int], fr
             return set(), frozenset()
     arrays = []
     for i, a in enumerate(args):
-        arr = a.array if isinstance(a, DeviceArray) else a
-        if isinstance(arr, np.ndarray) and arr.nbytes:
+        arr = memory_of(a)
+        if arr is not None and arr.nbytes:
             arrays.append((i, arr.ctypes.data, arr.ctypes.data + arr.nbytes))
     out = set()
     for p, accs in shape.accesses.items():

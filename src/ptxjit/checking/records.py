@@ -105,13 +105,14 @@ class Launch:
 
     # ------------------------------------------------------------------ array ranges
     def arg_ranges(self) -> list[tuple[int, int, int, object]]:
-        """(start, end, argument index, the array object) of every array argument (NumPy or DeviceArray)."""
-        from ptxjit.runtime.memory import DeviceArray
+        """(start, end, argument index, the argument) of every argument naming memory (a NumPy array, a
+        DeviceArray, a Pointer with its memory)."""
+        from ptxjit.runtime.memory import memory_of
 
         out = []
         for i, a in enumerate(self.args):
-            arr = a.array if isinstance(a, DeviceArray) else a
-            if isinstance(arr, np.ndarray) and arr.nbytes:
+            arr = memory_of(a)
+            if arr is not None and arr.nbytes:
                 start = int(arr.ctypes.data)
                 out.append((start, start + arr.nbytes, i, a))
         return out

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ptxjit import config
+from ptxjit.demangle import demangle
+
 PREFIX = "========= "
-TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+TOOLS = config.CHECK_TOOLS
 
 # compute-sanitizer's names of the state spaces in its messages
 SPACE_NAMES = {"global": "__global__", "shared": "__shared__", "local": "__local__", "": "__generic__",
@@ -88,9 +91,10 @@ class Report:
         line = self.ptx_line if ptx_line is None else ptx_line
         src = self.source if ptx_line is None else source
         ptx = f"PTX {self.ptx_file}:{line}" if self.ptx_file else f"PTX line {line}"
+        name = demangle(self.kernel)  # as compute-sanitizer names it: `shift(Array<float, 1, C, ...>)`
         if src is not None:
-            return f"{self.kernel} in {src[0]}:{src[1]} ({ptx})"
-        return f"{self.kernel} ({ptx})" if line is not None else self.kernel
+            return f"{name} in {src[0]}:{src[1]} ({ptx})"
+        return f"{name} ({ptx})" if line is not None else name
 
     def headline(self) -> str:
         space = SPACE_NAMES.get(self.space, self.space)

@@ -20,7 +20,7 @@ race.  It counts more than races -- different bytes of one word, the load of a C
 by `__threadfence()`, epochs equal modulo 2**16 -- and then check() runs the exact, trace-based analysis,
 which names the pair.  Between CTAs on different workers the slots are updated with atomic exchange and
 compare-and-swap (sequentially consistent), so that of two concurrent accesses at least one sees the
-other.  Accesses of memory the screen cannot shadow (raw `ptxjit.Pointer` arguments) make the screen
+other.  Accesses of memory the screen cannot shadow (`ptxjit.Pointer` arguments without their memory) make the screen
 decline; then check() traces.
 """
 
@@ -361,7 +361,7 @@ class Screen:
 
     def __init__(self, kernel, args, nworkers: int, nthreads: int, shared_bytes: int,
                  private: set[int] = frozenset()) -> None:
-        from ptxjit.runtime.memory import DeviceArray
+        from ptxjit.runtime.memory import memory_of
 
         # only memory the kernel may write can race: the arrays of parameters it may write through
         # (runtime/access.py's sound analysis).  The checkers find an array by address, so a read through
@@ -370,8 +370,8 @@ class Screen:
         writes = [p.may_write for p in kernel._access.params]
         arrays = []
         for i, a in enumerate(args):
-            arr = a.array if isinstance(a, DeviceArray) else a
-            if isinstance(arr, np.ndarray) and arr.nbytes and (i >= len(writes) or writes[i]) and i not in private:
+            arr = memory_of(a)
+            if arr is not None and arr.nbytes and (i >= len(writes) or writes[i]) and i not in private:
                 arrays.append(arr)
         if kernel.module.globals.nbytes:
             arrays.append(kernel.module.globals)
@@ -399,7 +399,8 @@ class Screen:
 
 def screen(kernel, grid, block, args, shared_mem: int, timeout: float | None) -> int | None:
     """Run the launch once with the shadow probes (bounds-checked); the hazards it counted (0: no race),
-    or None when the screen cannot judge the launch (a raw Pointer argument) and nothing ran."""
+    or None when the screen cannot judge the launch (a raw Pointer argument without its memory) and nothing
+    ran."""
     from ptxjit.checking.private import unshadowed
     from ptxjit.instrument.probes import ProbeLaunch, lowered_kernel
     from ptxjit.instrument.trace import kernel_plan
@@ -407,7 +408,7 @@ def screen(kernel, grid, block, args, shared_mem: int, timeout: float | None) ->
     from ptxjit.runtime.launch import worker_count
     from ptxjit.runtime.memory import Pointer
 
-    if any(isinstance(a, Pointer) for a in args):
+    if any(isinstance(a, Pointer) and a.memory is None for a in args):
         return None
     nthreads = block[0] * block[1] * block[2]
     layout = shared_layout(kernel.module.ir, kernel.fn)

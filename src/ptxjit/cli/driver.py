@@ -51,14 +51,29 @@ def nvrtc_dirs() -> list[str]:
 @click.option("--stats", "stats", default=None, is_flag=False, flag_value="1",
               help="At exit, report where the time went (translations, kernel runs, copies): to the log, "
                    "or appended as JSON to --stats=FILE.json.")
+@click.option("--check", "check", default=None, metavar="TOOLS",
+              help="Run every launch under these checking tools, comma-separated: memcheck, racecheck, "
+                   "initcheck, synccheck (compute-sanitizer's); reports on stderr, ERROR SUMMARY at exit.")
+@click.option("--error-exitcode", "error_exitcode", type=click.IntRange(1, 255), default=None, metavar="N",
+              help="With --check: exit with status N when the tools reported errors.")
+@click.option("--print-limit", "print_limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help="With --check: print at most N reports (the summary counts them all).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def exec_command(device: str | None, log: str | None, stats: str | None, command: tuple[str, ...]) -> None:
+def exec_command(device: str | None, log: str | None, stats: str | None, check: str | None,
+                 error_exitcode: int | None, print_limit: int | None, command: tuple[str, ...]) -> None:
     """Run COMMAND with ptxjit's libcuda.so.1 first on the library path: a CUDA program, a cuda-python
     or numba-cuda script runs unchanged, its kernels on the CPU cores.
 
         ptxjit exec -- python my_numba_app.py
         ptxjit exec -- ./vectorAdd
+        ptxjit exec --check memcheck,racecheck -- ./vectorAdd
     """
+    tools = [t for t in (check or "").replace(" ", "").split(",") if t]
+    if check is not None and (not tools or set(tools) - set(config.CHECK_TOOLS)):
+        raise click.BadParameter(f"expected tools from {', '.join(config.CHECK_TOOLS)}, comma-separated; got "
+                                 f"{check!r}", param_hint="--check")
+    if check is None and (error_exitcode is not None or print_limit is not None):
+        raise click.UsageError("--error-exitcode and --print-limit go with --check TOOLS")
     env = dict(os.environ)
     lib = _libdir()
     path = [lib, *([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH") else []), *nvrtc_dirs()]
@@ -76,6 +91,12 @@ def exec_command(device: str | None, log: str | None, stats: str | None, command
         env[config.DRIVER_LOG.name] = os.path.abspath(log)
     if stats:
         env[config.STATS.name] = stats if stats == "1" else os.path.abspath(stats)
+    if check:
+        env[config.CHECK.name] = check
+    if error_exitcode is not None:
+        env[config.CHECK_ERROR_EXITCODE.name] = str(error_exitcode)
+    if print_limit is not None:
+        env[config.CHECK_PRINT_LIMIT.name] = str(print_limit)
     try:
         os.execvpe(command[0], list(command), env)
     except OSError as exc:

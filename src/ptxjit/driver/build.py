@@ -122,6 +122,7 @@ static int ptxjit_started_python = 0;
    imports (cffi's backend, numpy) could not resolve its symbols.  When this library starts the interpreter,
    libpython is made global first. */
 #include <dlfcn.h>
+#include <stdio.h>
 static void ptxjit_promote_libpython(void) {
     Dl_info info;
     if (dladdr((void *)Py_IsInitialized, &info) && info.dli_fname)
@@ -160,6 +161,10 @@ static int ptxjit_is_release(const char *name) {
         if (strstr(name, *v)) return 1;
     return 0;
 }
+/* When ptxjit's Python side cannot start (an import fails: a broken install, a bad PTXJIT_* value), cffi
+   prints the traceback and answers every call with zeros: CUDA_SUCCESS, with nothing written to the outputs
+   the program then reads.  Such a call returns CUDA_ERROR_NOT_INITIALIZED (cudaErrorInitializationError: 3)
+   instead, and a pointer result is NULL. */
 static void ptxjit_guarded_call_python(struct _cffi_externpy_s *externpy, char *args) {
     if (ptxjit_python_up && (!Py_IsInitialized() || ptxjit_python_finalizing())) {
         /* nothing is written to the caller's outputs; a pointer result is NULL */
@@ -168,6 +173,16 @@ static void ptxjit_guarded_call_python(struct _cffi_externpy_s *externpy, char *
         return;
     }
     _cffi_call_python(externpy, args);
+    if (!ptxjit_python_up) {
+        static int told = 0;
+        if (!told) {
+            told = 1;
+            fprintf(stderr, "ptxjit: the CUDA library could not start ptxjit (the error is above); every call "
+                            "returns an initialization error\n");
+        }
+        if (externpy->size_of_result) memset(args, 0, externpy->size_of_result);
+        if (externpy->size_of_result == sizeof(int)) *(int *)args = 3;
+    }
 }
 #define _cffi_call_python ptxjit_guarded_call_python
 """

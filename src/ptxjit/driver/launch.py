@@ -13,6 +13,9 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 
+import numpy as np
+
+from ptxjit.api import launch_hooks
 from ptxjit.driver import capture, streams
 from ptxjit.driver import errors as E
 from ptxjit.driver.errors import CudaError
@@ -106,7 +109,7 @@ def _touches_memory(module, name: str, seen: set[str]) -> bool:
 
 class RawArgs(Sequence):
     """A raw launch's arguments by parameter index, decoded only when asked (fault messages, printf's %s):
-    a pointer into a live allocation reads as that allocation's bytes."""
+    a 64-bit pointer parameter reads as a Pointer with the memory it points into (device_pointer)."""
 
     def __init__(self, f, raw: bytes) -> None:
         self._f = f
@@ -120,11 +123,7 @@ class RawArgs(Sequence):
         off, size = f.param_offsets[i], f.param_sizes[i]
         data = self._raw[off:off + size]
         if size == 8 and i in f.kernel._range_params:
-            v = int.from_bytes(data, "little")
-            a = REGISTRY.find(v)
-            if a is not None and a.buffer is not None:
-                return a.buffer[:a.size]
-            return Pointer(v)
+            return device_pointer(int.from_bytes(data, "little"))
         return data
 
 
@@ -183,8 +182,23 @@ def parameter_buffer(ffi, f, kernel_params, extra, what: str) -> bytes:
     return b""
 
 
+NO_MEMORY = np.empty(0, np.uint8)  # a pointer into no live allocation: every access through it is illegal
+
+
+def device_pointer(address: int) -> Pointer:
+    """A pointer parameter's value with the memory it points into: its live allocation (the bounds checks
+    and the checking tools allow all of it, whichever byte the pointer names), or no memory at all for a
+    pointer into none (freed, or never allocated: an access through it is CUDA_ERROR_ILLEGAL_ADDRESS)."""
+    a = REGISTRY.find(address) if address else None
+    if a is None:
+        return Pointer(address, NO_MEMORY) if address else Pointer(0)
+    return Pointer(address, a.memory())
+
+
 def python_args(f, raw: bytes) -> list:
-    """The parameters as the Python API takes them (cooperative and cluster launches take that path)."""
+    """The parameters as the Python API takes them (launches through Kernel.__call__ take that path: launch
+    hooks, cooperative and cluster launches): a 64-bit value inside a live allocation, or of a pointer the
+    kernel dereferences, as a Pointer with the memory it points into."""
     out = []
     for i, p in enumerate(f.kernel.fn.params):
         off, size = f.param_offsets[i], f.param_sizes[i]
@@ -198,7 +212,9 @@ def python_args(f, raw: bytes) -> list:
             out.append(struct.unpack("<d", data)[0])
         elif size == 8 and i in f.kernel._range_params:
             v = int.from_bytes(data, "little")
-            out.append(Pointer(v) if f.kernel._access.params[i].pointer else v)
+            ptr = device_pointer(v)
+            out.append(ptr if ptr.memory is not None and ptr.memory.nbytes or f.kernel._access.params[i].pointer
+                       else v)
         elif t in ("f16", "bf16"):
             out.append(data)
         else:
@@ -233,14 +249,8 @@ def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, in
     stream = stream_handle if isinstance(stream_handle, streams.Stream) else streams.resolve(driver, stream_handle)
     plan = plan_of(f)
     checked = resolve_checked(None, False) and plan.checkable  # a pointer without a range: no bounds checks
-    if cooperative or cluster is not None or k._declared_cluster or k._auto_cooperative:
-        try:
-            k(grid, block, python_args(f, raw), shared_mem=shared_mem, checked=checked, stream=stream,
-              cooperative=cooperative, cluster=cluster)
-        except ValueError as exc:
-            code = E.COOPERATIVE_LAUNCH_TOO_LARGE if cooperative and "cooperative" in str(exc) else E.INVALID_VALUE
-            raise CudaError(code, str(exc)) from None
-        return
+    if launch_hooks() or cooperative or cluster is not None or k._declared_cluster or k._auto_cooperative:
+        return _launch_kernel(ctx, f, grid, block, shared_mem, stream, raw, checked, cooperative, cluster)
     values = list(plan.unpack(raw))
     patches = [(off, raw[off:off + size]) for off, size in plan.patches] or None
     ranges = None
@@ -264,3 +274,19 @@ def launch(driver, ctx, f, grid: tuple[int, int, int], block: tuple[int, int, in
             raise streams.make_sticky(ctx, exc) from None
         return
     k.launch_packed(grid, block, RawArgs(f, raw), values, ranges, patches, shared_mem, None, checked, stream)
+
+
+def _launch_kernel(ctx, f, grid, block, shared_mem: int, stream, raw: bytes, checked: bool, cooperative: bool,
+                   cluster) -> None:
+    """The launch as a Python API launch (Kernel.__call__): through the launch hooks (PTXJIT_CHECK's tools,
+    a program's own), and the cooperative and cluster launchers.  A kernel error a launch raises here (a
+    checked launch on a stream runs at once) sticks to the context, as on the legacy stream."""
+    try:
+        f.kernel(grid, block, python_args(f, raw), shared_mem=shared_mem, checked=checked,
+                 stream=None if stream is streams.Stream.null and not (cooperative or cluster) else stream,
+                 cooperative=cooperative, cluster=cluster)
+    except ValueError as exc:
+        code = E.COOPERATIVE_LAUNCH_TOO_LARGE if cooperative and "cooperative" in str(exc) else E.INVALID_VALUE
+        raise CudaError(code, str(exc)) from None
+    except KernelError as exc:
+        raise streams.make_sticky(ctx, exc) from None

@@ -10,6 +10,11 @@ recorded with its base, size and kind, so that
   a freed or unknown pointer with CUDA's error instead of touching whatever is there.
 
 Allocations are 256-byte aligned (cudaMalloc's documented guarantee) and padded to a 256-byte multiple.
+
+Under initcheck (`PTXJIT_CHECK=...,initcheck`, `ptxjit exec --check initcheck`) device and pool allocations
+start uninitialized, as compute-sanitizer's initcheck takes cudaMalloc's memory: the copies and memsets into
+them mark the bytes they write, the checked launches mark what kernels write (ptxjit/checking/initcheck.py),
+and a kernel read of a byte nothing wrote is reported.
 """
 
 from __future__ import annotations
@@ -22,11 +27,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ptxjit import accounting
+from ptxjit import accounting, config
 from ptxjit.driver import errors as E
 from ptxjit.driver.errors import CudaError
 
 ALIGN = 256
+TRACK_UNINITIALIZED = "initcheck" in config.CHECK.text()  # read once, as `import ptxjit` reads PTXJIT_CHECK
 MEMORYTYPE_HOST, MEMORYTYPE_DEVICE, MEMORYTYPE_ARRAY, MEMORYTYPE_UNIFIED = 1, 2, 3, 4
 
 DEVICE, PINNED, MANAGED, REGISTERED, POOL = "device", "pinned host", "managed", "registered host", "pool"
@@ -44,10 +50,19 @@ class Allocation:
     flags: int = 0
     buffer_id: int = 0
     attributes: dict[int, int] = field(default_factory=dict)
+    view: np.ndarray | None = None  # its `size` bytes as one array object (what a launch's Pointer names)
 
     @property
     def end(self) -> int:
         return self.base + self.size
+
+    def memory(self) -> np.ndarray:
+        """The allocation's bytes as an array, the same object for every launch (initcheck keys its byte
+        masks by it)."""
+        if self.view is None:
+            self.view = self.buffer[:self.size] if self.buffer is not None else \
+                np.ctypeslib.as_array((ctypes.c_uint8 * self.size).from_address(self.base))  # registered host memory
+        return self.view
 
     @property
     def memory_type(self) -> int:
@@ -74,7 +89,12 @@ class Registry:
             raise CudaError(E.OUT_OF_MEMORY, f"cannot allocate {size} bytes of host memory for the device") from None
         start = -raw.ctypes.data % ALIGN
         buf = raw[start:start + padded]
-        return self.add(Allocation(int(buf.ctypes.data), size, kind, context, buf, flags))
+        a = self.add(Allocation(int(buf.ctypes.data), size, kind, context, buf, flags))
+        if TRACK_UNINITIALIZED and kind in (DEVICE, POOL):
+            from ptxjit.checking.initcheck import track_uninitialized
+
+            track_uninitialized(a.memory())
+        return a
 
     def add(self, alloc: Allocation) -> Allocation:
         with self._lock:
@@ -144,6 +164,20 @@ def move(dst: int, src: int, size: int) -> None:
     t0 = time.perf_counter()
     memmove(dst, src, size)
     accounting.copied(size, time.perf_counter() - t0)
+    if TRACK_UNINITIALIZED:
+        written(dst, size)
+
+
+def written(dst: int, size: int, pitch: int = 0, height: int = 1) -> None:
+    """Under initcheck: `height` rows of `size` bytes from dst (`pitch` apart) were written by the host."""
+    a = REGISTRY.find(dst)
+    if a is None or a.view is None:
+        return
+    from ptxjit.checking.initcheck import mark_initialized
+
+    for r in range(height):
+        start = dst - a.base + r * pitch
+        mark_initialized(a.view, start, start + size)
 
 
 def copy(dst: int, src: int, size: int, what: str) -> None:
@@ -173,6 +207,8 @@ def fill(dst: int, value: int, elem: int, count: int, what: str, pitch: int = 0,
         for r in range(height):
             memmove(dst + r * pitch, pattern.ctypes.data, row)
     accounting.copied(row * height, time.perf_counter() - t0)
+    if TRACK_UNINITIALIZED:
+        written(dst, row, pitch, height)
 
 
 def copy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, what: str) -> None:
@@ -187,3 +223,5 @@ def copy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: in
     for r in range(height):
         memmove(dst + r * dpitch, src + r * spitch, width)
     accounting.copied(width * height, time.perf_counter() - t0)
+    if TRACK_UNINITIALIZED:
+        written(dst, width, dpitch, height)

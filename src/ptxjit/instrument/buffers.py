@@ -283,19 +283,18 @@ class TraceBuffers:
 def array_arguments(args, module_globals: np.ndarray, may_write: list[bool] | None = None,
                     has_globals: bool = True) -> list[np.ndarray]:
     """The memory a launch may write that has to be restored after the counting run: every NumPy
-    array (or DeviceArray) argument the kernel may write through (`may_write`, per parameter: the
+    array, DeviceArray or Pointer memory argument the kernel may write through (`may_write`, per parameter: the
     launch checks' sound analysis, runtime/access.py; None: all) and the module's globals
     (`__device__` variables).  An array passed for a read-only parameter that overlaps a written one
     is restored through the written one."""
-    from ptxjit.runtime.memory import DeviceArray
+    from ptxjit.runtime.memory import memory_of
 
     out = []
-    for i, a in enumerate(args):
+    for i, v in enumerate(args):
         if may_write is not None and i < len(may_write) and not may_write[i]:
             continue
-        if isinstance(a, DeviceArray):
-            a = a.array
-        if isinstance(a, np.ndarray) and a.nbytes and a.flags.writeable:
+        a = memory_of(v)
+        if a is not None and a.nbytes and a.flags.writeable:
             out.append(a)
     if module_globals.nbytes and has_globals:
         out.append(module_globals)

@@ -11,7 +11,7 @@ Three steps (instrument/probes.py, buffers.py, merge.py have the details):
    may depend on values the kernel itself writes (a histogram's atomics, a flag one thread sets and
    another reads, a loop bound it stores), so the counting run performs the kernel's stores, and every
    array argument (and the module's globals) is snapshot before it and restored after it.
-   (Raw `ptxjit.Pointer` arguments name memory of unknown size: it is not restored.)
+   (A `ptxjit.Pointer` argument without its `memory` names memory of unknown size: it is not restored.)
 2. Buffers of exactly the counted size per record type; the traced run writes the records.
 3. The post-pass orders each type's records by (cta, epoch, tid, seq) and merges the types.
 

@@ -397,6 +397,10 @@ class ArgPacker:
                             not self.access.params[i].widths
                             or _width_mismatch(a.dtype, self.access.params[i].widths) is None):
                         ok.add(a.dtype)
-                elif rng is not None and isinstance(v, Pointer) and v.address:
-                    rng[r + 1] = -1  # the caller vouches for a raw address: no range is known
+                elif rng is not None and isinstance(v, Pointer):
+                    if v.memory is not None:  # the memory it points into
+                        rng[r] = v.memory.__array_interface__["data"][0]
+                        rng[r + 1] = v.memory.nbytes
+                    elif v.address:
+                        rng[r + 1] = -1  # the caller vouches for a raw address: no range is known
         return vals, rng, patches

@@ -33,7 +33,7 @@ from ptxjit.lower import abi
 from ptxjit.passes.recursion import explain_stack_trap
 from ptxjit.runtime import watchdog
 from ptxjit.runtime.launch_errors import fault_error, launch_error
-from ptxjit.runtime.memory import DeviceArray, Pointer
+from ptxjit.runtime.memory import Pointer, memory_of
 from ptxjit.runtime.printf import PRINTF_ADDRESS
 from ptxjit.texture import TEXTURE_TRAP, explain_texture_trap
 from ptxjit.util import ENV_DATA
@@ -197,15 +197,14 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 def range_table(idx: list[int], args, params: np.ndarray, globals_buf: np.ndarray) -> np.ndarray:
     """The legal address ranges of a checked launch (lower/safety/bounds.py): [lo, len) per 64-bit
-    parameter `idx` (its array; len 0 for a number; everything for a raw non-null Pointer), then the
-    globals buffer and the parameter buffer."""
+    parameter `idx` (its array, or the memory its Pointer points into; len 0 for a number; everything for
+    a raw non-null Pointer without its memory), then the globals buffer and the parameter buffer."""
     vals: list[int] = []
     for i in idx:
         v = args[i]
-        if isinstance(v, DeviceArray):
-            v = v.array
-        if isinstance(v, np.ndarray):
-            vals += (v.__array_interface__["data"][0], v.nbytes)
+        m = memory_of(v)
+        if m is not None:
+            vals += (m.__array_interface__["data"][0], m.nbytes)
         elif isinstance(v, Pointer) and v.address:
             vals += (0, -1)  # the caller vouches for a raw address: no range is known
         else:

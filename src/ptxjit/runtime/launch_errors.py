@@ -8,7 +8,7 @@ import numpy as np
 from ptxjit.errors import KernelDeadlock, KernelFault, KernelTimeout, KernelTrap
 from ptxjit.jit.translate import Translation
 from ptxjit.lower import abi
-from ptxjit.runtime.memory import DeviceArray
+from ptxjit.runtime.memory import Pointer, memory_of
 
 
 def launch_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, elapsed: float,
@@ -122,11 +122,15 @@ def fault_error(tr: Translation, kernel: str, L: np.ndarray, grid, block, ranges
             dist = lo - addr if addr < lo else addr - (lo + n) if addr >= lo + n else 0
             if best is None or dist < best:
                 best, alloc = dist, label
-                arr = arg.array if isinstance(arg, DeviceArray) else arg
+                arr = memory_of(arg)
                 what = f"argument {index} ('{label}')" if index >= 0 else label
-                desc = f" ({arr.dtype} array of {arr.size} elements)" if isinstance(arr, np.ndarray) else ""
-                idx = (addr - lo) // arr.itemsize if isinstance(arr, np.ndarray) and arr.itemsize else None
-                elem = f"; element [{idx}]" if idx is not None else ""
+                if isinstance(arg, Pointer):  # the memory it points into: an allocation of the driver's
+                    what = f"the memory argument {index} ('{label}') points into"
+                    desc, elem = f" ({n} bytes)", ""
+                else:
+                    desc = f" ({arr.dtype} array of {arr.size} elements)" if arr is not None else ""
+                    idx = (addr - lo) // arr.itemsize if arr is not None and arr.itemsize else None
+                    elem = f"; element [{idx}]" if idx is not None else ""
                 if addr < lo:
                     detail = f"address {addr:#x} is {dist} bytes before the start of {what}{desc}{elem}"
                 elif addr >= lo + n:

@@ -128,17 +128,33 @@ class Pointer:
     Plain Python ints are refused for parameters the kernel dereferences (an int there is almost always
     a mistake: a size passed in the wrong slot, or an address that is not the caller's to give).  With a
     Pointer the caller vouches for the address: ptxjit passes it unchecked (no read-only, dtype or size
-    checks), exactly like CUDA passes a device pointer."""
+    checks), exactly like CUDA passes a device pointer.
 
-    __slots__ = ("address",)
+    `memory` (a NumPy array, e.g. `Pointer(a.ctypes.data + 64, memory=a)`): the memory the address points
+    into.  The bounds checks then allow exactly that array, whichever byte of it the address names (as
+    CUDA's memcheck allows the whole allocation behind an interior pointer), and the checking tools
+    (ptxjit.check, PTXJIT_CHECK) watch it like an array argument; the driver API's launches pass their
+    pointers this way, with the allocation each one points into.  An empty array: memory of no
+    allocation, every access through the pointer is out of bounds."""
 
-    def __init__(self, address: int) -> None:
+    __slots__ = ("address", "memory")
+
+    def __init__(self, address: int, memory: np.ndarray | None = None) -> None:
         if isinstance(address, bool) or not isinstance(address, int | np.integer):
             raise TypeError(f"Pointer() takes an integer address, got {type(address).__name__}")
         a = int(address)
         if not 0 <= a < 2 ** 64:
             raise ValueError(f"Pointer() address {a:#x} is outside [0, 2**64)")
+        if memory is not None:
+            if isinstance(memory, DeviceArray):
+                memory = memory.array
+            if not isinstance(memory, np.ndarray):
+                raise TypeError(f"Pointer(memory=) takes a NumPy array or DeviceArray, got {type(memory).__name__}")
+            lo = memory.__array_interface__["data"][0]
+            if memory.nbytes and not lo <= a <= lo + memory.nbytes:
+                raise ValueError(f"Pointer({a:#x}) is outside its memory [{lo:#x}, {lo + memory.nbytes:#x})")
         self.address = a
+        self.memory = memory
 
     def __int__(self) -> int:
         return self.address
@@ -150,4 +166,19 @@ class Pointer:
         return hash(("ptxjit.Pointer", self.address))
 
     def __repr__(self) -> str:
+        if self.memory is not None:
+            lo = self.memory.__array_interface__["data"][0]
+            return f"Pointer({self.address:#x}, byte {self.address - lo} of {self.memory.nbytes})"
         return f"Pointer({self.address:#x})"
+
+
+def memory_of(v: object) -> np.ndarray | None:
+    """The memory an argument names: a NumPy array, a DeviceArray's array, the memory a Pointer points
+    into; None for anything else (a number, a Pointer the caller vouches for without saying its memory)."""
+    if isinstance(v, DeviceArray):
+        return v.array
+    if isinstance(v, np.ndarray):
+        return v
+    if isinstance(v, Pointer):
+        return v.memory
+    return None

@@ -45,13 +45,12 @@ _known: dict[tuple[int, int], int] = {}  # (start, end) -> number of running lau
 
 
 def _ranges(objs, globals_buf: np.ndarray | None) -> list[tuple[int, int]]:
-    from ptxjit.runtime.memory import DeviceArray
+    from ptxjit.runtime.memory import memory_of
 
     out = []
-    for v in [*objs, globals_buf]:
-        if isinstance(v, DeviceArray):
-            v = v.array
-        if isinstance(v, np.ndarray) and v.nbytes:
+    for obj in [*objs, globals_buf]:
+        v = memory_of(obj)
+        if v is not None and v.nbytes:
             start = v.__array_interface__["data"][0]
             out.append((start, start + v.nbytes))
     return out
