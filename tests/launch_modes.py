@@ -169,7 +169,7 @@ def _checked_shape(launch: Launch) -> tuple[tuple[int, int, int], tuple[int, int
 
 def _tier_state(k, b: tuple[int, int, int], checked: bool) -> tiers.KernelTiers:
     """The kernel's tiers for this block shape, as a tiered launch finds or makes them."""
-    states = k.__dict__.setdefault("_tiers", {})
+    states = k.tier_states
     st = states.get((b, checked))
     if st is None:
         st = states.setdefault((b, checked), tiers.KernelTiers(k, b, checked))

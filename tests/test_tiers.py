@@ -55,7 +55,7 @@ def test_guard_failure_runs_generic_and_is_counted():
     x, y = rng.random(5000, dtype=np.float32), rng.random(5000, dtype=np.float32)
     for _ in range(2):  # the first launch's profile builds tier 1 for a = 2.5
         np.testing.assert_allclose(_saxpy(k, 2.5, x, y), np.float32(2.5) * x + y, rtol=1e-6)
-    st = k._tiers[((256, 1, 1), False)]
+    st = k.tier_states[((256, 1, 1), False)]
     assert st.t1 is not None and any(name.endswith("param_1") for name, _ in st.t1.spec.names)
     before = st.stats.guard_failures
     got = _saxpy(k, -7.0, x, y)  # breaks the a == 2.5 assumption: runs the generic version
@@ -103,7 +103,7 @@ def test_kernel_launched_once_builds_no_tier1(monkeypatch):
     x, y = rng.random(1000, dtype=np.float32), rng.random(1000, dtype=np.float32)
     k = _kernel("saxpy")
     np.testing.assert_allclose(_saxpy(k, 1.5, x, y), np.float32(1.5) * x + y, rtol=1e-6)  # 4 CTAs
-    st = k._tiers[((256, 1, 1), False)]
+    st = k.tier_states[((256, 1, 1), False)]
     assert st.t1 is None and st.building is None and st.plain is None
     assert [b["level"] for b in st.stats.builds] == [0]
     np.testing.assert_allclose(_saxpy(k, 1.5, x, y), np.float32(1.5) * x + y, rtol=1e-6)
@@ -113,7 +113,7 @@ def test_kernel_launched_once_builds_no_tier1(monkeypatch):
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     k2 = _kernel("saxpy")
     np.testing.assert_allclose(_saxpy(k2, 0.5, x, y), np.float32(0.5) * x + y, rtol=1e-6)
-    assert 1 in [b["level"] for b in k2._tiers[((256, 1, 1), False)].stats.builds]
+    assert 1 in [b["level"] for b in k2.tier_states[((256, 1, 1), False)].stats.builds]
 
 
 def test_tier1_waits_until_the_kernel_is_hot(monkeypatch):
@@ -130,14 +130,14 @@ def test_tier1_waits_until_the_kernel_is_hot(monkeypatch):
     k = _kernel("saxpy")
     for _ in range(5):
         np.testing.assert_allclose(_saxpy(k, 2.5, x, y), want, rtol=1e-6)
-        st = k._tiers[((256, 1, 1), False)]
+        st = k.tier_states[((256, 1, 1), False)]
         assert st.t1 is None and [b["level"] for b in st.stats.builds] == [0]
     assert st.t0_run_seconds < default.hot_run_ratio * st.t0.seconds  # (2 CTAs of 256 threads: short)
     np.testing.assert_allclose(_saxpy(k, 2.5, x, y), want, rtol=1e-6)
     assert st.t1 is not None  # the 6th launch
     k2 = _kernel("saxpy")
     np.testing.assert_allclose(_saxpy(k2, 2.5, x, y), want, rtol=1e-6)
-    st2 = k2._tiers[((256, 1, 1), False)]
+    st2 = k2.tier_states[((256, 1, 1), False)]
     assert st2.t1 is None and st2.t0_run_seconds > 0
     # as hot as a kernel whose launch ran for half its build: the second launch builds
     monkeypatch.setattr(tiers.POLICY, "hot_run_ratio", 0.5 * st2.t0_run_seconds / st2.t0.seconds)
@@ -172,7 +172,7 @@ def test_background_build_long_launch_correct(monkeypatch):
     out = np.zeros(n, np.int32)
     k(n // 512, 512, (inp, out), unchecked=True)
     np.testing.assert_array_equal(out, np.cumsum(inp.reshape(-1, 512), axis=1, dtype=np.int32).ravel())
-    st = k._tiers[((512, 1, 1), False)]
+    st = k.tier_states[((512, 1, 1), False)]
     th = st.building
     if th is not None:
         th.join(timeout=300)
@@ -247,7 +247,7 @@ def test_trial_keeps_the_faster_code_and_never_rebuilds_the_loser(monkeypatch):
         np.testing.assert_allclose(_saxpy(k, 4.5, x, y), np.float32(4.5) * x + y, rtol=1e-6)
     s = _stats(k.name)
     assert len(s["trials"]) == 1 and s["trials"][0]["kept"] == "plain"
-    st = k._tiers[((256, 1, 1), False)]
+    st = k.tier_states[((256, 1, 1), False)]
     assert st.t1.spec.params == () and st.t1.spec.grid is None and st.t1.tr is st.plain
     assert s["reoptimizations"] == 0  # the settled parameters' specialization lost: not built again
     assert s["launches"][1] == 29
@@ -263,7 +263,7 @@ def test_trial_keeps_the_specialized_code_when_it_wins(monkeypatch):
         np.testing.assert_allclose(_saxpy(k, 3.25, x, y), np.float32(3.25) * x + y, rtol=1e-6)
     s = _stats(k.name)
     assert len(s["trials"]) == 1 and s["trials"][0]["kept"] == "specialized"
-    st = k._tiers[((256, 1, 1), False)]
+    st = k.tier_states[((256, 1, 1), False)]
     assert st.t1.spec.params and st.t1.tr is not st.plain
 
 
@@ -328,7 +328,7 @@ def test_launching_threads_profiles_merge():
     for t in ths:
         t.join()
     assert not errors
-    st = k._tiers[((256, 1, 1), False)]
+    st = k.tier_states[((256, 1, 1), False)]
     assert len(st.profiles) == 3  # one profile per launching thread
     merged = st.merged(st.profiles)
     assert merged.launches == 7 and any(v for v in merged.invariant().values())
@@ -369,7 +369,7 @@ def test_tiers_off_leaves_launches_untouched(monkeypatch):
         yy = y.copy()
         k(2, 256, (512, 2.0, x, yy), unchecked=unchecked)
         np.testing.assert_array_equal(yy, 2.0 * x + 1.0)
-    assert "_tiers" not in k.__dict__
+    assert not k.tier_states
 
 
 def test_tiers_default_and_off(monkeypatch):
@@ -387,10 +387,10 @@ def test_checked_launches_are_tiered_with_their_checks():
         yy = y.copy()
         k(4, 256, (1000, 2.0, x, yy))
         np.testing.assert_array_equal(yy, 2.0 * x + 1.0)
-    st = k._tiers[((256, 1, 1), True)]
+    st = k.tier_states[((256, 1, 1), True)]
     assert st.t0.tr.checked and st.t1.tr.checked and st.plain.checked
     assert st.stats.launches == [1, 2]
-    assert ((256, 1, 1), False) not in k._tiers
+    assert ((256, 1, 1), False) not in k.tier_states
 
 
 def _global_access_lines(ptx: Path) -> set[int]:
@@ -419,7 +419,7 @@ def test_out_of_bounds_faults_from_tier0_tier1_and_the_plain_code():
     k = _kernel("saxpy")
     st_key = ((256, 1, 1), True)
     _saxpy_fault(k, 1001, 4)  # the first launch: tier 0 (tier 1 is built from its profile)
-    st = k._tiers[st_key]
+    st = k.tier_states[st_key]
     assert st.stats.launches == [1, 0] and st.t1 is not None
     _saxpy_fault(k, 1001, 4)  # the same values: tier 1's specialized code
     assert st.stats.launches == [1, 1]
@@ -604,7 +604,7 @@ def test_stream_launches_run_tier1_once_built_and_fall_back_when_its_guard_fails
     s.synchronize()
     for yy in outs:
         np.testing.assert_allclose(yy, np.float32(2.5) * x + y, rtol=1e-6)
-    st = k._tiers[((256, 1, 1), True)]
+    st = k.tier_states[((256, 1, 1), True)]
     assert st.t1 is not None and st.t1.spec.params  # built from the stream launches' profile
     assert st.stats.launches[1] == 6 and st.stats.launches[0] == 0  # never tier 0's generic code
     t1_code = st.t1.tr

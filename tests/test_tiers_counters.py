@@ -54,7 +54,7 @@ def _launch(k, x: np.ndarray, grid: int = GRID) -> np.ndarray:
 
 
 def _state(k):
-    return k._tiers[((BLOCK, 1, 1), True)]
+    return k.tier_states[((BLOCK, 1, 1), True)]
 
 
 def _line_of(text: str) -> int:

@@ -34,7 +34,7 @@ def _kernel(name: str):
 
 
 def _tier1_runs(k, block=(256, 1, 1)) -> bool:
-    st = k._tiers[(block, True)]
+    st = k.tier_states[(block, True)]
     return st.t1 is not None and bool(st.t1.spec.params)
 
 
@@ -60,13 +60,13 @@ def test_batchnorm_tier1_specializes_the_sizes_and_matches_numpy():
     for _ in range(3):  # tier 0, then tier 1 with channels = 40, plane = 63 as constants
         np.testing.assert_array_equal(_batchnorm(k, x, scale, shift), want)
     assert _tier1_runs(k)
-    names = dict(k._tiers[((256, 1, 1), True)].t1.spec.names)
+    names = dict(k.tier_states[((256, 1, 1), True)].t1.spec.names)
     assert names["batchnorm_param_5"] == 40 and names["batchnorm_param_6"] == 63
     # other sizes: the guard fails, the plain code runs them, right
     x2 = rng.standard_normal((2, 24, 5, 5), dtype=np.float32)
     np.testing.assert_array_equal(_batchnorm(k, x2, scale[:24], shift[:24]), _batchnorm_ref(x2, scale[:24],
                                                                                              shift[:24]))
-    assert k._tiers[((256, 1, 1), True)].stats.guard_failures >= 1
+    assert k.tier_states[((256, 1, 1), True)].stats.guard_failures >= 1
 
 
 def test_batchnorm_short_scale_faults_from_tier0_and_tier1():
@@ -184,7 +184,7 @@ def test_batchnorm_with_alternating_batch_sizes_keeps_the_layer_sizes():
     wants = [_batchnorm_ref(x, scale, shift) for x in xs]
     for launch in range(24):
         np.testing.assert_array_equal(_batchnorm(k, xs[launch % 2], scale, shift), wants[launch % 2])
-    st = k._tiers[((256, 1, 1), True)]
+    st = k.tier_states[((256, 1, 1), True)]
     names = dict(st.t1.spec.names)
     assert names == {"batchnorm_param_5": 24, "batchnorm_param_6": 35}, names
     assert st.t1.spec.grid is None and st.stats.guard_failures >= 2

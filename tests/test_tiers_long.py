@@ -42,7 +42,7 @@ def test_counted_and_recounted_without_sites(name, checked):
     k = ptxjit.Module.from_file(PTX).get_function(name)
     for _ in range(LAUNCHES):
         k(3, BLOCK, KERNELS[name], checked=checked)
-    st = k._tiers[((BLOCK, 1, 1), checked)]
+    st = k.tier_states[((BLOCK, 1, 1), checked)]
     assert st.stats.errors == []
     assert st.stats.counted == _expected_counted(LAUNCHES) and st.stats.recounts_moved == 0
     assert sum(st.stats.launches) == LAUNCHES
@@ -71,7 +71,7 @@ def test_stream_and_threads_without_sites():
     for t in threads:
         t.join()
     assert errors == []
-    st = k._tiers[((BLOCK, 1, 1), True)]
+    st = k.tier_states[((BLOCK, 1, 1), True)]
     assert st.stats.errors == [] and st.stats.counted >= 1
 
 

@@ -123,7 +123,7 @@ def test_tier1_unrolls_the_loops_its_counters_saw_iterate(tiered):
         hist = np.zeros(256, np.uint32)
         k(grid, 256, (data, hist, n))
         np.testing.assert_array_equal(hist, want)
-    st = k._tiers[((256, 1, 1), True)]
+    st = k.tier_states[((256, 1, 1), True)]
     assert st.t1.spec.unroll == tuple((h, 4) for h in sorted(lockstep_heads(lowered_kernel(k, (256, 1, 1)))))
     builds = [b for b in ptxjit.stats()["histogram"]["builds"] if "unrolled_loops" in b.get("spec", {})]
     assert builds and "unrolled lockstep loops" in builds[0]["reason"]
@@ -137,7 +137,7 @@ def test_tier1_leaves_short_loops_alone(tiered):
         hist = np.zeros(256, np.uint32)
         k(grid, 256, (data, hist, n))
         np.testing.assert_array_equal(hist, np.bincount(data, minlength=256))
-    st = k._tiers[((256, 1, 1), True)]
+    st = k.tier_states[((256, 1, 1), True)]
     assert st.t1.spec.weights and not st.t1.spec.unroll
 
 
@@ -150,7 +150,7 @@ def test_a_lost_race_retries_without_the_unrolled_loops(tiered):
     for _ in range(4):
         hist = np.zeros(256, np.uint32)
         k(grid, 256, (data, hist, n))
-    st = k._tiers[((256, 1, 1), True)]
+    st = k.tier_states[((256, 1, 1), True)]
     lost = st.t1
     assert lost.spec.unroll and st.plain is not None
     st._end_trial(lost, ([2.0], [1.0]))  # the unrolled version twice as slow as the plain code

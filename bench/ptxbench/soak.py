@@ -470,7 +470,7 @@ def _tier_stats(kernel) -> dict:
     """The kernel's tiers, summed over its block shapes (and checked / unchecked)."""
     out = {"tier": 0, "launches": [0, 0], "guard_failures": 0, "reoptimizations": 0, "counted": 0,
            "recounts_moved": 0, "swaps": 0, "builds": 0, "errors": [], "notes": []}
-    for st in kernel.__dict__.get("_tiers", {}).values():
+    for st in kernel.tier_states.values():
         s = st.stats
         out["tier"] = max(out["tier"], 1 if st.t1 is not None else 0)
         out["launches"] = [a + b for a, b in zip(out["launches"], s.launches, strict=True)]

@@ -62,7 +62,7 @@ def _ptx(name: str) -> Path:
 
 
 def _wait_builds(kernel) -> None:
-    for st in kernel.__dict__.get("_tiers", {}).values():
+    for st in kernel.tier_states.values():
         th = st.building
         if th is not None and th.is_alive():
             th.join()

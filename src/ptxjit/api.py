@@ -205,18 +205,31 @@ class Module:
         `checked`: with bounds checks of its memory accesses (lower/safety/bounds.py); `probes`: instrumented
         (ptxjit/instrument), cached apart by the probe set's key.  `opt_level`, `spec`: a tier's
         version (ptxjit/tiers), cached apart by its level and specialization."""
-        key = (f.name, block, checked, probes.key if probes is not None else "")
-        if opt_level != 3 or spec is not None:
-            key += (opt_level, spec.key if spec is not None else "")
+        return self.compiled(f, tr.CompileOptions(block, checked, probes, opt_level, spec))
+
+    def compiled(self, f: ir.Function, options: tr.CompileOptions) -> tr.Translation:
+        """The native code of kernel f for `options` (jit/translate.py CompileOptions), translated once."""
+        key = options.memory_key(f.name)
         with self._lock:
             t = self._translations.get(key)
             if t is not None:
                 tr.note_memory_hit()
                 return t
             with gc_paused(), foreground():  # the tiers' background builds wait (jit/priority.py)
-                t = tr.translate(self.ir, f, self._glay, block, self.ptx_digest, checked, probes, opt_level, spec)
+                t = tr.translate(self.ir, f, self._glay, options, self.ptx_digest)
             self._translations[key] = t
             return t
+
+    def cached(self, f: ir.Function, options: tr.CompileOptions) -> tr.Translation | None:
+        """The translation for `options` if one was made already."""
+        with self._lock:
+            return self._translations.get(options.memory_key(f.name))
+
+    def keep(self, f: ir.Function, options: tr.CompileOptions, t: tr.Translation) -> tr.Translation:
+        """Keep `t`, made elsewhere (ptxjit/tiers' background builds), as the translation for `options`;
+        one made meanwhile wins.  Returns the one kept."""
+        with self._lock:
+            return self._translations.setdefault(options.memory_key(f.name), t)
 
 
 class Kernel:
@@ -250,6 +263,9 @@ class Kernel:
         from ptxjit.lower.rules.grid_sync import uses_grid_wait
 
         self._auto_cooperative = uses_grid_wait(fn)  # Numba's grid sync: cooperative by itself, as in Numba
+        # (block, checked) -> the tiers' state for those launches (ptxjit/tiers KernelTiers), made at the first
+        # tiered launch; other subsystems keep what they need per kernel in maps of their own (util.PerObject)
+        self.tier_states: dict = {}
 
     @property
     def info(self) -> KernelInfo:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -32,3 +33,18 @@ def getenv(name: str, key: bytes) -> str | None:
         return os.environ.get(name)
     v = ENV_DATA.get(key)
     return None if v is None else os.fsdecode(v)
+
+
+class PerObject:
+    """A cache one subsystem keeps for each object (a Kernel: its probe plans, its tiers' states, ...) in
+    a map of its own, beside the object instead of in its attributes; an object's entries go with it."""
+
+    def __init__(self) -> None:
+        self._maps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def of(self, obj) -> dict:
+        """obj's entries in this cache (an empty dict at first)."""
+        try:
+            return self._maps[obj]
+        except KeyError:
+            return self._maps.setdefault(obj, {})

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptxjit.frontend import ir
+from ptxjit.util import PerObject
 
 TOP = 16  # the largest alignment that matters (16-byte vector accesses)
 
@@ -115,13 +116,16 @@ class Alignment:
         return 1
 
 
+_PROVEN = PerObject()  # kernel -> {the arguments' alignments: whether every access is aligned}
+
+
 def proven_aligned(kernel, plan, args) -> bool:
     """Whether every memory access of the launch (plan: its "memory" sites) is surely aligned."""
     from ptxjit.checking.records import site_instr
 
     # the proof depends on the code and on the arguments' alignments only: cached per kernel by those
     key = tuple(_arg_alignment(a) for a in args)
-    cache = kernel.__dict__.setdefault("_check_aligned", {})
+    cache = _PROVEN.of(kernel)
     got = cache.get(key)
     if got is None:
         got = cache[key] = _proven(kernel, plan, args, site_instr)

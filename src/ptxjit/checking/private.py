@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from itertools import product
 
 from ptxjit.frontend import ir
+from ptxjit.util import PerObject
 
 Poly = dict[tuple[str, ...], int]  # monomial (sorted atoms) -> coefficient; () is the constant
 _VARS = ("%tid.x", "%tid.y", "%tid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z")
@@ -184,6 +185,9 @@ def _range(poly: Poly, env: dict[str, int], ext: dict[str, int]) -> tuple[int, i
     return lo, hi
 
 
+_SHAPES = PerObject()  # kernel -> {id of a lowered function of it: its KernelShape, or None}
+
+
 def unshadowed(kernel, fn: ir.Function, grid, block, args) -> tuple[set[int], frozenset[int]]:
     """What the screen need not watch in this launch of kernel (lowered as fn): the indices of the
     pointer parameters whose arrays no two threads can both touch, or that nothing writes, and the
@@ -193,9 +197,10 @@ def unshadowed(kernel, fn: ir.Function, grid, block, args) -> tuple[set[int], fr
 
     from ptxjit.runtime.memory import memory_of
 
-    shape = kernel.__dict__.setdefault("_private_shapes", {}).get(id(fn), False)
+    shapes = _SHAPES.of(kernel)
+    shape = shapes.get(id(fn), False)  # fn: one of the kernel's lowered functions, which it keeps alive
     if shape is False:
-        shape = kernel.__dict__["_private_shapes"][id(fn)] = kernel_shape(fn)
+        shape = shapes[id(fn)] = kernel_shape(fn)
     if shape is None or not shape.accesses:
         return set(), frozenset()
     names = [p.name for p in fn.params]

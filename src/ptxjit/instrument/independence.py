@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 from ptxjit.frontend import ir
 from ptxjit.passes.dataflow import CARRY_READERS, PURE
+from ptxjit.util import PerObject
 
 HARMLESS = frozenset({"prefetch", "prefetchu", "nanosleep", "pmevent", "membar", "fence",
                       "lockstep", "spinpoint", "warpstep"})  # no result, no effect on user data or counts
@@ -166,12 +167,15 @@ def _pred_in(ins: ir.Instr) -> str | None:
     return None
 
 
+_INDEPENDENCE = PerObject()  # kernel -> {block: Independence}
+
+
 def kernel_independence(kernel, block) -> Independence:
     """`independent` for a ptxjit Kernel as it is lowered for `block` (None: the generic translation),
     cached on the kernel."""
     from ptxjit.instrument.probes import lowered_kernel
 
-    cache = kernel.__dict__.setdefault("_independence", {})
+    cache = _INDEPENDENCE.of(kernel)
     got = cache.get(block)
     if got is None:
         fn = lowered_kernel(kernel, block)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from ptxjit.frontend import ir
 from ptxjit.frontend.ir import type_size
+from ptxjit.util import PerObject
 
 RECORD_TYPES = ("blocks", "memory", "branches", "barriers")
 T_BLOCKS, T_MEMORY, T_BRANCHES, T_BARRIERS = 0, 1, 2, 3
@@ -230,12 +231,15 @@ def build_plan(kernel: ir.Function, module: ir.Module, records: tuple[str, ...])
     return plan
 
 
+_LOWERED = PerObject()  # kernel -> {block: its function as lowered for that block}
+
+
 def lowered_kernel(kernel, block: tuple[int, int, int] | None) -> ir.Function:
     """`kernel`'s function (a ptxjit Kernel's) as it is lowered for `block` (None: the generic translation),
     which probe plans describe (cached on the kernel)."""
     from ptxjit.lower.module import ModuleCodegen
 
-    cache = kernel.__dict__.setdefault("_lowered", {})
+    cache = _LOWERED.of(kernel)
     fn = cache.get(block)
     if fn is None:
         mod = kernel.module

@@ -59,6 +59,7 @@ from ptxjit.instrument.probes import (
     build_plan,
     lowered_kernel,
 )
+from ptxjit.util import PerObject
 
 # The traced run's cost cutters (both on; bench/ptxbench/tracing.py turns them off to measure, in the same
 # process and load, what they save): memory records packed into 64-bit keys (buffers.key_tid_bits), and
@@ -93,9 +94,12 @@ def _records(records) -> tuple[str, ...]:
     return tuple(r for r in RECORD_TYPES if r in got)
 
 
+_PLANS = PerObject()  # kernel -> {(block, records): its probe plan}
+
+
 def kernel_plan(kernel, block: tuple[int, int, int] | None, records: tuple[str, ...]) -> Plan:
     """The probe plan of `kernel` as it is lowered for `block` (None: the generic translation)."""
-    cache = kernel.__dict__.setdefault("_probe_plans", {})
+    cache = _PLANS.of(kernel)
     key = (block, records)
     plan = cache.get(key)
     if plan is None:

@@ -46,6 +46,37 @@ class Translation:
     llvm_lines: int = 0  # the LLVM IR's size, in lines
 
 
+@dataclass(frozen=True, eq=False)
+class CompileOptions:
+    """What one translation of a kernel is built for, and the one key both caches (the module's in memory, the
+    disk cache) file it under.  `block`: the block shape it is specialized for (None: any); `checked`: bounds
+    checks of its memory accesses (lower/safety/bounds.py); `probes`: instrumentation (ptxjit/instrument, an
+    object with a `key`); `opt_level`: LLVM's level (ptxjit/tiers builds its quick tier 0 lower); `spec`: a
+    tier's constants for parameters and launch slots (ptxjit/tiers/specialize.py, with a `key`)."""
+
+    block: tuple[int, int, int] | None = None
+    checked: bool = False
+    probes: object = None
+    opt_level: int = 3
+    spec: object = None
+
+    @property
+    def probe_key(self) -> str:
+        return self.probes.key if self.probes is not None else ""
+
+    @property
+    def key(self) -> str:
+        """Everything but the block, as text: what sets this translation apart from the plain one."""
+        pkey = self.probe_key
+        return (("|checked" if self.checked else "") + (f"|probes={pkey}" if pkey else "")
+                + (f"|O{self.opt_level}" if self.opt_level != 3 else "")
+                + (f"|spec={self.spec.key}" if self.spec is not None else ""))
+
+    def memory_key(self, kernel: str) -> tuple:
+        """The module's in-memory cache key of kernel's translation with these options."""
+        return (kernel, self.block, self.key)
+
+
 _stats = {"translations": 0, "memory_hits": 0, "disk_hits": 0}
 _lock = threading.Lock()
 _host = ""
@@ -95,22 +126,17 @@ def ptx_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout,
-              block: tuple[int, int, int] | None = None, ptx_digest: str | None = None,
-              checked: bool = False, probes=None, opt_level: int = 3, spec=None, lock=None,
-              optimizer=None) -> Translation:
-    """`checked`: bounds-check memory accesses (lower/safety/bounds.py; `checked=True` launches).  `probes`:
-    instrument the code (an object of ptxjit/instrument with a `key`: part of the cache key).
-    `opt_level`: LLVM's level (ptxjit/tiers builds its quick tier 0 lower); `spec`: constants for
-    parameters and launch slots (ptxjit/tiers/specialize.py, with a `key`: part of the cache key).
-    `lock`: held only while lowering reads the module's IR (ptxjit/tiers' background builds), not
-    through LLVM's optimization and code generation, so that other launches do not wait for them.
-    `optimizer`: in place of engine.optimize_to_object (the tiers run it in a child process)."""
+def translate(module: ir.Module, kernel: ir.Function, glay: GlobalsLayout, options: CompileOptions,
+              ptx_digest: str | None = None, lock=None, optimizer=None) -> Translation:
+    """Kernel's native code for `options`, from the disk cache when `ptx_digest` (the module's text's hash)
+    finds it there.  `lock`: held only while lowering reads the module's IR (ptxjit/tiers' background
+    builds), not through LLVM's optimization and code generation, so that other launches do not wait for
+    them.  `optimizer`: in place of engine.optimize_to_object (the tiers run it in a child process)."""
     t0 = time.perf_counter()
-    pkey = probes.key if probes is not None else ""
-    tkey = (f"|O{opt_level}" if opt_level != 3 else "") + (f"|spec={spec.key}" if spec is not None else "")
-    key = translation_key(ptx_digest + ("|checked" if checked else "") + (f"|probes={pkey}" if pkey else "")
-                          + tkey, kernel.name, block) if ptx_digest else None
+    block, checked, probes, opt_level, spec = (options.block, options.checked, options.probes, options.opt_level,
+                                               options.spec)
+    pkey = options.probe_key
+    key = translation_key(ptx_digest + options.key, kernel.name, block) if ptx_digest else None
     # PTXJIT_DUMP_DIR wants the IR and assembly, which a cached object lacks: translate afresh (and re-cache)
     if key is not None and not config.DUMP_DIR.raw():
         hit = cache.load(key)

@@ -46,6 +46,7 @@ from ptxjit.runtime import launch, printf, watchdog
 from ptxjit.runtime.args import dims
 from ptxjit.runtime.launch import RecordPlan
 from ptxjit.runtime.supervise import supervised
+from ptxjit.util import PerObject
 
 if TYPE_CHECKING:
     import numpy as np
@@ -154,17 +155,19 @@ def _check_size(kernel: Kernel, grid, block, shared_mem: int) -> None:
 # ---------------------------------------------------------------- the launch
 
 _plans_lock = threading.Lock()
+_PLANS = PerObject()  # kernel -> {"plans": its cooperative launch memory plans, unchecked and checked}
 
 
 def _plan(kernel: Kernel, checked: bool) -> tuple[RecordPlan, int]:
     """The kernel's launch memory plan with room for the grid workspace after its parameters (inside
     the parameter buffer's checked range), and the workspace's offset from the parameters."""
-    plans = kernel.__dict__.get("_coop_plans")
+    mine = _PLANS.of(kernel)
+    plans = mine.get("plans")
     if plans is None:
         with _plans_lock:
             packer = kernel._packer
             ws_off = (packer.size + 15) // 16 * 16
-            plans = kernel.__dict__.setdefault("_coop_plans", tuple(
+            plans = mine.setdefault("plans", tuple(
                 (RecordPlan(packer.format, ws_off + WORKSPACE_BYTES, len(kernel._range_params), c), ws_off)
                 for c in (False, True)))
     return plans[checked]

@@ -31,9 +31,7 @@ enabled = config.tiers_enabled
 
 
 def _state(kernel, b, checked: bool) -> KernelTiers:
-    states = kernel.__dict__.get("_tiers")
-    if states is None:
-        states = kernel.__dict__.setdefault("_tiers", {})
+    states = kernel.tier_states  # the kernel's own: a KernelTiers refers to its kernel
     st = states.get((b, checked))
     if st is None:
         st = states.setdefault((b, checked), KernelTiers(kernel, b, checked))

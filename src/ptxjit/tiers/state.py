@@ -227,9 +227,7 @@ class KernelTiers:
                 plan = counters.plan_of(k, self.block)
             counting = counters.Counting(plan)
             for spec in counting.specs:  # block counters; with the sampled CTAs' patterns
-                t = self._o3(spec, None)
-                with m._lock:
-                    m._translations.setdefault((k.fn.name, self.block, self.checked, spec.key), t)
+                m.keep(k.fn, _tr.CompileOptions(self.block, self.checked, spec), self._o3(spec, None))
             self.count_spec = counting
         except _BuildCancelled:
             pass
@@ -288,17 +286,14 @@ class KernelTiers:
         generation: another thread's launch (a first translation of another kernel) does not wait
         for a background build."""
         k = self.kernel
-        m = k.module
-        key = (k.fn.name, self.block, self.checked, "")
+        plain = _tr.CompileOptions(self.block, self.checked)
         if spec is None:
-            with m._lock:
-                t = m._translations.get(key)
+            t = k.module.cached(k.fn, plain)
             if t is not None:
                 return t
         t = self._o3(None, spec)
         if spec is None:  # one copy of the untiered translation per module, whoever built it first
-            with m._lock:
-                t = m._translations.setdefault(key, t)
+            t = k.module.keep(k.fn, plain, t)
         return t
 
     def _o3(self, probes, spec: Specialization | None) -> Translation:
@@ -309,8 +304,8 @@ class KernelTiers:
         m = k.module
         with gc_paused():
             try:
-                return _tr.translate(m.ir, k.fn, m._glay, self.block, m.ptx_digest, self.checked, probes, 3, spec,
-                                     lock=_Lowering(m._lock), optimizer=llvmproc.optimize_to_object)
+                return _tr.translate(m.ir, k.fn, m._glay, _tr.CompileOptions(self.block, self.checked, probes, 3, spec),
+                                     m.ptx_digest, lock=_Lowering(m._lock), optimizer=llvmproc.optimize_to_object)
             finally:
                 with _exit_lock:
                     _in_llvm.discard(threading.current_thread())
